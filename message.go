@@ -1,0 +1,62 @@
+package bullpen
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Message sources: the surface a message came in through.
+const (
+	SourceWeb      = "web"
+	SourceAPI      = "api"
+	SourceTelegram = "telegram"
+	SourceAgent    = "agent"
+	SourceSystem   = "system"
+)
+
+// MaxMessageBody bounds a message body, in characters.
+const MaxMessageBody = 16000
+
+// Message is one post in a channel, optionally a reply in a thread.
+type Message struct {
+	ID        int64   `json:"id"`
+	ChannelID int64   `json:"channel_id"`
+	AuthorID  int64   `json:"author_id"`
+	Author    *Member `json:"author,omitempty"`
+	// ThreadID is the root message's ID for a reply, 0 for a root message.
+	ThreadID   int64      `json:"thread_id"`
+	Body       string     `json:"body"`
+	HTML       string     `json:"html"`
+	Mentions   []string   `json:"mentions"`
+	ReplyCount int        `json:"reply_count"`
+	Source     string     `json:"source"`
+	CreatedAt  time.Time  `json:"created_at"`
+	EditedAt   *time.Time `json:"edited_at"`
+	Deleted    bool       `json:"deleted"`
+}
+
+// ValidateBody checks a message body: not blank, valid UTF-8, within
+// MaxMessageBody characters.
+func ValidateBody(body string) error {
+	if !utf8.ValidString(body) {
+		return Errorf(EINVALID, "body is not valid UTF-8")
+	}
+	if strings.TrimSpace(body) == "" {
+		return Errorf(EINVALID, "body is required")
+	}
+	if n := utf8.RuneCountInString(body); n > MaxMessageBody {
+		return Errorf(ETOOLARGE, "body has %d characters; the limit is %d", n, MaxMessageBody)
+	}
+	if strings.ContainsRune(body, 0) {
+		return Errorf(EINVALID, "body contains a NUL character")
+	}
+	return nil
+}
+
+// MessagePage is one page of a channel's messages, oldest first. Next is the
+// cursor for the page of older messages, "" when there are none.
+type MessagePage struct {
+	Items []Message `json:"items"`
+	Next  string    `json:"next_cursor"`
+}

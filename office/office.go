@@ -1,0 +1,80 @@
+// Package office is the heart of Bullpen: members, channels, messages and
+// threads, the ordered event log and its live hub, and authentication.
+// Every change it makes is stored together with the event that shows it.
+package office
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/render"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// Office serves the office's domain operations. Callers pass the acting
+// member, which the web layer derives from a credential, never from a
+// request body.
+type Office struct {
+	db     *store.DB
+	hub    *Hub
+	render *render.Renderer
+	now    func() time.Time
+}
+
+// Config configures an Office.
+type Config struct {
+	// HubBuffer is how many events a subscriber may lag before it is cut
+	// off and resumes from the store.
+	HubBuffer int
+	Now       func() time.Time
+}
+
+// New wires an Office to an open store and attaches its hub as the store's
+// publisher.
+func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
+	last, err := db.LastSeq(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("office: %w", err)
+	}
+	o := &Office{db: db, hub: NewHub(last, cfg.HubBuffer), render: render.New(), now: cfg.Now}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	db.SetPublisher(o.hub.Publish)
+	return o, nil
+}
+
+// Hub returns the office's event hub.
+func (o *Office) Hub() *Hub { return o.hub }
+
+// Store returns the underlying store for packages that add their own tables.
+func (o *Office) Store() *store.DB { return o.db }
+
+// Subscribe starts a feed of events after sequence since.
+func (o *Office) Subscribe(since int64) *Feed { return NewFeed(o.hub, o.db, since) }
+
+// Events returns up to limit stored events after since that actor may see.
+func (o *Office) Events(ctx context.Context, actor bullpen.Member, since int64, limit int) ([]bullpen.Event, error) {
+	if since < 0 {
+		return nil, bullpen.Errorf(bullpen.EINVALID, "since must not be negative")
+	}
+	if limit <= 0 || limit > 1000 {
+		return nil, bullpen.Errorf(bullpen.EINVALID, "limit must be between 1 and 1000")
+	}
+	evs, err := o.db.EventsAfter(ctx, since, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := evs[:0]
+	for _, ev := range evs {
+		if ev.VisibleTo(actor.ID, actor.IsAdmin) {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// Ping checks the database.
+func (o *Office) Ping(ctx context.Context) error { return o.db.Ping(ctx) }

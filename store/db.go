@@ -1,0 +1,128 @@
+// Package store persists Bullpen's state with GORM on SQLite (embedded, the
+// default) or PostgreSQL. Schema changes come only from the versioned SQL
+// files in package migrations. GORM types never leave this package: callers
+// see the domain types of package bullpen.
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/libtnb/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Dialects.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// Config says where the database is.
+type Config struct {
+	// URL is a postgres:// URL; empty means SQLite at DataDir/bullpen.db.
+	URL     string
+	DataDir string
+	// Publish receives each committed transaction's events, in sequence
+	// order, before the next write starts. It must not block.
+	Publish func([]bullpen.Event)
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+}
+
+// DB is an open database.
+type DB struct {
+	gdb     *gorm.DB
+	dialect string
+	publish func([]bullpen.Event)
+	now     func() time.Time
+
+	// writeMu serializes writers in this process so that event sequence
+	// numbers commit, and are published, in order.
+	writeMu sync.Mutex
+}
+
+// Open connects, applies pending migrations and returns the database.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	db := &DB{publish: cfg.Publish, now: cfg.Now}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	gcfg := &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true, NowFunc: func() time.Time { return db.now().UTC() }}
+	var err error
+	switch {
+	case cfg.URL == "":
+		if cfg.DataDir == "" {
+			return nil, fmt.Errorf("store: no data directory")
+		}
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data directory: %w", err)
+		}
+		dsn := filepath.Join(cfg.DataDir, "bullpen.db") +
+			"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" +
+			"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		db.dialect = SQLite
+		db.gdb, err = gorm.Open(sqlite.Open(dsn), gcfg)
+	case strings.HasPrefix(cfg.URL, "postgres://") || strings.HasPrefix(cfg.URL, "postgresql://"):
+		db.dialect = Postgres
+		db.gdb, err = gorm.Open(postgres.Open(cfg.URL), gcfg)
+	default:
+		return nil, bullpen.Errorf(bullpen.EINVALID, "database URL must start with postgres:// (or be empty for SQLite)")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", db.dialect, err)
+	}
+	sqlDB, err := db.gdb.DB()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if db.dialect == SQLite {
+		sqlDB.SetMaxOpenConns(8)
+	} else {
+		sqlDB.SetMaxOpenConns(16)
+	}
+	sqlDB.SetMaxIdleConns(8)
+	if err := db.migrate(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Dialect returns SQLite or Postgres.
+func (db *DB) Dialect() string { return db.dialect }
+
+// SetPublisher sets the function that receives committed events. It must be
+// called before the first write.
+func (db *DB) SetPublisher(p func([]bullpen.Event)) { db.publish = p }
+
+// Close closes the connection pool.
+func (db *DB) Close() error {
+	db.writeMu.Lock() // let a running write finish
+	defer db.writeMu.Unlock()
+	sqlDB, err := db.gdb.DB()
+	if err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	sqlDB, err := db.gdb.DB()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// read returns a session for reads bound to ctx.
+func (db *DB) read(ctx context.Context) *gorm.DB { return db.gdb.WithContext(ctx) }

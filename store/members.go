@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+type memberRow struct {
+	ID          int64 `gorm:"primaryKey"`
+	Handle      string
+	DisplayName string
+	Kind        string
+	Title       string
+	IsAdmin     bool
+	Muted       bool
+	CreatedAt   time.Time
+}
+
+func (memberRow) TableName() string { return "members" }
+
+func (r *memberRow) toMember() bullpen.Member {
+	return bullpen.Member{ID: r.ID, Handle: r.Handle, DisplayName: r.DisplayName, Kind: bullpen.MemberKind(r.Kind),
+		Title: r.Title, IsAdmin: r.IsAdmin, Muted: r.Muted, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// CreateMember inserts a member; a taken handle is ECONFLICT.
+func (tx *Tx) CreateMember(m bullpen.Member) (bullpen.Member, error) {
+	row := memberRow{Handle: m.Handle, DisplayName: m.DisplayName, Kind: string(m.Kind), Title: m.Title,
+		IsAdmin: m.IsAdmin, Muted: m.Muted, CreatedAt: tx.now}
+	if err := tx.g.Create(&row).Error; err != nil {
+		if isUniqueViolation(err) {
+			return bullpen.Member{}, bullpen.Errorf(bullpen.ECONFLICT, "handle %q is taken", m.Handle)
+		}
+		return bullpen.Member{}, fmt.Errorf("store: insert member: %w", err)
+	}
+	return row.toMember(), nil
+}
+
+// UpdateMember saves a member's display name, title and muted flag.
+func (tx *Tx) UpdateMember(m bullpen.Member) error {
+	res := tx.g.Model(&memberRow{}).Where("id = ?", m.ID).
+		Updates(map[string]any{"display_name": m.DisplayName, "title": m.Title, "muted": m.Muted})
+	if res.Error != nil {
+		return fmt.Errorf("store: update member: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return bullpen.Errorf(bullpen.ENOTFOUND, "member %d not found", m.ID)
+	}
+	return nil
+}
+
+// Member returns a member by ID.
+func (db *DB) Member(ctx context.Context, id int64) (bullpen.Member, error) {
+	var row memberRow
+	if err := db.read(ctx).First(&row, id).Error; err != nil {
+		return bullpen.Member{}, notFound(err, "member %d not found", id)
+	}
+	return row.toMember(), nil
+}
+
+// MemberByHandle returns a member by handle.
+func (db *DB) MemberByHandle(ctx context.Context, handle string) (bullpen.Member, error) {
+	var row memberRow
+	if err := db.read(ctx).Where("handle = ?", handle).First(&row).Error; err != nil {
+		return bullpen.Member{}, notFound(err, "member @%s not found", handle)
+	}
+	return row.toMember(), nil
+}
+
+// Members returns all members ordered by handle.
+func (db *DB) Members(ctx context.Context) ([]bullpen.Member, error) {
+	var rows []memberRow
+	if err := db.read(ctx).Order("handle").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: list members: %w", err)
+	}
+	out := make([]bullpen.Member, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toMember()
+	}
+	return out, nil
+}
+
+// MembersByID returns the members with the given IDs, keyed by ID.
+func (db *DB) MembersByID(ctx context.Context, ids []int64) (map[int64]bullpen.Member, error) {
+	out := map[int64]bullpen.Member{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []memberRow
+	if err := db.read(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: members by id: %w", err)
+	}
+	for i := range rows {
+		out[rows[i].ID] = rows[i].toMember()
+	}
+	return out, nil
+}
+
+// CountMembers returns how many members exist.
+func (db *DB) CountMembers(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.read(ctx).Model(&memberRow{}).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("store: count members: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"gorm.io/gorm"
+)
+
+// eventLockKey is the PostgreSQL advisory lock that orders event writers
+// across replicas, so that sequence numbers become visible in order.
+const eventLockKey = 7410
+
+// Tx is a write transaction. Changes and the events that describe them
+// commit together.
+type Tx struct {
+	g      *gorm.DB
+	db     *DB
+	now    time.Time
+	events []bullpen.Event
+}
+
+// Write runs fn in a transaction. When fn returns nil the transaction
+// commits and its events are published, in order; otherwise nothing is
+// stored and fn's error is returned.
+func (db *DB) Write(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	g := db.gdb.WithContext(ctx).Begin()
+	if g.Error != nil {
+		return nil, fmt.Errorf("store: begin: %w", g.Error)
+	}
+	defer g.Rollback() // no-op after a commit
+	if db.dialect == Postgres {
+		if err := g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
+			return nil, fmt.Errorf("store: lock events: %w", err)
+		}
+	}
+	tx := &Tx{g: g, db: db, now: db.now().UTC()}
+	if err := fn(tx); err != nil {
+		return nil, err
+	}
+	if err := g.Commit().Error; err != nil {
+		return nil, fmt.Errorf("store: commit: %w", err)
+	}
+	if db.publish != nil && len(tx.events) > 0 {
+		db.publish(tx.events)
+	}
+	return tx.events, nil
+}
+
+// Now is the transaction's timestamp, shared by all rows it writes.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// eventRow is the events table.
+type eventRow struct {
+	Seq       int64 `gorm:"primaryKey"`
+	Type      string
+	ChannelID *int64
+	Audience  string
+	Payload   string
+	CreatedAt time.Time
+}
+
+func (eventRow) TableName() string { return "events" }
+
+// Emit stores an event in the transaction. Audience limits who may see it
+// (nil: everyone).
+func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (bullpen.Event, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return bullpen.Event{}, fmt.Errorf("store: encode %s event: %w", typ, err)
+	}
+	row := eventRow{Type: typ, Audience: joinIDs(audience), Payload: string(body), CreatedAt: tx.now}
+	if channelID != 0 {
+		row.ChannelID = &channelID
+	}
+	if err := tx.g.Create(&row).Error; err != nil {
+		return bullpen.Event{}, fmt.Errorf("store: insert %s event: %w", typ, err)
+	}
+	ev := row.toEvent()
+	tx.events = append(tx.events, ev)
+	return ev, nil
+}
+
+func (r *eventRow) toEvent() bullpen.Event {
+	ev := bullpen.Event{Seq: r.Seq, Type: r.Type, Payload: json.RawMessage(r.Payload), At: r.CreatedAt.UTC(), Audience: splitIDs(r.Audience)}
+	if r.ChannelID != nil {
+		ev.ChannelID = *r.ChannelID
+	}
+	return ev
+}
+
+// EventsAfter returns up to limit stored events with seq > since, in order.
+func (db *DB) EventsAfter(ctx context.Context, since int64, limit int) ([]bullpen.Event, error) {
+	var rows []eventRow
+	err := db.read(ctx).Where("seq > ?", since).Order("seq").Limit(limit).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: events after %d: %w", since, err)
+	}
+	out := make([]bullpen.Event, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toEvent()
+	}
+	return out, nil
+}
+
+// LastSeq returns the highest stored event sequence, 0 when there is none.
+func (db *DB) LastSeq(ctx context.Context) (int64, error) {
+	var seq *int64
+	if err := db.read(ctx).Model(&eventRow{}).Select("MAX(seq)").Scan(&seq).Error; err != nil {
+		return 0, fmt.Errorf("store: last seq: %w", err)
+	}
+	if seq == nil {
+		return 0, nil
+	}
+	return *seq, nil
+}
+
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func splitIDs(s string) []int64 {
+	if s == "" {
+		return nil
+	}
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		if id, err := strconv.ParseInt(p, 10, 64); err == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// notFound turns gorm's record-not-found into an ENOTFOUND error.
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return bullpen.Errorf(bullpen.ENOTFOUND, format, args...)
+	}
+	return err
+}
+
+// isUniqueViolation reports whether err is a unique-constraint failure.
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") ||
+		strings.Contains(s, "duplicate key value")
+}
