@@ -70,8 +70,10 @@ func TestFeedSlowSubscriberResumesWithoutLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := off.Hub().Last()
+	mustPost(t, off, f.ada, f.general.ID, "first")
 	feed := off.Subscribe(start)
 	defer feed.Close()
+	got := collect(t, feed, 1) // attached to the hub from here on
 	const writers, each = 4, 100
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -83,17 +85,8 @@ func TestFeedSlowSubscriberResumesWithoutLoss(t *testing.T) {
 			}
 		}(w)
 	}
-	var got []bullpen.Event
-	ctx := context.Background()
-	for len(got) < writers*each {
-		evs, err := feed.Next(ctx, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, evs...)
-		time.Sleep(100 * time.Microsecond) // be slow
-	}
-	wg.Wait()
+	wg.Wait() // 400 events behind a buffer of 4: the hub must cut the feed off
+	got = append(got, collect(t, feed, writers*each+1-len(got))...)
 	checkSeqs(t, got, start+1)
 	if feed.Resumes() == 0 {
 		t.Errorf("the slow feed was never cut off; the test did not exercise resuming")
