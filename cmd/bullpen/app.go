@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/web"
+)
+
+// Main is the whole program, reusable by end-to-end tests: ParseFlags,
+// Run (returns once listening), Close.
+type Main struct {
+	DataDir     string
+	DatabaseURL string
+	Addr        string
+	AdminHandle string
+	OfficeName  string
+
+	Logger *slog.Logger
+	Stdout io.Writer
+
+	DB     *store.DB
+	Office *office.Office
+	Server *web.Server
+	ln     net.Listener
+	served chan error
+}
+
+// NewMain returns a Main with its defaults.
+func NewMain(stdout, stderr io.Writer) *Main {
+	return &Main{Stdout: stdout, Logger: newLogger(stderr)}
+}
+
+// ParseFlags reads flags, falling back to environment variables.
+func (m *Main) ParseFlags(cmd string, args []string) error {
+	fs := flag.NewFlagSet("bullpen "+cmd, flag.ContinueOnError)
+	fs.StringVar(&m.DataDir, "data", defaultDataDir(), "data directory (env BULLPEN_DATA)")
+	fs.StringVar(&m.DatabaseURL, "database-url", envOr("BULLPEN_DATABASE_URL", ""), "postgres:// URL; empty for SQLite in the data directory (env BULLPEN_DATABASE_URL)")
+	fs.StringVar(&m.Addr, "addr", envOr("BULLPEN_ADDR", "127.0.0.1:8080"), "listen address (env BULLPEN_ADDR)")
+	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
+	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return nil
+}
+
+// OpenStore opens the database and applies migrations.
+func (m *Main) OpenStore(ctx context.Context) error {
+	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir})
+	if err != nil {
+		return err
+	}
+	m.DB = db
+	return nil
+}
+
+// Run opens everything, prints the URL (and the admin token on first
+// start), and starts serving in the background.
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.OpenStore(ctx); err != nil {
+		return err
+	}
+	off, err := office.New(ctx, m.DB, office.Config{})
+	if err != nil {
+		return err
+	}
+	m.Office = off
+	token, err := off.Bootstrap(ctx, m.AdminHandle)
+	if err != nil {
+		return fmt.Errorf("first start: %w", err)
+	}
+	m.Server = web.New(web.Config{OfficeName: m.OfficeName, Logger: m.Logger}, off)
+	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.Server.Serve(m.ln) }()
+
+	fmt.Fprintf(m.Stdout, "Bullpen is running: %s\n", m.URL())
+	fmt.Fprintf(m.Stdout, "Data: %s\n", m.where())
+	if token != "" {
+		fmt.Fprintf(m.Stdout, "\nFirst start: log in as @%s with this token (shown only once):\n\n    %s\n\n", m.AdminHandle, token)
+	}
+	return nil
+}
+
+// URL is the dashboard's address.
+func (m *Main) URL() string { return "http://" + m.ln.Addr().String() + "/" }
+
+func (m *Main) where() string {
+	if m.DatabaseURL != "" {
+		return "PostgreSQL"
+	}
+	return m.DataDir
+}
+
+// Close shuts the server down (websockets get a going-away frame) and
+// closes the database.
+func (m *Main) Close(ctx context.Context) error {
+	var errs []error
+	if m.Server != nil {
+		errs = append(errs, m.Server.Shutdown(ctx))
+		errs = append(errs, <-m.served)
+	}
+	if m.DB != nil {
+		errs = append(errs, m.DB.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,84 @@
+// Command bullpen runs the Bullpen office: `bullpen serve` (the default)
+// starts the server; `bullpen migrate` applies database migrations and
+// exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "bullpen:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	m := NewMain(stdout, stderr)
+	if err := m.ParseFlags(cmd, args); err != nil {
+		return err
+	}
+	switch cmd {
+	case "serve":
+		if err := m.Run(ctx); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		m.Logger.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return m.Close(sctx)
+	case "migrate":
+		if err := m.OpenStore(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "migrations applied")
+		return m.Close(ctx)
+	}
+	return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
+}
+
+// defaultDataDir is $BULLPEN_DATA, else the XDG data directory.
+func defaultDataDir() string {
+	if d := os.Getenv("BULLPEN_DATA"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "bullpen")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "bullpen")
+	}
+	return "bullpen-data"
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

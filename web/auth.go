@@ -1,0 +1,160 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/web/views"
+	"github.com/gofiber/fiber/v2"
+)
+
+// Cookie and header names.
+const (
+	sessionCookie = "bullpen_session"
+	csrfHeader    = "X-CSRF-Token"
+	csrfField     = "_csrf"
+	// preCSRFCookie carries the login form's CSRF token before a session exists.
+	preCSRFCookie = "bullpen_login_csrf"
+)
+
+// Fiber locals set by the auth middleware.
+const (
+	localMember   = "member"
+	localCSRF     = "csrf"
+	localByCookie = "by_cookie"
+)
+
+// actor returns the authenticated member of the request.
+func actor(c *fiber.Ctx) bullpen.Member {
+	m, _ := c.Locals(localMember).(bullpen.Member)
+	return m
+}
+
+// source tells which surface a request came through.
+func source(c *fiber.Ctx) string {
+	if by, _ := c.Locals(localByCookie).(bool); by {
+		return bullpen.SourceWeb
+	}
+	return bullpen.SourceAPI
+}
+
+// authenticate accepts a Bearer token or a session cookie. Requests that
+// ride on the cookie and change state must carry the session's CSRF token.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	if h := c.Get(fiber.HeaderAuthorization); h != "" {
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\"")
+		}
+		m, err := s.off.Authenticate(ctx, strings.TrimSpace(tok))
+		if err != nil {
+			return err
+		}
+		c.Locals(localMember, m)
+		return nil
+	}
+	cookie := c.Cookies(sessionCookie)
+	if cookie == "" {
+		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "log in, or send an Authorization: Bearer token")
+	}
+	m, csrf, err := s.off.Session(ctx, cookie)
+	if err != nil {
+		return err
+	}
+	c.Locals(localMember, m)
+	c.Locals(localCSRF, csrf)
+	c.Locals(localByCookie, true)
+	if changesState(c.Method()) {
+		got := c.Get(csrfHeader)
+		if got == "" {
+			got = c.FormValue(csrfField)
+		}
+		if err := office.CheckCSRF(csrf, got); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func changesState(method string) bool {
+	switch method {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return false
+	}
+	return true
+}
+
+func (s *Server) authAPI(c *fiber.Ctx) error {
+	if err := s.authenticate(c); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+func (s *Server) authPage(c *fiber.Ctx) error {
+	if err := s.authenticate(c); err != nil {
+		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+			return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), http.StatusSeeOther)
+		}
+		return err
+	}
+	return c.Next()
+}
+
+func (s *Server) loginPage(c *fiber.Ctx) error {
+	return s.renderLogin(c, "")
+}
+
+func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
+	csrf := c.Cookies(preCSRFCookie)
+	if csrf == "" {
+		csrf = strings.TrimPrefix(newNonce(), office.TokenPrefix)
+		c.Cookie(&fiber.Cookie{Name: preCSRFCookie, Value: csrf, Path: "/login", HTTPOnly: true,
+			SameSite: fiber.CookieSameSiteStrictMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(time.Hour)})
+	}
+	return render(c, views.Login(views.LoginPage{Error: msg, CSRF: csrf, Next: safeNext(c.Query("next"))}))
+}
+
+// login exchanges a token for a session cookie. The form carries a CSRF
+// token bound to a short-lived cookie (double submit), so no other site
+// can log a browser in.
+func (s *Server) login(c *fiber.Ctx) error {
+	want := c.Cookies(preCSRFCookie)
+	if err := office.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
+		c.Status(http.StatusForbidden)
+		return s.renderLogin(c, bullpen.ErrorMessage(err))
+	}
+	_, cookie, _, err := s.off.Login(c.UserContext(), c.FormValue("token"))
+	if err != nil {
+		c.Status(statusOf(bullpen.ErrorCode(err)))
+		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+			return s.renderLogin(c, "That token is not valid.")
+		}
+		return s.renderLogin(c, bullpen.ErrorMessage(err))
+	}
+	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: cookie, Path: "/", HTTPOnly: true,
+		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(office.SessionTTL)})
+	c.ClearCookie(preCSRFCookie)
+	return c.Redirect(safeNext(c.FormValue("next")), http.StatusSeeOther)
+}
+
+func (s *Server) logout(c *fiber.Ctx) error {
+	if err := s.off.Logout(c.UserContext(), c.Cookies(sessionCookie)); err != nil {
+		return err
+	}
+	c.ClearCookie(sessionCookie)
+	return c.Redirect("/login", http.StatusSeeOther)
+}
+
+// safeNext keeps post-login redirects on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

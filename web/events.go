@@ -1,0 +1,132 @@
+package web
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/gofiber/contrib/websocket"
+	"github.com/gofiber/fiber/v2"
+)
+
+const localSince = "since"
+
+// frame is what the websocket sends: one or more events, batched when the
+// client is behind.
+type frame struct {
+	Events []bullpen.Event `json:"events"`
+}
+
+func (s *Server) listEvents(c *fiber.Ctx) error {
+	since, err := intQuery(c, "since", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery(c, "limit", 500)
+	if err != nil {
+		return err
+	}
+	evs, err := s.off.Events(c.UserContext(), actor(c), since, int(limit))
+	if err != nil {
+		return err
+	}
+	return c.JSON(list(evs))
+}
+
+// websocketUpgrade checks the request before the upgrade: a websocket
+// handshake, a valid since, and, for cookie sessions, a same-origin page
+// (browsers do not apply CSRF rules to websockets).
+func (s *Server) websocketUpgrade(c *fiber.Ctx) error {
+	if !websocket.IsWebSocketUpgrade(c) {
+		return fiber.NewError(fiber.StatusUpgradeRequired, "this endpoint speaks websocket only")
+	}
+	since, err := intQuery(c, "since", -1)
+	if err != nil {
+		return err
+	}
+	if since < 0 {
+		if c.Query("since") != "" {
+			return bullpen.Errorf(bullpen.EINVALID, "since must not be negative")
+		}
+		since = s.off.Hub().Last() // live events only
+	}
+	if by, _ := c.Locals(localByCookie).(bool); by {
+		u, err := url.Parse(c.Get(fiber.HeaderOrigin))
+		if err != nil || u.Host != c.Hostname() {
+			return bullpen.Errorf(bullpen.EFORBIDDEN, "websocket origin %q is not this site", c.Get(fiber.HeaderOrigin))
+		}
+	}
+	c.Locals(localSince, since)
+	return c.Next()
+}
+
+// websocket streams the events the member may see, from since on, with a
+// heartbeat. It ends when the client goes away or the server shuts down,
+// which it announces with a going-away close frame.
+func (s *Server) websocket() fiber.Handler {
+	return websocket.New(func(conn *websocket.Conn) {
+		s.wsWG.Add(1)
+		defer s.wsWG.Done()
+		me, _ := conn.Locals(localMember).(bullpen.Member)
+		since, _ := conn.Locals(localSince).(int64)
+		wc := conn.Conn // the pooled wrapper is reset when this returns
+
+		ctx, cancel := context.WithCancel(s.ctx)
+		defer cancel()
+		hb := s.cfg.HeartbeatInterval
+		readerDone := make(chan struct{})
+		wc.SetReadLimit(4096)
+		wc.SetReadDeadline(time.Now().Add(2 * hb))
+		wc.SetPongHandler(func(string) error { return wc.SetReadDeadline(time.Now().Add(2 * hb)) })
+		go func() { // reads only to see pongs and the client's close
+			defer close(readerDone)
+			defer cancel()
+			for {
+				if _, _, err := wc.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+		go func() {
+			t := time.NewTicker(hb)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					wc.WriteControl(websocket.PingMessage, nil, time.Now().Add(5*time.Second))
+				}
+			}
+		}()
+
+		feed := s.off.Subscribe(since)
+		defer feed.Close()
+		for {
+			evs, err := feed.Next(ctx, 1000)
+			if err != nil {
+				break
+			}
+			visible := evs[:0]
+			for _, ev := range evs {
+				if ev.VisibleTo(me.ID, me.IsAdmin) {
+					visible = append(visible, ev)
+				}
+			}
+			if len(visible) == 0 {
+				continue
+			}
+			wc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := wc.WriteJSON(frame{Events: visible}); err != nil {
+				break
+			}
+		}
+		if s.ctx.Err() != nil {
+			msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")
+			wc.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+		}
+		wc.Close()
+		<-readerDone
+	})
+}

@@ -1,0 +1,167 @@
+// Package web serves Bullpen over HTTP with Fiber: the REST API under
+// /api/v1, the websocket event feed, and the templ dashboard. Handlers
+// parse, call a service, and render; the rules live in the services.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/static"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+)
+
+// Config configures the server.
+type Config struct {
+	// OfficeName is shown in the dashboard.
+	OfficeName string
+	// SecureCookies sets the Secure flag on cookies (behind HTTPS).
+	SecureCookies bool
+	// BodyLimit bounds request bodies in bytes (default 1 MiB).
+	BodyLimit int
+	// HeartbeatInterval is how often websockets are pinged (default 25 s).
+	HeartbeatInterval time.Duration
+	// ProviderNotice is shown as a banner on the dashboard when set.
+	ProviderNotice string
+	Logger         *slog.Logger
+}
+
+// Server is Bullpen's HTTP server.
+type Server struct {
+	app *fiber.App
+	off *office.Office
+	cfg Config
+	log *slog.Logger
+
+	// ctx ends when the server shuts down; websockets watch it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wsWG   sync.WaitGroup
+}
+
+// New builds the server and its routes.
+func New(cfg Config, off *office.Office) *Server {
+	if cfg.BodyLimit == 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.HeartbeatInterval == 0 {
+		cfg.HeartbeatInterval = 25 * time.Second
+	}
+	if cfg.OfficeName == "" {
+		cfg.OfficeName = "Bullpen"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{off: off, cfg: cfg, log: cfg.Logger}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.app = fiber.New(fiber.Config{
+		AppName:               "bullpen",
+		BodyLimit:             cfg.BodyLimit,
+		DisableStartupMessage: true,
+		ErrorHandler:          s.handleError,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+	})
+	s.routes()
+	return s
+}
+
+// App returns the Fiber app, for tests that call app.Test.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.app.Listener(ln); err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("web: serve: %w", err)
+	}
+	return nil
+}
+
+// Shutdown closes websockets with a going-away frame, then stops accepting
+// requests and waits for running ones until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancel()
+	done := make(chan struct{})
+	go func() { s.wsWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	if err := s.app.ShutdownWithContext(ctx); err != nil {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) routes() {
+	app := s.app
+	app.Use(securityHeaders)
+	app.Get("/healthz", s.health)
+	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
+	app.Get("/login", s.loginPage)
+	app.Post("/login", s.login)
+
+	api := app.Group("/api/v1", s.authAPI)
+	api.Get("/ws", s.websocketUpgrade, s.websocket())
+	api.Get("/me", s.me)
+	api.Get("/members", s.listMembers)
+	api.Post("/members", s.createMember)
+	api.Get("/members/:id", s.getMember)
+	api.Patch("/members/:id", s.updateMember)
+	api.Get("/channels", s.listChannels)
+	api.Post("/channels", s.createChannel)
+	api.Get("/channels/:id", s.getChannel)
+	api.Post("/channels/:id/join", s.joinChannel)
+	api.Post("/channels/:id/leave", s.leaveChannel)
+	api.Get("/channels/:id/messages", s.listMessages)
+	api.Post("/channels/:id/messages", s.postMessage)
+	api.Post("/dms", s.openDM)
+	api.Get("/messages/:id", s.getMessage)
+	api.Get("/messages/:id/thread", s.getThread)
+	api.Patch("/messages/:id", s.editMessage)
+	api.Delete("/messages/:id", s.deleteMessage)
+	api.Get("/events", s.listEvents)
+	api.Get("/tokens", s.listTokens)
+	api.Post("/tokens", s.createToken)
+	api.Delete("/tokens/:id", s.revokeToken)
+	api.Use(func(c *fiber.Ctx) error {
+		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
+	})
+
+	page := app.Group("", s.authPage)
+	page.Post("/logout", s.logout)
+	page.Get("/", s.home)
+	page.Get("/c/:name", s.channelPage)
+	app.Use(func(c *fiber.Ctx) error {
+		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
+	})
+}
+
+func (s *Server) health(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := s.off.Ping(ctx); err != nil {
+		return bullpen.Errorf(bullpen.EUNAVAILABLE, "database unavailable")
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// securityHeaders sets a strict content security policy and friends.
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Referrer-Policy", "same-origin")
+	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; "+
+		"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+	return c.Next()
+}
