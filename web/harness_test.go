@@ -47,7 +47,7 @@ func newServer(t *testing.T, cfg web.Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(cfg, off)
+	srv := web.New(cfg, web.Services{Office: off})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

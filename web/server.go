@@ -35,10 +35,18 @@ type Config struct {
 	Logger         *slog.Logger
 }
 
+// Services are what the server serves. Office is required; the others
+// are optional and their routes answer "unavailable" when nil. Each
+// feature's interface is declared beside its handlers.
+type Services struct {
+	Office *office.Office
+}
+
 // Server is Bullpen's HTTP server.
 type Server struct {
 	app *fiber.App
 	off *office.Office
+	svc Services
 	cfg Config
 	log *slog.Logger
 
@@ -49,7 +57,7 @@ type Server struct {
 }
 
 // New builds the server and its routes.
-func New(cfg Config, off *office.Office) *Server {
+func New(cfg Config, svc Services) *Server {
 	if cfg.BodyLimit == 0 {
 		cfg.BodyLimit = 1 << 20
 	}
@@ -62,7 +70,7 @@ func New(cfg Config, off *office.Office) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{off: off, cfg: cfg, log: cfg.Logger}
+	s := &Server{off: svc.Office, svc: svc, cfg: cfg, log: cfg.Logger}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "bullpen",
@@ -134,6 +142,8 @@ func (s *Server) routes() {
 	api.Get("/tokens", s.listTokens)
 	api.Post("/tokens", s.createToken)
 	api.Delete("/tokens/:id", s.revokeToken)
+	// Feature routes register here, one line each.
+
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
 	})

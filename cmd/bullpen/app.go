@@ -80,7 +80,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
-	m.Server = web.New(web.Config{OfficeName: m.OfficeName, Logger: m.Logger}, off)
+	m.Server = web.New(web.Config{OfficeName: m.OfficeName, Logger: m.Logger}, web.Services{Office: off})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
