@@ -26,7 +26,7 @@ func TestParseMentions(t *testing.T) {
 		{"unclosed backtick", "`oops @pm", []string{"pm"}},
 		{"trailing dash", "@lead- hi", []string{"lead"}},
 		{"invalid handle", "@1abc @a", nil},
-		{"reserved handle", "@admin", nil},
+		{"reserved handle", "@system", nil},
 		{"in parentheses", "(@designer)", []string{"designer"}},
 		{"markdown link text", "[@lead](http://x)", []string{"lead"}},
 		{"double at", "@@lead", []string{"lead"}},

@@ -1,0 +1,32 @@
+# Bullpen developer commands. `make test` is the one test command (CI runs it).
+GO ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: run build test lint generate bench
+
+## run: start the server from source
+run:
+	$(GO) run ./cmd/bullpen
+
+## build: build bin/bullpen
+build:
+	$(GO) build -o bin/bullpen ./cmd/bullpen
+
+## test: install test tools, start PostgreSQL, check formatting and generated code, go test -race
+test:
+	bash scripts/test.sh
+
+## lint: go vet, gofmt check, staticcheck
+lint:
+	$(GO) vet ./...
+	@files=$$(gofmt -l .); \
+	if [ -n "$$files" ]; then echo "not gofmt-ed:"; echo "$$files"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+
+## generate: regenerate templ components (commit the *_templ.go output)
+generate:
+	$(GO) tool templ generate
+
+## bench: run every benchmark once
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# test.sh: the one test command (make test, .ci/run).
+#
+# 1. installs what the tests need when it is missing (as root, with apt):
+#    chromium (browser tests), bubblewrap, nftables, iproute2, postgresql;
+# 2. starts a throwaway PostgreSQL and exports BULLPEN_TEST_POSTGRES_URL;
+# 3. checks gofmt, go vet, and that the templ output is generated and committed;
+# 4. runs go test -race on every package.
+# Any failure exits non-zero. GO_TEST_FLAGS adds flags to go test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+section() { printf '\n==== %s ====\n' "$*"; }
+
+section "tools"
+# command -> Debian package
+missing=()
+for pair in chromium:chromium bwrap:bubblewrap nft:nftables ip:iproute2; do
+	cmd=${pair%%:*} pkg=${pair#*:}
+	if ! command -v "$cmd" >/dev/null 2>&1 && ! [ -x "/usr/sbin/$cmd" ]; then
+		missing+=("$pkg")
+	fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing packages: ${missing[*]} (not root: install them; tests that need them skip or fail)" >&2
+	else
+		echo "installing: ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q
+		apt-get install -y -q "${missing[@]}"
+	fi
+else
+	echo "chromium, bubblewrap, nftables, iproute2: present"
+fi
+go version
+
+section "postgresql"
+eval "$(bash scripts/pg.sh start)"
+trap 'bash scripts/pg.sh stop "$BULLPEN_PG_DIR"' EXIT
+echo "BULLPEN_TEST_POSTGRES_URL=$BULLPEN_TEST_POSTGRES_URL"
+
+section "gofmt"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "not gofmt-ed (run gofmt -w):" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+echo ok
+
+section "go vet"
+go vet ./...
+echo ok
+
+section "templ generate"
+go tool templ generate
+if ! git diff --exit-code --stat -- '*_templ.go'; then
+	echo "generated *_templ.go files differ from the committed ones: run make generate and commit" >&2
+	exit 1
+fi
+untracked=$(git ls-files --others --exclude-standard -- '*_templ.go')
+if [ -n "$untracked" ]; then
+	echo "generated files not committed (git add them):" >&2
+	echo "$untracked" >&2
+	exit 1
+fi
+echo ok
+
+section "go test -race"
+# shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
+go test -race -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./...
