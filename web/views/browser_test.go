@@ -1,20 +1,19 @@
 package views
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
@@ -175,41 +174,12 @@ func (f *fakeServer) postMessage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 201, m)
 }
 
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BULLPEN_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium in PATH (scripts/test.sh installs it)")
-	}
-	t.Skip("no chromium in PATH; scripts/test.sh installs it")
-	return ""
-}
-
 // TestDashboardBrowser drives app.js in headless Chromium against
 // fakeServer: live events, de-duplication, the composer, threads, unread
 // badges, older messages, reconnection with since=, tabs, new channels.
 func TestDashboardBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	exe := chromiumPath(t)
 	f := newFakeServer(t)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(actx)
-	defer cancelTab()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx := browsertest.Browser(t, 2*time.Minute)
 
 	do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
