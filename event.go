@@ -29,6 +29,17 @@ type Event struct {
 	At        time.Time       `json:"at"`
 	// Audience limits who may see the event (DM members); empty = everyone.
 	Audience []int64 `json:"-"`
+	// Encoded caches the event's JSON encoding when the writer made it, so
+	// fanning one event out to many clients encodes it once.
+	Encoded json.RawMessage `json:"-"`
+}
+
+// JSON returns the event's JSON encoding, cached or made now.
+func (e *Event) JSON() ([]byte, error) {
+	if e.Encoded != nil {
+		return e.Encoded, nil
+	}
+	return json.Marshal(e)
 }
 
 // VisibleTo reports whether member id may see the event.

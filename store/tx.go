@@ -85,6 +85,9 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 		return bullpen.Event{}, fmt.Errorf("store: insert %s event: %w", typ, err)
 	}
 	ev := row.toEvent()
+	if ev.Encoded, err = json.Marshal(ev); err != nil {
+		return bullpen.Event{}, fmt.Errorf("store: encode %s event: %w", typ, err)
+	}
 	tx.events = append(tx.events, ev)
 	return ev, nil
 }

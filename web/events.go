@@ -12,10 +12,27 @@ import (
 
 const localSince = "since"
 
-// frame is what the websocket sends: one or more events, batched when the
-// client is behind.
-type frame struct {
-	Events []bullpen.Event `json:"events"`
+// encodeFrame appends the websocket frame {"events":[...]} holding the
+// events that me may see, and returns it with their count. Events carry
+// their encoding from the writer, so fan-out does not re-encode them.
+func encodeFrame(buf []byte, evs []bullpen.Event, me bullpen.Member) ([]byte, int) {
+	buf = append(buf, `{"events":[`...)
+	n := 0
+	for i := range evs {
+		if !evs[i].VisibleTo(me.ID, me.IsAdmin) {
+			continue
+		}
+		raw, err := evs[i].JSON()
+		if err != nil {
+			continue // a payload that cannot encode was never stored
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, raw...)
+		n++
+	}
+	return append(buf, "]}"...), n
 }
 
 func (s *Server) listEvents(c *fiber.Ctx) error {
@@ -103,22 +120,18 @@ func (s *Server) websocket() fiber.Handler {
 
 		feed := s.off.Subscribe(since)
 		defer feed.Close()
+		var buf []byte
 		for {
 			evs, err := feed.Next(ctx, 1000)
 			if err != nil {
 				break
 			}
-			visible := evs[:0]
-			for _, ev := range evs {
-				if ev.VisibleTo(me.ID, me.IsAdmin) {
-					visible = append(visible, ev)
-				}
-			}
-			if len(visible) == 0 {
+			buf, n := encodeFrame(buf[:0], evs, me)
+			if n == 0 {
 				continue
 			}
 			wc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			if err := wc.WriteJSON(frame{Events: visible}); err != nil {
+			if err := wc.WriteMessage(websocket.TextMessage, buf); err != nil {
 				break
 			}
 		}
