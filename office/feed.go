@@ -63,28 +63,34 @@ func (f *Feed) Next(ctx context.Context, max int) ([]bullpen.Event, error) {
 				f.resumes++
 				continue
 			}
-			out := f.take(nil, ev)
-			for len(out) < max {
-				select {
-				case ev, ok := <-f.sub.ch:
-					if !ok {
-						f.sub = nil
-						f.resumes++
-						return out, nil
-					}
-					out = f.take(out, ev)
-					continue
-				default:
-				}
-				break
-			}
-			if len(out) > 0 {
+			if out := f.More(f.take(nil, ev), max); len(out) > 0 {
 				return out, nil
 			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// More appends to out, without blocking, the live events already queued,
+// up to max in all. A writer that wants larger batches calls it after a
+// short pause. When the feed has been cut off, the next call to Next
+// catches up from the store.
+func (f *Feed) More(out []bullpen.Event, max int) []bullpen.Event {
+	for f.sub != nil && len(out) < max {
+		select {
+		case ev, ok := <-f.sub.ch:
+			if !ok {
+				f.sub = nil
+				f.resumes++
+				return out
+			}
+			out = f.take(out, ev)
+		default:
+			return out
+		}
+	}
+	return out
 }
 
 // take appends ev unless it is a stored event already returned.

@@ -71,6 +71,9 @@ type errorBody struct {
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	code, msg := bullpen.ErrorCode(err), bullpen.ErrorMessage(err)
 	var fe *fiber.Error
+	if errors.As(err, &fe) && fe.Code == http.StatusRequestTimeout {
+		return c.SendStatus(fe.Code) // an idle keep-alive connection timed out
+	}
 	if errors.As(err, &fe) {
 		code, msg = codeOfStatus(fe.Code), fe.Message
 		if fe.Code == http.StatusRequestEntityTooLarge {

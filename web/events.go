@@ -12,6 +12,9 @@ import (
 
 const localSince = "since"
 
+// maxFrame bounds the events in one websocket frame.
+const maxFrame = 1000
+
 // encodeFrame appends the websocket frame {"events":[...]} holding the
 // events that me may see, and returns it with their count. Events carry
 // their encoding from the writer, so fan-out does not re-encode them.
@@ -122,9 +125,14 @@ func (s *Server) websocket() fiber.Handler {
 		defer feed.Close()
 		var buf []byte
 		for {
-			evs, err := feed.Next(ctx, 1000)
+			evs, err := feed.Next(ctx, maxFrame)
 			if err != nil {
 				break
+			}
+			if linger := s.cfg.FrameLinger; linger > 0 && len(evs) < maxFrame {
+				// Let a busy feed fill the frame: one write for many events.
+				time.Sleep(linger)
+				evs = feed.More(evs, maxFrame)
 			}
 			buf, n := encodeFrame(buf[:0], evs, me)
 			if n == 0 {

@@ -30,6 +30,10 @@ type Config struct {
 	BodyLimit int
 	// HeartbeatInterval is how often websockets are pinged (default 25 s).
 	HeartbeatInterval time.Duration
+	// FrameLinger is how long the websocket waits after the first queued
+	// event to gather more into the same frame (default 1 ms; negative
+	// turns it off).
+	FrameLinger time.Duration
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
 	Logger         *slog.Logger
@@ -63,6 +67,9 @@ func New(cfg Config, svc Services) *Server {
 	}
 	if cfg.HeartbeatInterval == 0 {
 		cfg.HeartbeatInterval = 25 * time.Second
+	}
+	if cfg.FrameLinger == 0 {
+		cfg.FrameLinger = time.Millisecond
 	}
 	if cfg.OfficeName == "" {
 		cfg.OfficeName = "Bullpen"

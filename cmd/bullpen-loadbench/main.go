@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,9 +35,20 @@ func main() {
 	rate := flag.Int("rate", 2000, "messages posted per second")
 	duration := flag.Duration("duration", 10*time.Second, "how long to post")
 	posters := flag.Int("posters", 16, "concurrent HTTP posters")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*clients, *rate, *posters, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
