@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/web"
@@ -105,5 +106,38 @@ func TestAuthorComesFromCredential(t *testing.T) {
 	ts.do("POST", "/api/v1/channels/1/messages", tok.Token, map[string]any{"body": "hi"}, &m)
 	if m.AuthorID != ada.ID {
 		t.Errorf("author = %d, want ada (%d)", m.AuthorID, ada.ID)
+	}
+}
+
+// The websocket pings on its heartbeat; a plain GET gets a clear error.
+func TestWebsocketHeartbeatAndUpgradeRequired(t *testing.T) {
+	ts := newServer(t, web.Config{HeartbeatInterval: 50 * time.Millisecond})
+	conn := ts.dial(ts.Token, "")
+	defer conn.Close()
+	pings := make(chan struct{}, 10)
+	conn.SetPingHandler(func(data string) error {
+		pings <- struct{}{}
+		return conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+	})
+	go func() {
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 4; i++ { // four beats outlive the 2-beat read deadline only with pongs
+		select {
+		case <-pings:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("got %d pings in 5 s with a 50 ms heartbeat, want 4", i)
+		}
+	}
+	var e apiError
+	if st := ts.do("GET", "/api/v1/ws", ts.Token, nil, &e); st != http.StatusBadRequest || e.Error.Code != bullpen.EINVALID {
+		t.Errorf("GET /api/v1/ws without upgrade = %d %+v, want 400 invalid", st, e)
+	}
+	if st := ts.do("GET", "/api/v1/ws?since=-4", ts.Token, nil, &e); st != http.StatusBadRequest {
+		t.Errorf("negative since = %d, want 400", st)
 	}
 }

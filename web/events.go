@@ -108,7 +108,9 @@ func (s *Server) websocket() fiber.Handler {
 				}
 			}
 		}()
+		pingerDone := make(chan struct{})
 		go func() {
+			defer close(pingerDone)
 			t := time.NewTicker(hb)
 			defer t.Stop()
 			for {
@@ -147,6 +149,8 @@ func (s *Server) websocket() fiber.Handler {
 			msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")
 			wc.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 		}
+		cancel()
+		<-pingerDone // no goroutine may touch the connection once this returns
 		wc.Close()
 		<-readerDone
 	})

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,6 +55,15 @@ func TestBrowserLiveAcrossTabs(t *testing.T) {
 	n, err := chromedp.Run(tabB, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="message"]').length`))
 	if err != nil || n != 1 {
 		t.Errorf("tab B shows %d messages (%v), want exactly 1", n, err)
+	}
+	if dir := os.Getenv("BULLPEN_SCREENSHOTS"); dir != "" {
+		png, err := chromedp.Run(tabB, chromedp.CaptureScreenshot())
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "dashboard.png"), png, 0o644)
+		}
+		if err != nil {
+			t.Errorf("screenshot: %v", err)
+		}
 	}
 	stored, err := m.DB.CountMessages(context.Background(), 0)
 	if err != nil || stored != 1 {
