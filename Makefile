@@ -27,6 +27,7 @@ lint:
 generate:
 	$(GO) tool templ generate
 
-## bench: run every benchmark once
+## bench: run the Go benchmarks, then the office load bench
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s
