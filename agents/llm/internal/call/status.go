@@ -1,0 +1,125 @@
+package call
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// StatusError is a non-2xx answer from a model API.
+type StatusError struct {
+	Status  int
+	Message string // the vendor's error message, if it sent one
+	Header  http.Header
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("HTTP %d", e.Status)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
+}
+
+// Capture records the last non-2xx response an SDK received. It is
+// installed as SDK middleware, so status, headers and the vendor's message
+// are known even when an OpenAI-compatible server sends an error body the
+// SDK cannot parse.
+type Capture struct {
+	mu  sync.Mutex
+	err *StatusError
+}
+
+// Middleware has the shape of both SDKs' option.Middleware.
+func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res.StatusCode < 400 {
+		return res, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	_ = res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	c.mu.Lock()
+	c.err = &StatusError{Status: res.StatusCode, Message: vendorMessage(body), Header: res.Header.Clone()}
+	c.mu.Unlock()
+	return res, nil
+}
+
+// Err returns the captured status error, or nil if every response was 2xx.
+func (c *Capture) Err() *StatusError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// vendorMessage digs the human message out of an error body: OpenAI and
+// Anthropic use {"error":{"message":…}}, some compatible servers
+// {"error":"…"}, {"message":…} or {"detail":…}, proxies plain text.
+func vendorMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  any             `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			return clip(inner.Message)
+		case json.Unmarshal(v.Error, &s) == nil && s != "":
+			return clip(s)
+		case v.Message != "":
+			return clip(v.Message)
+		case v.Detail != nil:
+			return clip(fmt.Sprint(v.Detail))
+		}
+		return ""
+	}
+	return clip(strings.TrimSpace(string(body)))
+}
+
+func clip(s string) string {
+	const max = 300
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// RetryAfter reads a server-directed delay: retry-after-ms (sent by OpenAI
+// and Anthropic), then Retry-After in seconds or as an HTTP date.
+func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if h == nil {
+		return 0, false
+	}
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
