@@ -1,0 +1,360 @@
+// Command sandbox-bench measures the local sandbox runtime (package
+// sandbox) on this host and compares it with bubblewrap running the same
+// command. Run it as root: go run ./cmd/sandbox-bench [-n 40] [-alive 200].
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bullpen-hq/bullpen/sandbox"
+)
+
+func main() {
+	sandbox.MaybeRunInit()
+	n := flag.Int("n", 40, "iterations per latency figure")
+	alive := flag.Int("alive", 200, "sandboxes kept alive at once for the memory figure")
+	noBwrap := flag.Bool("no-bwrap", false, "skip the bubblewrap comparison")
+	flag.Parse()
+	if err := run(*n, *alive, !*noBwrap); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, alive int, bwrap bool) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "sandbox-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	defer m.TerminateAll(ctx)
+	fmt.Printf("host: %d cores, %s, Go %s\n", runtime.NumCPU(), kernel(), runtime.Version())
+
+	// Warm-up (page cache, cgroup parents).
+	for i := 0; i < 3; i++ {
+		in, err := m.Create(ctx, sandbox.Spec{})
+		if err != nil {
+			return err
+		}
+		if _, err := m.Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}}); err != nil {
+			return err
+		}
+		m.Terminate(ctx, in.ID)
+	}
+
+	var createFirst, teardown, create []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		in, err := m.Create(ctx, sandbox.Spec{})
+		if err != nil {
+			return err
+		}
+		create = append(create, time.Since(t0))
+		p, err := m.Exec(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}})
+		if err != nil {
+			return err
+		}
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(p.Stdout(), b); err != nil {
+			return err
+		}
+		createFirst = append(createFirst, time.Since(t0))
+		p.Wait()
+		p.Close()
+		t1 := time.Now()
+		if err := m.Terminate(ctx, in.ID); err != nil {
+			return err
+		}
+		teardown = append(teardown, time.Since(t1))
+	}
+	report("create (sandbox ready)", create)
+	report("create -> first exec output", createFirst)
+	report("teardown (terminate)", teardown)
+
+	in, err := m.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		return err
+	}
+	var warm, warmFirst, pause, resume []time.Duration
+	for i := 0; i < n*5; i++ {
+		t0 := time.Now()
+		p, err := m.Exec(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}})
+		if err != nil {
+			return err
+		}
+		b := make([]byte, 1)
+		io.ReadFull(p.Stdout(), b)
+		warmFirst = append(warmFirst, time.Since(t0))
+		p.Wait()
+		p.Close()
+		warm = append(warm, time.Since(t0))
+	}
+	report("warm exec: first output", warmFirst)
+	report("warm exec: echo to exit", warm)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := m.Pause(ctx, in.ID); err != nil {
+			return err
+		}
+		pause = append(pause, time.Since(t0))
+		t1 := time.Now()
+		if err := m.Resume(ctx, in.ID); err != nil {
+			return err
+		}
+		resume = append(resume, time.Since(t1))
+	}
+	report("pause", pause)
+	report("resume", resume)
+	m.Terminate(ctx, in.ID)
+
+	if err := aliveTest(ctx, m, alive); err != nil {
+		return err
+	}
+	if bwrap {
+		if err := bwrapCompare(n, median(createFirst), median(warm)); err != nil {
+			fmt.Println("bwrap comparison skipped:", err)
+		}
+	}
+	return nil
+}
+
+// aliveTest keeps count sandboxes alive and reports host memory per idle
+// sandbox three ways: the drop in MemAvailable (after freeing this
+// process's unused heap and dropping clean caches, before and after; this
+// counts everything: kernel objects for the namespaces, mounts and cgroups,
+// page tables, the inits and this Manager's own per-sandbox state), the
+// inits' proportional set size, and the sandboxes' cgroup memory usage.
+func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
+	debug.FreeOSMemory()
+	dropCaches()
+	before, mi0 := memAvailable(), meminfo()
+	t0 := time.Now()
+	var ids []string
+	for i := 0; i < count; i++ {
+		in, err := m.Create(ctx, sandbox.Spec{})
+		if err != nil {
+			return fmt.Errorf("sandbox %d: %w", i, err)
+		}
+		ids = append(ids, in.ID)
+	}
+	elapsed := time.Since(t0)
+	// Every one answers.
+	for _, id := range ids {
+		if r, err := m.Run(ctx, id, sandbox.ExecRequest{Cmd: []string{"true"}}); err != nil || r.ExitCode != 0 {
+			return fmt.Errorf("sandbox %s: %v", id, err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	debug.FreeOSMemory()
+	dropCaches()
+	after, mi1 := memAvailable(), meminfo()
+	var pss, rss, cg int64
+	for _, id := range ids {
+		u, _ := m.Stats(ctx, id)
+		cg += u.MemoryBytes
+	}
+	for _, pid := range initPids() {
+		p, r := smapsRollup(pid)
+		pss += p
+		rss += r
+	}
+	c := int64(count)
+	fmt.Printf("\n%d sandboxes alive (created in %v, %.1f/s)\n", count, elapsed.Round(time.Millisecond), float64(count)/elapsed.Seconds())
+	fmt.Printf("  host MemAvailable drop per sandbox:  %7.0f KiB  (all host memory: kernel objects, page tables, init, manager heap)\n", float64(before-after)/float64(c)/1024)
+	var parts []string
+	for _, k := range []string{"AnonPages", "Slab", "SUnreclaim", "KernelStack", "PageTables", "Percpu", "Shmem"} {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, float64(mi1[k]-mi0[k])/float64(c)))
+	}
+	fmt.Printf("    of which (KiB per sandbox, /proc/meminfo deltas): %s\n", strings.Join(parts, ", "))
+	fmt.Printf("  init PSS per sandbox:                %7.0f KiB  (RSS %0.f KiB, shared binary text counted once in PSS)\n", float64(pss)/float64(c)/1024, float64(rss)/float64(c)/1024)
+	fmt.Printf("  cgroup memory usage per sandbox:     %7.0f KiB  (memory.usage_in_bytes/current, includes kernel memory charged to the cgroup)\n", float64(cg)/float64(c)/1024)
+	t1 := time.Now()
+	for _, id := range ids {
+		m.Terminate(ctx, id)
+	}
+	fmt.Printf("  terminated all in %v\n", time.Since(t1).Round(time.Millisecond))
+	return nil
+}
+
+func bwrapCompare(n int, oursCold, oursWarm time.Duration) error {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		fmt.Println("\ninstalling bubblewrap (apt-get install -y bubblewrap)...")
+		out, err := exec.Command("apt-get", "install", "-y", "bubblewrap").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("apt-get: %v: %s", err, tail(out))
+		}
+		if path, err = exec.LookPath("bwrap"); err != nil {
+			return err
+		}
+	}
+	args := []string{"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin", "--proc", "/proc", "--dev", "/dev",
+		"--tmpfs", "/tmp", "--unshare-all", "--uid", "1000", "--gid", "1000", "--die-with-parent", "--new-session",
+		"echo", "hi"}
+	var times []time.Duration
+	for i := 0; i < n+3; i++ {
+		t0 := time.Now()
+		cmd := exec.Command(path, args...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(out, b); err != nil {
+			cmd.Wait()
+			return fmt.Errorf("bwrap produced no output: %v", err)
+		}
+		d := time.Since(t0)
+		cmd.Wait()
+		if i >= 3 {
+			times = append(times, d)
+		}
+	}
+	fmt.Println()
+	report("bwrap --unshare-all echo hi: first output", times)
+	b := median(times)
+	fmt.Printf("  ratio create->first output / bwrap: %.2fx;  warm exec / bwrap: %.2fx\n",
+		float64(oursCold)/float64(b), float64(oursWarm)/float64(b))
+	fmt.Println("  (bwrap: fresh user/pid/net/mount/ipc/uts namespaces, no cgroups, overlay, seccomp or network setup)")
+	return nil
+}
+
+func report(name string, ds []time.Duration) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	fmt.Printf("%-44s p50 %8s  p95 %8s  (n=%d)\n", name, fmtDur(pct(s, 50)), fmtDur(pct(s, 95)), len(s))
+}
+
+func pct(s []time.Duration, p int) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	i := (len(s)*p + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return s[i-1]
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return pct(s, 50)
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
+
+func memAvailable() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// meminfo returns /proc/meminfo in KiB by field.
+func meminfo() map[string]int64 {
+	out := map[string]int64{}
+	b, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			out[strings.TrimSuffix(f[0], ":")] = v
+		}
+	}
+	return out
+}
+
+func dropCaches() { _ = os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0) }
+
+// initPids finds the sandbox inits (children of this process).
+func initPids() []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	me := strconv.Itoa(os.Getpid())
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 2 && f[1] == me && strings.Contains(s[:i], "exe") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func smapsRollup(pid int) (pss, rss int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Pss:":
+			pss = v * 1024
+		case "Rss:":
+			rss = v * 1024
+		}
+	}
+	return pss, rss
+}
+
+func kernel() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return "Linux " + strings.TrimSpace(string(b))
+}
+
+func tail(b []byte) string {
+	if len(b) > 300 {
+		b = b[len(b)-300:]
+	}
+	return string(b)
+}

@@ -1,0 +1,133 @@
+// Package sandbox runs isolated sandboxes for untrusted code on one Linux
+// host, in pure Go and without a container daemon: create a sandbox with
+// limits and a network policy, run commands in it with streamed output,
+// read and write its files, pause, stop, snapshot and terminate it, and
+// publish its ports on the host's loopback.
+//
+// # Use
+//
+//	func main() {
+//		sandbox.MaybeRunInit() // first thing: the binary is also the sandbox init
+//		m, err := sandbox.New(ctx, sandbox.Config{StateDir: "/var/lib/app/sandboxes"})
+//		...
+//		sb, err := m.Create(ctx, sandbox.Spec{MemoryBytes: 256 << 20, Timeout: time.Hour})
+//		res, err := m.Run(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"python3", "-c", "print(1)"}})
+//	}
+//
+// Tests that create sandboxes call MaybeRunInit from TestMain. Everything
+// needs root on the host.
+//
+// # How a sandbox is built
+//
+// Create resolves the image into overlay lower layers (the built-in "host"
+// image is a small skeleton: /etc/passwd with user sandbox, uid 1000,
+// /home/sandbox, /tmp, ... plus read-only binds of the host's /usr and
+// /etc/ssl, /etc/alternatives, /etc/ld.so.cache; merged-/usr symlinks such
+// as /bin are replicated), mounts the overlay (upper and work directories in
+// StateDir, or on a size-limited ext4 loop image when DiskBytes is set) at
+// RunDir/<hash>/<id>, makes cgroups, and re-executes /proc/self/exe as the
+// sandbox's PID 1 in new user, pid, mount, net, uts and ipc namespaces.
+// Uid 0..65535 inside map to host ids IDMapBase.. (default 100000), so
+// nothing in a sandbox runs as a host uid anyone else uses.
+//
+// init bind-mounts the host binds read-only, mounts /proc (with /proc/sys
+// and friends read-only and kcore, keys, timer_list masked), a minimal /dev
+// (null, zero, full, random, urandom, tty, a private devpts, /dev/shm), and
+// pivots into the overlay, detaching the host's tree. It then serves exec
+// requests on a unix socket that the host created and passed it (the
+// socket file lives in RunDir, mode 0600, invisible to the sandbox). Each
+// request carries the command's stdio pipe ends as SCM_RIGHTS, so output
+// streams with no copying through init. Commands are forked from one
+// dedicated init thread that has no_new_privs, a landlock domain and the
+// seccomp filter; each command runs as uid/gid 1000 with no capabilities,
+// in its own session, with its process group killed on timeout, Kill or
+// context cancellation.
+//
+// # Security properties and how they are enforced
+//
+//   - Host files: the mount namespace holds only the overlay, the read-only
+//     binds and /proc, /dev; the host's /etc/shadow, /root, /home, /work,
+//     the server's data dir and other sandboxes' files are not in it.
+//   - Base image: lower layers are never written (overlay); host binds are
+//     read-only bind mounts (EROFS even for root inside).
+//   - Processes: a new pid namespace; /proc shows only the sandbox. init is
+//     non-dumpable, runs as a different uid than commands, and is outside
+//     the commands' landlock signal scope.
+//   - Privileges: commands have empty capability sets, no_new_privs, and a
+//     seccomp allow-list modelled on Docker's default profile (mount,
+//     unshare/setns and namespace clone flags, module loading, ptrace,
+//     bpf, keyctl, reboot, ... fail with EPERM; clone3 with ENOSYS).
+//   - Network: a private network namespace with loopback only. With an
+//     allowlist, a veth pair (host end in Config.RouterNetNS, default the
+//     Manager's namespace) and a per-sandbox nftables table (inet family,
+//     input and forward hooks) accept only replies and the allowed IPv4
+//     CIDRs and reject the rest, IPv6 included. Domains are resolved once,
+//     at Create, into /32s (also written to the sandbox's /etc/hosts); no
+//     DNS server is reachable unless allowed. No NAT or forwarding is set
+//     up: reaching beyond the router namespace needs the operator to
+//     enable forwarding and masquerading there.
+//   - Resources: cgroup v2 when it has the memory, cpu and pids controllers,
+//     else v1 (memory, cpu, cpuacct, pids, freezer). Memory limits swap
+//     too; commands live in a "user" pids sub-cgroup limited to Spec.Pids
+//     while init keeps a little headroom, so a fork bomb cannot starve it;
+//     init's oom_score_adj is -900 and each command's is reset to 0, so the
+//     OOM killer picks the command. DiskBytes puts the writable layer on an
+//     ext4 image of that size (needs mkfs.ext4 and loop devices, else
+//     EUNSUPPORTED).
+//   - File API: works on the host side on the overlay mount, resolving
+//     every path with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+//     RESOLVE_NO_XDEV) from the sandbox root, so ".." and symlinks made in
+//     the sandbox resolve inside it; the final component of a write is
+//     never followed; recursive removal never follows symlinks; FIFOs and
+//     devices are refused. It sees the sandbox's layers, not the host binds
+//     (/usr of the "host" image) or /proc and /dev. Files it creates are
+//     owned by the sandbox user.
+//
+// # Lifecycle
+//
+// running -> Pause (freezer; memory kept) -> paused -> Resume -> running;
+// running/paused -> Stop (all processes end, files kept) -> stopped ->
+// Start -> running; any -> Terminate (everything removed) -> terminated.
+// Timeout terminates; IdleTimeout (no exec or file activity, no exec
+// running) applies IdleAction: stop (default), pause or terminate. Both are
+// enforced by the Manager every Config.CheckInterval.
+//
+// Exec needs a running sandbox (ECONFLICT otherwise); the file API also
+// works on paused and stopped ones. Published ports survive Stop/Start.
+//
+// # Restart safety
+//
+// Each sandbox's metadata is in StateDir/sandboxes/<id>/meta.json (0600);
+// secret values are in secrets.json (0600) so Start can inject them again.
+// inits do not depend on the Manager process. New re-adopts sandboxes whose
+// init still runs (checked by pid and start time, then a ping), keeps
+// stopped ones stopped (remounting their filesystem), marks dead ones
+// stopped, and reaps half-created ones; with OnRestart = RestartReap it
+// removes them all (processes killed, cgroups, veths, nftables tables and
+// mounts removed, directories deleted). Published ports get their old host
+// address again when it is free, else a new one.
+//
+// # Images and snapshots
+//
+// Spec.Image is "host", a snapshot kept locally, or a reference for
+// Config.Images (an ImageSource such as *image.Store from package
+// sandbox/image). Snapshot freezes a running sandbox, copies its upper
+// directory (whiteouts, opaque-dir xattrs, owners and modes kept; secret
+// files left out) and hands the copy to ImageSource.Commit, or, without an
+// ImageSource, keeps it under StateDir/images/<name> as a layer on the host
+// base. Memory snapshots are not available (SnapshotMemory returns
+// EUNSUPPORTED): CRIU does not work on the hosts this was built for.
+//
+// # Deviations from the first API sketch
+//
+// Process has Close and Pid besides Stdout, Stderr, Wait and Kill. Exit
+// codes of commands killed by a signal are 128+signal, with Signal set.
+// Spec has IdleAction. Info carries SecretNames (never values) and the
+// resolved AllowedCIDRs. Manager has TerminateAll and SnapshotMemory.
+// Config has RunDir, RouterNetNS, Resolve, IDMapBase, CgroupParent,
+// defaults, RunOutputLimit, CheckInterval and OnRestart.
+//
+// Errors carry the codes of package bullpen: EINVALID for bad input,
+// ENOTFOUND, ECONFLICT for a wrong state or a taken name, ETOOLARGE for
+// oversized input or a full disk, EUNSUPPORTED for what the host cannot do.
+package sandbox

@@ -1,0 +1,157 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	bullpen "github.com/bullpen-hq/bullpen"
+)
+
+func TestMain(m *testing.M) {
+	MaybeRunInit()
+	os.Exit(m.Run())
+}
+
+// testEnv is a Manager on a fresh state dir; cleanup terminates everything
+// and checks nothing leaked.
+type testEnv struct {
+	t      *testing.T
+	m      *Manager
+	cfg    Config
+	mu     sync.Mutex
+	events []Event
+}
+
+func needRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("sandbox tests need root (namespaces, cgroups, overlay, nftables)")
+	}
+}
+
+func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
+	t.Helper()
+	needRoot(t)
+	e := &testEnv{t: t}
+	e.cfg = Config{
+		StateDir:      t.TempDir(),
+		CheckInterval: 50 * time.Millisecond,
+		OnEvent: func(ev Event) {
+			e.mu.Lock()
+			e.events = append(e.events, ev)
+			e.mu.Unlock()
+		},
+	}
+	for _, f := range mod {
+		f(&e.cfg)
+	}
+	m, err := New(context.Background(), e.cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	e.m = m
+	t.Cleanup(func() {
+		if e.m == nil {
+			return
+		}
+		ids := e.ids()
+		if err := e.m.TerminateAll(context.Background()); err != nil {
+			t.Errorf("TerminateAll: %v", err)
+		}
+		e.m.Close()
+		for _, id := range ids {
+			e.checkGone(id)
+		}
+	})
+	return e
+}
+
+func (e *testEnv) ids() []string {
+	infos, _ := e.m.List(context.Background(), nil)
+	var out []string
+	for _, in := range infos {
+		out = append(out, in.ID)
+	}
+	return out
+}
+
+// checkGone verifies that nothing of sandbox id is left on the host.
+func (e *testEnv) checkGone(id string) {
+	t := e.t
+	t.Helper()
+	if e.m.cg.exists(id) {
+		t.Errorf("%s: cgroup left", id)
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mi), id) {
+		t.Errorf("%s: mount left in mountinfo", id)
+	}
+	if _, err := os.Stat(filepath.Join(e.m.sbDir, id)); err == nil {
+		t.Errorf("%s: state dir left", id)
+	}
+	if _, err := os.Stat(filepath.Join(e.m.runDir, id)); err == nil {
+		t.Errorf("%s: mount point left", id)
+	}
+	if e.m.net.exists(id) {
+		t.Errorf("%s: network left", id)
+	}
+}
+
+func (e *testEnv) create(spec Spec) Info {
+	e.t.Helper()
+	in, err := e.m.Create(context.Background(), spec)
+	if err != nil {
+		e.t.Fatalf("Create: %v", err)
+	}
+	return in
+}
+
+func (e *testEnv) run(id string, cmd ...string) RunResult {
+	e.t.Helper()
+	r, err := e.m.Run(context.Background(), id, ExecRequest{Cmd: cmd, Timeout: 30 * time.Second})
+	if err != nil {
+		e.t.Fatalf("Run %v: %v", cmd, err)
+	}
+	return r
+}
+
+// sh runs a shell script and returns stdout; it fails the test on a
+// non-zero exit.
+func (e *testEnv) sh(id, script string) string {
+	e.t.Helper()
+	r := e.run(id, "/bin/sh", "-c", script)
+	if r.ExitCode != 0 {
+		e.t.Fatalf("sh %q: exit %d\nstdout: %s\nstderr: %s", script, r.ExitCode, r.Stdout, r.Stderr)
+	}
+	return string(r.Stdout)
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if !bullpen.IsCode(err, code) {
+		t.Fatalf("got error %v, want code %s", err, code)
+	}
+}
+
+func (e *testEnv) eventTypes(id string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, ev := range e.events {
+		if ev.SandboxID == id {
+			out = append(out, string(ev.Type))
+		}
+	}
+	return out
+}
+
+var _ = fmt.Sprintf
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,0 +1,366 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// initProc is a running sandbox init as seen from the host.
+type initProc struct {
+	pid      int
+	start    uint64
+	cmd      *exec.Cmd // nil when adopted from a previous process
+	pidfd    *os.File
+	netns    *os.File
+	exited   chan struct{}
+	released atomic.Bool
+}
+
+// release drops the host's handles without touching the process (Close).
+func (p *initProc) release() {
+	p.released.Store(true)
+	p.pidfd.Close()
+	p.netns.Close()
+}
+
+const initReadyTimeout = 30 * time.Second
+
+// startLocked starts the sandbox's init (caller holds s.mu): cgroups, the
+// namespaced re-exec, network, and a wait for init to report ready.
+func (m *Manager) startLocked(ctx context.Context, s *sandbox) (err error) {
+	md := &s.meta
+	if err := m.cg.create(s.id, md.CPU, md.MemoryBytes, md.Pids); err != nil {
+		return err
+	}
+	os.Remove(s.sock)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.sock, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	ln.SetUnlinkOnClose(false)
+	lf, err := ln.File()
+	ln.Close()
+	if err != nil {
+		return fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	defer lf.Close()
+	if err := os.Chmod(s.sock, 0o600); err != nil {
+		return fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	defer statusR.Close()
+	cfg := initConfig{Rootfs: s.rootfs, Hostname: s.hostname(), UID: sandboxUID, GID: sandboxUID}
+	if md.HostBase {
+		cfg.Binds = m.binds
+	}
+	raw, _ := json.Marshal(cfg)
+	logf, err := os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		statusW.Close()
+		return fmt.Errorf("sandbox: init log: %w", err)
+	}
+	defer logf.Close()
+	base := int(md.IDMapBase)
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{"bullpen-sandbox-init", s.id},
+		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1"},
+		Stdout:     logf,
+		Stderr:     logf,
+		ExtraFiles: []*os.File{lf, statusW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
+			GidMappingsEnableSetgroups: true,
+			// Become the namespace's root (host uid IDMapBase).
+			Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
+			Setsid:     true,
+		},
+	}
+	err = cmd.Start()
+	statusW.Close()
+	if err != nil {
+		return fmt.Errorf("sandbox: start init: %w", err)
+	}
+	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if p.pidfd != nil {
+				p.pidfd.Close()
+			}
+			if p.netns != nil {
+				p.netns.Close()
+			}
+			if md.NetIndex >= 0 {
+				m.net.teardown(s.id)
+			}
+		}
+	}()
+	if err := m.cg.add(s.id, p.pid); err != nil {
+		return err
+	}
+	// init itself should be the last thing the OOM killer picks; it resets
+	// the score of each command it starts.
+	_ = os.WriteFile("/proc/"+strconv.Itoa(p.pid)+"/oom_score_adj", []byte("-900"), 0)
+	nsTid, err := waitReady(ctx, statusR, filepath.Join(s.dir, "init.log"))
+	if err != nil {
+		return err
+	}
+	tid, err := hostTid(p.pid, nsTid)
+	if err != nil {
+		return err
+	}
+	if err := m.cg.addThread(s.id, tid); err != nil {
+		return err
+	}
+	if p.pidfd, err = openPidfd(p.pid); err != nil {
+		return err
+	}
+	if p.netns, err = os.Open("/proc/" + strconv.Itoa(p.pid) + "/ns/net"); err != nil {
+		return fmt.Errorf("sandbox: open netns: %w", err)
+	}
+	if len(md.Allowed) > 0 {
+		if md.NetIndex < 0 {
+			if md.NetIndex, err = m.net.alloc(); err != nil {
+				return err
+			}
+		} else {
+			m.net.reserve(md.NetIndex)
+		}
+		if err := m.net.setup(s.id, md.NetIndex, int(p.netns.Fd()), parseCIDRs(md.Allowed)); err != nil {
+			return err
+		}
+	}
+	p.start = procStartTime(p.pid)
+	md.InitPid, md.InitStart = p.pid, p.start
+	md.StartedAt = m.now()
+	s.proc = p
+	s.lastAct = md.StartedAt
+	go m.watch(s, p)
+	return nil
+}
+
+// hostTid maps a thread id inside init's pid namespace to the host's.
+func hostTid(pid, nsTid int) (int, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: init threads: %w", err)
+	}
+	want := strconv.Itoa(nsTid)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				f := strings.Fields(v)
+				if len(f) == 2 && f[1] == want {
+					return strconv.Atoi(f[0])
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("sandbox: init spawner thread %d not found", nsTid)
+}
+
+// waitReady waits for init's "ok <tid>" and returns the spawner's tid.
+func waitReady(ctx context.Context, r *os.File, logPath string) (int, error) {
+	ch := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r, 4096))
+		ch <- string(b)
+	}()
+	t := time.NewTimer(initReadyTimeout)
+	defer t.Stop()
+	select {
+	case st := <-ch:
+		if v, ok := strings.CutPrefix(st, "ok "); ok {
+			tid, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, fmt.Errorf("sandbox: init: bad ready message %q", st)
+			}
+			return tid, nil
+		}
+		msg := strings.TrimSpace(strings.TrimPrefix(st, "error: "))
+		if msg == "" {
+			msg = "init exited during setup"
+			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
+				if len(b) > 2000 {
+					b = b[len(b)-2000:]
+				}
+				msg += ": " + strings.TrimSpace(string(b))
+			}
+		}
+		return 0, fmt.Errorf("sandbox: init: %s", msg)
+	case <-t.C:
+		return 0, errors.New("sandbox: init did not become ready")
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func openPidfd(pid int) (*os.File, error) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: pidfd_open: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "pidfd"), nil
+}
+
+// procStartTime returns field 22 of /proc/pid/stat, 0 if pid is gone.
+func procStartTime(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[19], 10, 64)
+	return n
+}
+
+func parseCIDRs(cs []string) []*net.IPNet {
+	var out []*net.IPNet
+	for _, c := range cs {
+		if _, n, err := parseAllow(c); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// watch waits (on the netpoller, no thread held) for init to exit; an exit
+// nobody asked for is a crash: the sandbox becomes stopped.
+func (m *Manager) watch(s *sandbox, p *initProc) {
+	if rc, err := p.pidfd.SyscallConn(); err == nil {
+		_ = rc.Read(func(fd uintptr) bool {
+			pf := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, _ := unix.Poll(pf, 0)
+			return n > 0
+		})
+	}
+	if p.released.Load() {
+		return
+	}
+	if p.cmd != nil {
+		_ = p.cmd.Wait()
+	} else {
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil) // reap if it is our child
+	}
+	close(p.exited)
+	s.mu.Lock()
+	crashed := s.proc == p
+	if crashed {
+		s.proc = nil
+		m.cleanupInit(s, p)
+		s.meta.State = StateStopped
+		s.meta.InitPid, s.meta.InitStart = 0, 0
+		_ = s.saveMeta()
+	}
+	s.mu.Unlock()
+	if crashed {
+		m.emit(EventCrashed, s.id, "init exited")
+		m.emit(EventStopped, s.id, "")
+	}
+}
+
+// stopLocked kills the sandbox's init (and with it every process of the
+// sandbox) and waits for it (caller holds s.mu).
+func (m *Manager) stopLocked(s *sandbox) error {
+	p := s.proc
+	if p == nil {
+		return nil
+	}
+	s.proc = nil
+	if s.meta.State == StatePaused {
+		_ = m.cg.freeze(s.id, false) // frozen tasks cannot die
+	}
+	if err := unix.PidfdSendSignal(int(p.pidfd.Fd()), unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("sandbox: kill init: %w", err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		return errors.New("sandbox: init did not exit")
+	}
+	m.cleanupInit(s, p)
+	s.meta.InitPid, s.meta.InitStart = 0, 0
+	return nil
+}
+
+// cleanupInit releases what belonged to a dead init.
+func (m *Manager) cleanupInit(s *sandbox, p *initProc) {
+	p.pidfd.Close()
+	p.netns.Close()
+	if s.meta.NetIndex >= 0 {
+		m.net.teardown(s.id)
+	}
+	os.Remove(s.sock)
+}
+
+// destroyLocked removes everything of the sandbox (caller holds s.mu).
+func (m *Manager) destroyLocked(s *sandbox) error {
+	var errs []error
+	if err := m.stopLocked(s); err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range s.ports {
+		p.close()
+	}
+	s.ports = map[int]*portProxy{}
+	if err := m.cg.remove(s.id); err != nil {
+		errs = append(errs, err)
+	}
+	if s.meta.NetIndex >= 0 {
+		m.net.teardown(s.id)
+		m.net.release(s.meta.NetIndex)
+	}
+	if err := unmountAll(s.rootfs); err != nil {
+		errs = append(errs, err)
+	} else if err := os.Remove(s.rootfs); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("sandbox: remove mount point: %w", err))
+	}
+	disk := filepath.Join(s.dir, "disk")
+	if err := unmountAll(disk); err != nil {
+		errs = append(errs, err)
+	}
+	os.Remove(s.sock)
+	if len(errs) == 0 {
+		if err := os.RemoveAll(s.dir); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: remove state: %w", err))
+		}
+	}
+	s.meta.State = StateTerminated
+	return errors.Join(errs...)
+}

@@ -1,0 +1,258 @@
+package sandbox
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+// ImageSource resolves image references to overlay lower layers and turns a
+// sandbox's writable layer into a new image. *image.Store (package
+// sandbox/image) satisfies it. If the source also has a method
+// Base(ctx, ref) (string, error) returning "host", the image's layers are
+// stacked on the built-in host-tools base.
+type ImageSource interface {
+	// Resolve returns the image's layer directories (lowest first, absolute
+	// paths), its config env ("K=V") and its working directory.
+	Resolve(ctx context.Context, ref string) (layers []string, env []string, workdir string, err error)
+	// Commit turns upperDir (an overlay upper directory, whiteouts in
+	// overlayfs format) into a new image named name on top of baseRef.
+	Commit(ctx context.Context, name string, baseRef string, upperDir string) (ref string, err error)
+}
+
+// Config configures a Manager. Only StateDir is required.
+type Config struct {
+	// StateDir holds per-sandbox directories (metadata, writable layers),
+	// fallback snapshot images and the host-tools base skeleton.
+	StateDir string
+	// RunDir holds the sandboxes' root filesystem mount points. It and its
+	// parents must be traversable by the sandbox uid range. Default:
+	// /run/bullpen-sandbox.
+	RunDir string
+	// Images resolves image references other than "host". Optional.
+	Images ImageSource
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+	// OnEvent is called, outside any lock, on every state change. It must
+	// not block for long.
+	OnEvent func(Event)
+	// NetworkCIDR is the IPv4 pool from which each networked sandbox gets a
+	// /30 for its veth pair. Default 10.231.0.0/16.
+	NetworkCIDR string
+	// RouterNetNS is the path of the network namespace that holds the host
+	// ends of the veth pairs and the nftables rules (e.g.
+	// /var/run/netns/NAME). Default: the Manager's own network namespace.
+	RouterNetNS string
+	// Resolve resolves Spec.Network.Domains; default net.DefaultResolver.
+	Resolve func(ctx context.Context, host string) ([]net.IP, error)
+	// IDMapBase is the first host uid/gid of the 65536 ids the sandboxes'
+	// user namespaces map (uid 0 inside = IDMapBase outside). Default 100000.
+	IDMapBase uint32
+	// CgroupParent is the cgroup (relative to each hierarchy's root) under
+	// which per-sandbox cgroups are made. Default "bullpen-sandbox".
+	CgroupParent string
+	// Defaults for Spec fields left zero.
+	DefaultMemoryBytes int64 // default 512 MiB
+	DefaultPids        int64 // default 512
+	// RunOutputLimit caps the stdout and the stderr Run captures (each);
+	// the rest is read and discarded and RunResult.Truncated is set.
+	// Default 16 MiB.
+	RunOutputLimit int64
+	// CheckInterval is how often timeouts and idle timeouts are checked.
+	// Default 1s.
+	CheckInterval time.Duration
+	// OnRestart says what New does with sandboxes a previous process left:
+	// RestartAdopt (default) re-adopts live ones and keeps stopped ones,
+	// RestartReap terminates them all.
+	OnRestart RestartPolicy
+}
+
+// RestartPolicy is what New does with sandboxes found in StateDir.
+type RestartPolicy string
+
+// Restart policies.
+const (
+	RestartAdopt RestartPolicy = "adopt"
+	RestartReap  RestartPolicy = "reap"
+)
+
+// Secret is a value injected into a sandbox as an environment variable
+// (File == "") or a file (mode 0400, owned by the sandbox user). Secret
+// values are never logged, never returned by Get/List and never included in
+// snapshots.
+type Secret struct {
+	Name  string
+	Value string
+	File  string // absolute path inside the sandbox; optional
+}
+
+// NetworkPolicy is a sandbox's egress policy. The zero value means no
+// network at all (loopback only).
+type NetworkPolicy struct {
+	// Allow lists IPv4 CIDRs the sandbox may reach.
+	Allow []string `json:"allow,omitempty"`
+	// Domains are resolved on the host when the sandbox is created; their
+	// IPv4 addresses join the allowed set (as /32s) and the names go into
+	// the sandbox's /etc/hosts. Later DNS changes are not followed.
+	Domains []string `json:"domains,omitempty"`
+}
+
+// IdleAction is what happens to a sandbox whose IdleTimeout passes.
+type IdleAction string
+
+// Idle actions.
+const (
+	IdleStop      IdleAction = "stop" // default: processes end, files kept
+	IdlePause     IdleAction = "pause"
+	IdleTerminate IdleAction = "terminate"
+)
+
+// Spec describes a sandbox to create.
+type Spec struct {
+	// Image is "host" (default): the host-tools base, or a reference the
+	// Config.Images source resolves, or a snapshot name.
+	Image   string
+	Name    string // optional, unique among live sandboxes
+	Tags    map[string]string
+	Workdir string // default /home/sandbox (host) or the image's workdir
+
+	CPU         float64 // cores, fractional; 0 = unlimited
+	MemoryBytes int64   // 0 = Config.DefaultMemoryBytes
+	Pids        int64   // 0 = Config.DefaultPids
+	DiskBytes   int64   // quota on the writable layer; 0 = none
+
+	Env     map[string]string
+	Secrets []Secret
+
+	// Timeout is the sandbox's whole lifetime; it is terminated after it.
+	Timeout time.Duration
+	// IdleTimeout applies IdleAction after this long without exec or file
+	// activity (a running exec counts as activity).
+	IdleTimeout time.Duration
+	IdleAction  IdleAction
+
+	Network NetworkPolicy
+	Ports   []int // published on create, as by PublishPort
+}
+
+// State is a sandbox's lifecycle state.
+type State string
+
+// States.
+const (
+	StateRunning    State = "running"
+	StatePaused     State = "paused"
+	StateStopped    State = "stopped"
+	StateTerminated State = "terminated"
+)
+
+// PortInfo is a published port: connections to HostAddr reach the sandbox's
+// 127.0.0.1:Port.
+type PortInfo struct {
+	Port     int    `json:"port"`
+	HostAddr string `json:"host_addr"`
+}
+
+// Info describes a sandbox. It never contains secret values.
+type Info struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	Image       string            `json:"image"`
+	State       State             `json:"state"`
+	Workdir     string            `json:"workdir"`
+	CPU         float64           `json:"cpu"`
+	MemoryBytes int64             `json:"memory_bytes"`
+	Pids        int64             `json:"pids"`
+	DiskBytes   int64             `json:"disk_bytes"`
+	Env         map[string]string `json:"env,omitempty"`
+	SecretNames []string          `json:"secret_names,omitempty"`
+	Timeout     time.Duration     `json:"timeout"`
+	IdleTimeout time.Duration     `json:"idle_timeout"`
+	IdleAction  IdleAction        `json:"idle_action"`
+	Network     NetworkPolicy     `json:"network"`
+	// AllowedCIDRs are the resolved allowed destinations.
+	AllowedCIDRs []string   `json:"allowed_cidrs,omitempty"`
+	Ports        []PortInfo `json:"ports,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	StartedAt    time.Time  `json:"started_at,omitempty"`
+	// ExpiresAt is when Timeout terminates the sandbox; zero if never.
+	ExpiresAt    time.Time `json:"expires_at,omitempty"`
+	LastActivity time.Time `json:"last_activity"`
+}
+
+// EventType names a sandbox state change.
+type EventType string
+
+// Event types.
+const (
+	EventCreated      EventType = "created"
+	EventStarted      EventType = "started"
+	EventPaused       EventType = "paused"
+	EventResumed      EventType = "resumed"
+	EventStopped      EventType = "stopped"
+	EventTerminated   EventType = "terminated"
+	EventTimedOut     EventType = "timed_out"
+	EventExecStarted  EventType = "exec_started"
+	EventExecFinished EventType = "exec_finished"
+	EventAdopted      EventType = "adopted"
+	EventCrashed      EventType = "crashed"
+)
+
+// Event is a sandbox state change reported through Config.OnEvent.
+type Event struct {
+	Type      EventType `json:"type"`
+	SandboxID string    `json:"sandbox_id"`
+	Time      time.Time `json:"time"`
+	// Detail: for exec events the command name and exit code; for
+	// timed_out "timeout" or "idle".
+	Detail string `json:"detail,omitempty"`
+}
+
+// ExecRequest is a command to run in a sandbox as the sandbox user.
+type ExecRequest struct {
+	Cmd     []string
+	Env     map[string]string
+	Workdir string        // default: the sandbox's Workdir
+	Timeout time.Duration // 0 = none; the process group is killed after it
+	Stdin   io.Reader     // nil = /dev/null
+}
+
+// ExitResult is how a process ended.
+type ExitResult struct {
+	Code     int    `json:"code"`             // exit status; -1 if killed by a signal
+	Signal   string `json:"signal,omitempty"` // e.g. "killed"
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// RunResult is the outcome of Run.
+type RunResult struct {
+	Stdout    []byte
+	Stderr    []byte
+	ExitCode  int
+	Signal    string
+	TimedOut  bool
+	Truncated bool // output beyond Config.RunOutputLimit was discarded
+	Duration  time.Duration
+}
+
+// FileInfo describes a file in a sandbox.
+type FileInfo struct {
+	Name    string      `json:"name"`
+	Path    string      `json:"path"`
+	Size    int64       `json:"size"`
+	Mode    os.FileMode `json:"mode"`
+	ModTime time.Time   `json:"mod_time"`
+	IsDir   bool        `json:"is_dir"`
+	// LinkTarget is set for symbolic links.
+	LinkTarget string `json:"link_target,omitempty"`
+}
+
+// Usage is a sandbox's resource usage.
+type Usage struct {
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	Pids        int64   `json:"pids"`
+}
