@@ -151,7 +151,9 @@ func (s *Server) websocket() fiber.Handler {
 		}
 		cancel()
 		<-pingerDone // no goroutine may touch the connection once this returns
-		wc.Close()
+		// Closing a hijacked fasthttp connection is a no-op until this
+		// handler returns, so wake the reader with an expired deadline.
+		wc.SetReadDeadline(time.Now())
 		<-readerDone
 	})
 }
