@@ -36,6 +36,27 @@ func (o *Office) CreateMember(ctx context.Context, actor bullpen.Member, in Memb
 	return out, err
 }
 
+// CreateMemberWith is CreateMember that also runs fn in the same
+// transaction, so that a feature's own rows (an agent's role) commit or
+// roll back together with the member.
+func (o *Office) CreateMemberWith(ctx context.Context, actor bullpen.Member, in MemberInput, fn func(tx *store.Tx, m bullpen.Member) error) (bullpen.Member, error) {
+	if !actor.IsAdmin {
+		return bullpen.Member{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can add members")
+	}
+	if in.IsAdmin && in.Kind == bullpen.KindAgent {
+		return bullpen.Member{}, bullpen.Errorf(bullpen.EINVALID, "an agent cannot be an admin")
+	}
+	var out bullpen.Member
+	_, err := o.db.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		if out, err = o.createMember(ctx, tx, in); err != nil {
+			return err
+		}
+		return fn(tx, out)
+	})
+	return out, err
+}
+
 // createMember validates and inserts a member, joins it to #general when
 // that exists, and emits the events.
 func (o *Office) createMember(ctx context.Context, tx *store.Tx, in MemberInput) (bullpen.Member, error) {

@@ -20,6 +20,14 @@ type PostInput struct {
 
 // Post stores a message by actor. Posting in a public channel joins it.
 func (o *Office) Post(ctx context.Context, actor bullpen.Member, in PostInput) (bullpen.Message, error) {
+	return o.PostWith(ctx, actor, in, nil)
+}
+
+// PostWith is Post that also runs fn (when not nil) in the same
+// transaction, after the message is stored, so that a feature's own rows
+// (a bridge's message mapping and update offset) commit or roll back
+// together with the message and its event.
+func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in PostInput, fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error) {
 	if err := bullpen.ValidateBody(in.Body); err != nil {
 		return bullpen.Message{}, err
 	}
@@ -55,8 +63,10 @@ func (o *Office) Post(ctx context.Context, actor bullpen.Member, in PostInput) (
 			return err
 		}
 		o.decorate(&msg, actor)
-		_, err = tx.Emit(bullpen.EventMessagePosted, c.ID, audienceOf(c), msg)
-		return err
+		if _, err = tx.Emit(bullpen.EventMessagePosted, c.ID, audienceOf(c), msg); err != nil || fn == nil {
+			return err
+		}
+		return fn(tx, msg)
 	})
 	return msg, err
 }
