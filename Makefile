@@ -4,13 +4,14 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run build test lint generate bench
 
-## run: start the server from source
-run:
-	$(GO) run ./cmd/bullpen
+## run: build bin/bullpen and its sandbox init, then start the server
+run: build
+	./bin/bullpen
 
-## build: build bin/bullpen
+## build: build bin/bullpen and bin/bullpen-sandbox-init (the sandboxes' PID 1, found next to bin/bullpen)
 build:
 	$(GO) build -o bin/bullpen ./cmd/bullpen
+	$(GO) build -o bin/bullpen-sandbox-init ./cmd/bullpen-sandbox-init
 
 ## test: install test tools, start PostgreSQL, check formatting and generated code, go test -race
 test:

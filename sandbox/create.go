@@ -106,9 +106,15 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	m.sbs[id] = s
 	m.mu.Unlock()
 
+	// The cgroups do not depend on the filesystem: make them meanwhile.
+	cgErr := make(chan error, 1)
+	go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
 	err = m.provision(s)
+	if cerr := <-cgErr; err == nil {
+		err = cerr
+	}
 	if err == nil {
-		err = m.startLocked(ctx, s)
+		err = m.startLocked(ctx, s, true)
 	}
 	if err == nil {
 		for _, p := range sp.Ports {

@@ -7,12 +7,20 @@
 // # Use
 //
 //	func main() {
-//		sandbox.MaybeRunInit() // first thing: the binary is also the sandbox init
+//		sandbox.MaybeRunInit() // first thing: the fallback init is this binary
 //		m, err := sandbox.New(ctx, sandbox.Config{StateDir: "/var/lib/app/sandboxes"})
 //		...
 //		sb, err := m.Create(ctx, sandbox.Spec{MemoryBytes: 256 << 20, Timeout: time.Hour})
 //		res, err := m.Run(ctx, sb.ID, sandbox.ExecRequest{Cmd: []string{"python3", "-c", "print(1)"}})
 //	}
+//
+// Each sandbox's PID 1 is an init process (package sandbox/sbinit). The
+// Manager runs it from the dedicated binary cmd/bullpen-sandbox-init when
+// it finds one (Config.InitPath, or bullpen-sandbox-init next to the
+// running executable; make build puts it next to bin/bullpen), else it
+// re-executes its own binary, which is why main calls MaybeRunInit. The
+// dedicated binary is the one to deploy: a big server binary would run all
+// its package initializers in every sandbox, and keep their memory.
 //
 // Tests that create sandboxes call MaybeRunInit from TestMain. Everything
 // needs root on the host.
@@ -25,8 +33,11 @@
 // /etc/ssl, /etc/alternatives, /etc/ld.so.cache; merged-/usr symlinks such
 // as /bin are replicated), mounts the overlay (upper and work directories in
 // StateDir, or on a size-limited ext4 loop image when DiskBytes is set) at
-// RunDir/<hash>/<id>, makes cgroups, and re-executes /proc/self/exe as the
-// sandbox's PID 1 in new user, pid, mount, net, uts and ipc namespaces.
+// RunDir/<hash>/<id>, makes cgroups, and starts the init binary as the
+// sandbox's PID 1 in new user, pid, mount, net, uts and ipc namespaces. The
+// Manager opens the init binary once, at New, and executes it through that
+// handle (/proc/self/fd/N), so the path need not be reachable by the
+// sandbox uids and is never mounted into a sandbox.
 // Uid 0..65535 inside map to host ids IDMapBase.. (default 100000), so
 // nothing in a sandbox runs as a host uid anyone else uses.
 //
@@ -39,9 +50,13 @@
 // request carries the command's stdio pipe ends as SCM_RIGHTS, so output
 // streams with no copying through init. Commands are forked from one
 // dedicated init thread that has no_new_privs, a landlock domain and the
-// seccomp filter; each command runs as uid/gid 1000 with no capabilities,
-// in its own session, with its process group killed on timeout, Kill or
-// context cancellation.
+// seccomp filter (assembled by the Manager and handed to init as BPF);
+// each command runs as uid/gid 1000 with no capabilities, in its own
+// session, with its process group killed on timeout, Kill or context
+// cancellation. init watches its commands through pidfds and reaps orphans
+// with wait4(WNOHANG) sweeps (no signal-handling thread), runs with
+// GOMAXPROCS=1 on four or five OS threads, and returns free memory to the
+// kernel whenever it has been idle for a second.
 //
 // # Security properties and how they are enforced
 //
@@ -125,7 +140,8 @@
 // Spec has IdleAction. Info carries SecretNames (never values) and the
 // resolved AllowedCIDRs. Manager has TerminateAll and SnapshotMemory.
 // Config has RunDir, RouterNetNS, Resolve, IDMapBase, CgroupParent,
-// defaults, RunOutputLimit, CheckInterval and OnRestart.
+// defaults, RunOutputLimit, CheckInterval, OnRestart and InitPath (and
+// Manager.InitPath reports the init binary in use).
 //
 // Errors carry the codes of package bullpen: EINVALID for bad input,
 // ENOTFOUND, ECONFLICT for a wrong state or a taken name, ETOOLARGE for

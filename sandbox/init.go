@@ -1,208 +1,140 @@
 package sandbox
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
 
+	bullpen "github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 	"golang.org/x/sys/unix"
 )
 
-// initEnv marks a re-executed process as a sandbox init; its value is the
-// JSON initConfig.
-const initEnv = "BULLPEN_SANDBOX_INIT"
+// The inside of a sandbox (its PID 1) is package sbinit. The Manager runs
+// it from a dedicated binary, cmd/bullpen-sandbox-init, when it has one,
+// else by re-executing its own binary (which then must call MaybeRunInit).
 
-// Fds passed to init by the host.
-const (
-	initListenFd = 3 // unix listener for exec requests
-	initStatusFd = 4 // pipe: init writes "ok" or an error, then closes
+// initEnv marks a process as a sandbox init; its value is the JSON
+// sbinit.Config.
+const initEnv = sbinit.EnvConfig
+
+// InitBinaryName is the file name of the dedicated init binary that New
+// looks for next to the running executable when Config.InitPath is empty.
+const InitBinaryName = "bullpen-sandbox-init"
+
+type (
+	initConfig = sbinit.Config
+	bindMount  = sbinit.Bind
 )
-
-// initConfig is what the host tells init about the sandbox to build.
-type initConfig struct {
-	Rootfs   string      `json:"rootfs"`
-	Hostname string      `json:"hostname"`
-	Binds    []bindMount `json:"binds,omitempty"`
-	UID      int         `json:"uid"`
-	GID      int         `json:"gid"`
-}
-
-// bindMount is a read-only bind of a host path into the root filesystem.
-type bindMount struct {
-	Src string `json:"src"`
-	Dst string `json:"dst"`
-}
 
 // MaybeRunInit turns the process into a sandbox init if it was started as
 // one by a Manager, and never returns in that case. Call it first thing in
-// main (and in TestMain of tests that create sandboxes): the Manager
-// re-executes /proc/self/exe to start each sandbox's PID 1.
+// main (and in TestMain of tests that create sandboxes): without a
+// dedicated init binary (see Config.InitPath) the Manager re-executes
+// /proc/self/exe to start each sandbox's PID 1.
 func MaybeRunInit() {
-	v := os.Getenv(initEnv)
-	if v == "" {
-		return
-	}
-	status := os.NewFile(initStatusFd, "status")
-	err := runInit(v, status)
-	if status != nil {
-		fmt.Fprintf(status, "error: %v\n", err)
-	}
-	os.Exit(1)
+	sbinit.MaybeRun()
 }
 
-// runInit sets the sandbox up, reports readiness and serves exec requests
-// until the sandbox is killed. It returns only on a setup error.
-func runInit(raw string, status *os.File) error {
-	var cfg initConfig
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		return fmt.Errorf("decode config: %w", err)
+// initBinary is the executable a Manager starts its sandboxes' inits from.
+type initBinary struct {
+	path string // the dedicated binary; "" = re-execute /proc/self/exe
+	// fd is an O_PATH handle on it, opened at New and kept for the
+	// Manager's life (a stopped sandbox can be started at any time; the
+	// finalizer closes it once the Manager is gone).
+	fd *os.File
+}
+
+// execPath is what the Manager executes: the dedicated binary through its
+// handle (so that path permissions inside the new user namespace and a
+// binary replaced on disk do not matter), or /proc/self/exe.
+func (b *initBinary) execPath() string {
+	if b.fd == nil {
+		return "/proc/self/exe"
 	}
-	os.Clearenv()
-	if err := setupRootfs(&cfg); err != nil {
-		return err
+	return "/proc/self/fd/" + strconv.Itoa(int(b.fd.Fd()))
+}
+
+// findInit picks the init binary: Config.InitPath (which must work;
+// "/proc/self/exe" asks for the re-exec), else InitBinaryName next to the
+// executable (if it works), else none: re-exec.
+func findInit(ctx context.Context, configured string) (*initBinary, error) {
+	if configured == "/proc/self/exe" {
+		return &initBinary{}, nil
 	}
-	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
-		return fmt.Errorf("sethostname: %w", err)
+	if configured != "" {
+		p, err := filepath.Abs(configured)
+		if err == nil {
+			var b *initBinary
+			if b, err = openInit(ctx, p); err == nil {
+				return b, nil
+			}
+		}
+		return nil, &bullpen.Error{Code: bullpen.EINVALID, Message: fmt.Sprintf("Config.InitPath %q: %v", configured, err), Err: err}
 	}
-	if err := loopbackUp(); err != nil {
-		return fmt.Errorf("loopback up: %w", err)
+	if exe, err := os.Executable(); err == nil {
+		if b, err := openInit(ctx, filepath.Join(filepath.Dir(exe), InitBinaryName)); err == nil {
+			return b, nil
+		}
 	}
-	// Keep sandbox processes (other uids anyway) out of init's /proc.
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("set non-dumpable: %w", err)
-	}
-	lf := os.NewFile(initListenFd, "listener")
-	l, err := net.FileListener(lf)
+	return &initBinary{}, nil
+}
+
+// openInit opens p and checks that it is an init speaking our version.
+func openInit(ctx context.Context, p string) (*initBinary, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("listener: %w", err)
+		return nil, err
 	}
-	lf.Close()
-	srv := newInitServer(cfg.UID, cfg.GID)
-	tid, err := srv.startSpawner()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o001 == 0 {
+		unix.Close(fd)
+		if err == nil {
+			err = errors.New("not a regular file executable by others (the sandboxes' root is an unprivileged uid)")
+		}
+		return nil, err
+	}
+	// A high fd number cannot collide with the fds exec.Cmd moves around
+	// for the child (0-4 and a few above).
+	hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 100)
+	unix.Close(fd)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	go srv.reap()
-	// The host moves the spawner thread (whose children are the commands)
-	// into the sandbox's "user" cgroup.
-	if _, err := fmt.Fprintf(status, "ok %d\n", tid); err != nil {
-		return err
+	b := &initBinary{path: p, fd: os.NewFile(uintptr(hi), p)}
+	if err := b.probe(ctx); err != nil {
+		b.fd.Close()
+		return nil, err
 	}
-	status.Close()
-	debug.FreeOSMemory()
-	srv.serve(l.(*net.UnixListener))
-	return fmt.Errorf("listener closed")
+	return b, nil
 }
 
-// setupRootfs mounts /proc, /dev and the read-only host binds under the
-// root filesystem and pivots into it.
-func setupRootfs(cfg *initConfig) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
+// probe runs the binary in version-probe mode.
+func (b *initBinary) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.execPath())
+	cmd.Args = []string{InitBinaryName}
+	cmd.Env = []string{sbinit.EnvProbe + "=1"}
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("not a working sandbox init: %v", err)
 	}
-	root := cfg.Rootfs
-	// The host's overlay mount is locked in this (less privileged) mount
-	// namespace, and pivot_root refuses locked mounts: bind it onto itself.
-	if err := unix.Mount(root, root, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind rootfs: %w", err)
-	}
-	for _, b := range cfg.Binds {
-		t := filepath.Join(root, b.Dst)
-		if err := unix.Mount(b.Src, t, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind %s: %w", b.Dst, err)
-		}
-		if err := setReadonly(t); err != nil {
-			return fmt.Errorf("bind %s read-only: %w", b.Dst, err)
-		}
-	}
-	proc := filepath.Join(root, "proc")
-	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount proc: %w", err)
-	}
-	if err := setupDev(filepath.Join(root, "dev")); err != nil {
-		return err
-	}
-	// Best effort, as in Docker's default: read-only /proc/sys and
-	// sysrq-trigger, masked kcore/keys/timer_list.
-	for _, p := range []string{"sys", "sysrq-trigger", "irq", "bus"} {
-		t := filepath.Join(proc, p)
-		if unix.Mount(t, t, "", unix.MS_BIND|unix.MS_REC, "") == nil {
-			_ = setReadonly(t)
-		}
-	}
-	for _, p := range []string{"kcore", "keys", "timer_list", "sched_debug"} {
-		_ = unix.Mount(filepath.Join(root, "dev/null"), filepath.Join(proc, p), "", unix.MS_BIND, "")
-	}
-	_ = unix.MountSetattr(unix.AT_FDCWD, root, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
-	if err := unix.Chdir(root); err != nil {
-		return fmt.Errorf("chdir rootfs: %w", err)
-	}
-	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach old root: %w", err)
-	}
-	return unix.Chdir("/")
-}
-
-func setReadonly(path string) error {
-	return unix.MountSetattr(unix.AT_FDCWD, path, unix.AT_RECURSIVE,
-		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
-}
-
-// setupDev builds a minimal /dev: a tmpfs with the host's null, zero,
-// full, random, urandom and tty bound in, a private devpts and /dev/shm.
-func setupDev(dev string) error {
-	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=755,size=256k"); err != nil {
-		return fmt.Errorf("mount /dev: %w", err)
-	}
-	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
-		t := filepath.Join(dev, n)
-		if err := os.WriteFile(t, nil, 0o666); err != nil {
-			return fmt.Errorf("/dev/%s: %w", n, err)
-		}
-		if err := unix.Mount("/dev/"+n, t, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind /dev/%s: %w", n, err)
-		}
-	}
-	links := map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
-		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
-	for n, target := range links {
-		if err := os.Symlink(target, filepath.Join(dev, n)); err != nil {
-			return fmt.Errorf("/dev/%s: %w", n, err)
-		}
-	}
-	for _, d := range []string{"pts", "shm"} {
-		if err := os.Mkdir(filepath.Join(dev, d), 0o755); err != nil {
-			return fmt.Errorf("/dev/%s: %w", d, err)
-		}
-	}
-	if err := unix.Mount("devpts", filepath.Join(dev, "pts"), "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
-		return fmt.Errorf("mount devpts: %w", err)
-	}
-	if err := unix.Mount("shm", filepath.Join(dev, "shm"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size=64m"); err != nil {
-		return fmt.Errorf("mount /dev/shm: %w", err)
+	want := InitBinaryName + " " + strconv.Itoa(sbinit.Version)
+	if got := strings.TrimSpace(string(out)); got != want {
+		return fmt.Errorf("not a sandbox init of this version (it says %q, want %q): rebuild it with the server", got, want)
 	}
 	return nil
 }
 
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
+func (b *initBinary) close() {
+	if b.fd != nil {
+		b.fd.Close()
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }

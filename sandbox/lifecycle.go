@@ -102,7 +102,7 @@ func (m *Manager) Start(ctx context.Context, id string) error {
 		if err := m.prepareRootfs(s); err != nil {
 			return err
 		}
-		if err := m.startLocked(ctx, s); err != nil {
+		if err := m.startLocked(ctx, s, false); err != nil {
 			return err
 		}
 		s.meta.State = StateRunning

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,9 +15,55 @@ import (
 	bullpen "github.com/bullpen-hq/bullpen"
 )
 
+// testInitPath is the dedicated init binary TestMain built; "" if it could
+// not (then every test uses the /proc/self/exe fallback).
+var testInitPath string
+
 func TestMain(m *testing.M) {
-	MaybeRunInit()
-	os.Exit(m.Run())
+	MaybeRunInit() // the fallback re-executes this test binary
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	if os.Geteuid() == 0 {
+		dir, err := os.MkdirTemp("", "sandbox-init-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox tests:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if p, err := buildInit(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "sandbox tests: cannot build %s, testing the /proc/self/exe fallback only: %v\n", InitBinaryName, err)
+		} else {
+			testInitPath = p
+		}
+	}
+	return m.Run()
+}
+
+// buildInit builds cmd/bullpen-sandbox-init into dir (mode 0700: the
+// Manager must not need the sandbox uids to reach it).
+func buildInit(dir string) (string, error) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, InitBinaryName)
+	out, err := exec.Command(gobin, "build", "-o", p, "github.com/bullpen-hq/bullpen/cmd/bullpen-sandbox-init").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%v: %s", err, out)
+	}
+	return p, nil
+}
+
+// initModes are the init binaries to test: the dedicated one (when built)
+// and the re-exec fallback.
+func initModes() map[string]string {
+	modes := map[string]string{"reexec": "/proc/self/exe"}
+	if testInitPath != "" {
+		modes["dedicated"] = testInitPath
+	}
+	return modes
 }
 
 // testEnv is a Manager on a fresh state dir; cleanup terminates everything
@@ -41,6 +88,7 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 	needRoot(t)
 	e := &testEnv{t: t}
 	e.cfg = Config{
+		InitPath:      testInitPath,
 		StateDir:      t.TempDir(),
 		CheckInterval: 50 * time.Millisecond,
 		OnEvent: func(ev Event) {

@@ -30,6 +30,7 @@ type Manager struct {
 	binds   []bindMount
 	cg      *cgroups
 	net     *network
+	init    *initBinary
 
 	mu    sync.Mutex
 	sbs   map[string]*sandbox
@@ -117,6 +118,16 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")
 	}
+	var err error
+	if m.init, err = findInit(ctx, cfg.InitPath); err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			m.init.close()
+		}
+	}()
 	for _, d := range []string{cfg.StateDir, m.sbDir, filepath.Dir(m.baseDir), m.imgDir, m.tmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: state dir: %w", err)
@@ -132,7 +143,6 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, fmt.Errorf("sandbox: run dir: %w", err)
 		}
 	}
-	var err error
 	if m.cg, err = detectCgroups(cfg.CgroupParent); err != nil {
 		return nil, err
 	}
@@ -146,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := m.restore(ctx); err != nil {
 		return nil, err
 	}
+	started = true
 	m.wg.Add(1)
 	go m.loop()
 	return m, nil
@@ -181,6 +192,16 @@ func (m *Manager) Close() error {
 	}
 	os.Remove(m.runDir) // only if empty: no sandbox left behind
 	return nil
+}
+
+// InitPath reports the init binary the Manager starts sandboxes with: the
+// dedicated one (Config.InitPath or InitBinaryName next to the executable),
+// or "/proc/self/exe" when it re-executes its own binary.
+func (m *Manager) InitPath() string {
+	if m.init.path == "" {
+		return "/proc/self/exe"
+	}
+	return m.init.path
 }
 
 // TerminateAll terminates every sandbox of this Manager.

@@ -99,11 +99,11 @@ func (s *sandbox) syncPortMeta() {
 // address to try first.
 func (m *Manager) publishLocked(s *sandbox, port int, prefer string) (PortInfo, error) {
 	var ln net.Listener
-	var err error
 	if prefer != "" {
-		ln, err = net.Listen("tcp", prefer)
+		ln, _ = net.Listen("tcp", prefer) // taken: any free port will do
 	}
 	if ln == nil {
+		var err error
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return PortInfo{}, fmt.Errorf("sandbox: publish port: %w", err)
 		}

@@ -9,26 +9,22 @@ import (
 	"net"
 	"os"
 
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 	"golang.org/x/sys/unix"
 )
 
 // The host talks to a sandbox's init over a unix stream socket: one
 // connection per exec. Frames are a 4-byte big-endian length and a JSON
 // body; the request frame carries the exec's stdio pipe ends as SCM_RIGHTS.
+// This is the host's end; init's is in package sbinit.
 
-const maxFrame = 4 << 20
+const maxFrame = sbinit.MaxFrame
 
 // initRequest is sent by the host to init.
-type initRequest struct {
-	Op      string   `json:"op"` // "exec", "ping", "kill"
-	Cmd     []string `json:"cmd,omitempty"`
-	Env     []string `json:"env,omitempty"`
-	Dir     string   `json:"dir,omitempty"`
-	Timeout int64    `json:"timeout,omitempty"` // nanoseconds
-	Stdin   bool     `json:"stdin,omitempty"`   // first passed fd is stdin
-}
+type initRequest = sbinit.Request
 
-// initReply is sent by init to the host.
+// initReply is sent by init to the host (sbinit.Reply, with the public
+// ExitResult, which has the same encoding as sbinit.Exit).
 type initReply struct {
 	Pid   int         `json:"pid,omitempty"`
 	Exit  *ExitResult `json:"exit,omitempty"`

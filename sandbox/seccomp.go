@@ -2,32 +2,52 @@ package sandbox
 
 import (
 	"fmt"
+	"sync"
 
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// confineThread applies no_new_privs, landlock (best effort) and the
-// seccomp allow-list to the calling OS thread; processes forked from it
-// inherit all three.
-func confineThread() error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+// seccompFilter returns the commands' seccomp filter, assembled once, in
+// the form sbinit.Config.Seccomp carries it to init: the init binary stays
+// free of the assembler and its syscall tables.
+func seccompFilter() ([]byte, error) {
+	filterOnce.Do(func() {
+		policy, err := seccompPolicy()
+		if err != nil {
+			filterErr = err
+			return
+		}
+		insts, err := policy.Assemble()
+		if err != nil {
+			filterErr = err
+			return
+		}
+		raw, err := bpf.Assemble(insts)
+		if err != nil {
+			filterErr = err
+			return
+		}
+		prog := make([]unix.SockFilter, len(raw))
+		for i, r := range raw {
+			prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+		}
+		filterBytes = sbinit.EncodeFilter(prog)
+	})
+	if filterErr != nil {
+		return nil, fmt.Errorf("sandbox: seccomp filter: %w", filterErr)
 	}
-	if err := landlockThread(); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	policy, err := seccompPolicy()
-	if err != nil {
-		return err
-	}
-	// Flag 0: this thread only (no TSYNC).
-	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: *policy}); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	return nil
+	return filterBytes, nil
 }
+
+var (
+	filterOnce  sync.Once
+	filterBytes []byte
+	filterErr   error
+)
 
 // nsCloneFlags are the clone flags that create namespaces; clone with any
 // of them is refused, as in Docker's default profile for processes without

@@ -31,9 +31,22 @@ def sc(nr, *args):
     return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
 `
 
+// TestSecurityIsolation runs the isolation suite with each init binary.
 func TestSecurityIsolation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	for name, path := range initModes() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			securityIsolation(t, path)
+		})
+	}
+}
+
+func securityIsolation(t *testing.T, initPath string) {
+	e := newEnv(t, func(c *Config) { c.InitPath = initPath })
+	if e.m.InitPath() != initPath {
+		t.Fatalf("init %q, want %q", e.m.InitPath(), initPath)
+	}
 	// A host "data dir" with a secret in it.
 	dataDir := t.TempDir()
 	secretPath := filepath.Join(dataDir, "server-secret.txt")

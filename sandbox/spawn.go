@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,12 +40,15 @@ func (p *initProc) release() {
 
 const initReadyTimeout = 30 * time.Second
 
-// startLocked starts the sandbox's init (caller holds s.mu): cgroups, the
-// namespaced re-exec, network, and a wait for init to report ready.
-func (m *Manager) startLocked(ctx context.Context, s *sandbox) (err error) {
+// startLocked starts the sandbox's init (caller holds s.mu): cgroups
+// (unless the caller made them), the init binary in new namespaces,
+// network, and a wait for init to report ready.
+func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool) (err error) {
 	md := &s.meta
-	if err := m.cg.create(s.id, md.CPU, md.MemoryBytes, md.Pids); err != nil {
-		return err
+	if !cgroupsMade {
+		if err := m.cg.create(s.id, md.CPU, md.MemoryBytes, md.Pids); err != nil {
+			return err
+		}
 	}
 	os.Remove(s.sock)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.sock, Net: "unix"})
@@ -66,7 +70,13 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox) (err error) {
 		return fmt.Errorf("sandbox: status pipe: %w", err)
 	}
 	defer statusR.Close()
-	cfg := initConfig{Rootfs: s.rootfs, Hostname: s.hostname(), UID: sandboxUID, GID: sandboxUID}
+	filter, err := seccompFilter()
+	if err != nil {
+		statusW.Close()
+		return err
+	}
+	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
+		UID: sandboxUID, GID: sandboxUID, Seccomp: filter}
 	if md.HostBase {
 		cfg.Binds = m.binds
 	}
@@ -79,9 +89,11 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox) (err error) {
 	defer logf.Close()
 	base := int(md.IDMapBase)
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{"bullpen-sandbox-init", s.id},
-		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1"},
+		Path: m.init.execPath(),
+		Args: []string{InitBinaryName, s.id},
+		// One P, a small heap target, freed memory returned at once and no
+		// heap profiling: init is idle most of its life.
+		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
 		Stdout:     logf,
 		Stderr:     logf,
 		ExtraFiles: []*os.File{lf, statusW},

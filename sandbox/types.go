@@ -67,6 +67,16 @@ type Config struct {
 	// RestartAdopt (default) re-adopts live ones and keeps stopped ones,
 	// RestartReap terminates them all.
 	OnRestart RestartPolicy
+	// InitPath is the dedicated sandbox init binary (cmd/bullpen-sandbox-
+	// init) to run as each sandbox's PID 1; New fails if it does not work.
+	// Default: InitBinaryName next to the running executable if it is there
+	// and works, else the Manager re-executes its own binary (which must
+	// call MaybeRunInit first thing in main). The dedicated binary starts
+	// faster and costs far less memory per sandbox than a big server binary
+	// whose package initializers would run in every sandbox. It must be
+	// executable by others; it is opened once, at New. "/proc/self/exe"
+	// forces the re-exec.
+	InitPath string
 }
 
 // RestartPolicy is what New does with sandboxes found in StateDir.

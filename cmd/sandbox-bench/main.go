@@ -1,6 +1,13 @@
 // Command sandbox-bench measures the local sandbox runtime (package
 // sandbox) on this host and compares it with bubblewrap running the same
-// command. Run it as root: go run ./cmd/sandbox-bench [-n 40] [-alive 200].
+// command. Run it as root from the repository:
+//
+//	go run ./cmd/sandbox-bench [-n 40] [-alive 200] [-init PATH|self]
+//
+// By default it first builds the dedicated init (cmd/bullpen-sandbox-init)
+// into a temporary directory and uses it; -init self measures the fallback
+// that re-executes the bench binary itself, and -init PATH any init binary
+// (a server binary that calls sandbox.MaybeRunInit works too).
 package main
 
 import (
@@ -20,6 +27,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 )
 
 func main() {
@@ -27,27 +35,66 @@ func main() {
 	n := flag.Int("n", 40, "iterations per latency figure")
 	alive := flag.Int("alive", 200, "sandboxes kept alive at once for the memory figure")
 	noBwrap := flag.Bool("no-bwrap", false, "skip the bubblewrap comparison")
+	initFlag := flag.String("init", "", "init binary: a path, \"self\" (re-execute this binary), or empty to build cmd/bullpen-sandbox-init")
 	flag.Parse()
-	if err := run(*n, *alive, !*noBwrap); err != nil {
+	initPath, cleanup, err := resolveInit(*initFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
+		os.Exit(1)
+	}
+	err = run(*n, *alive, !*noBwrap, initPath)
+	cleanup()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, alive int, bwrap bool) error {
+// resolveInit returns the init binary to use ("" = re-execute this one).
+func resolveInit(flagVal string) (string, func(), error) {
+	switch flagVal {
+	case "self":
+		return "/proc/self/exe", func() {}, nil
+	case "":
+		dir, err := os.MkdirTemp("", "sandbox-bench-init-")
+		if err != nil {
+			return "", nil, err
+		}
+		p := filepath.Join(dir, sandbox.InitBinaryName)
+		out, err := exec.Command("go", "build", "-o", p, "github.com/bullpen-hq/bullpen/cmd/bullpen-sandbox-init").CombinedOutput()
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", nil, fmt.Errorf("building the init binary (use -init self to skip): %v: %s", err, tail(out))
+		}
+		return p, func() { os.RemoveAll(dir) }, nil
+	default:
+		return flagVal, func() {}, nil
+	}
+}
+
+func run(n, alive int, bwrap bool, initPath string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "sandbox-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir})
+	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir, InitPath: initPath})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	defer m.TerminateAll(ctx)
-	fmt.Printf("host: %d cores, %s, Go %s\n", runtime.NumCPU(), kernel(), runtime.Version())
+	fmt.Printf("host: %d cores, %s, Go %s, load average %s\n", runtime.NumCPU(), kernel(), runtime.Version(), loadavg())
+	desc := m.InitPath()
+	if desc == "/proc/self/exe" {
+		exe, _ := os.Executable()
+		desc += " (re-executes " + exe + ")"
+	}
+	if st, err := os.Stat(m.InitPath()); err == nil {
+		desc += fmt.Sprintf(", %.1f MB", float64(st.Size())/1e6)
+	}
+	fmt.Printf("init: %s\n", desc)
 
 	// Warm-up (page cache, cgroup parents).
 	for i := 0; i < 3; i++ {
@@ -172,10 +219,14 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
 		u, _ := m.Stats(ctx, id)
 		cg += u.MemoryBytes
 	}
-	for _, pid := range initPids() {
+	pids := initPids()
+	threads := 0
+	for _, pid := range pids {
 		p, r := smapsRollup(pid)
 		pss += p
 		rss += r
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		threads += len(tasks)
 	}
 	c := int64(count)
 	fmt.Printf("\n%d sandboxes alive (created in %v, %.1f/s)\n", count, elapsed.Round(time.Millisecond), float64(count)/elapsed.Seconds())
@@ -185,7 +236,8 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, float64(mi1[k]-mi0[k])/float64(c)))
 	}
 	fmt.Printf("    of which (KiB per sandbox, /proc/meminfo deltas): %s\n", strings.Join(parts, ", "))
-	fmt.Printf("  init PSS per sandbox:                %7.0f KiB  (RSS %0.f KiB, shared binary text counted once in PSS)\n", float64(pss)/float64(c)/1024, float64(rss)/float64(c)/1024)
+	fmt.Printf("  init PSS per sandbox:                %7.0f KiB  (RSS %0.f KiB, shared binary text counted once in PSS; %d inits, %.1f threads each)\n",
+		float64(pss)/float64(c)/1024, float64(rss)/float64(c)/1024, len(pids), float64(threads)/float64(max(len(pids), 1)))
 	fmt.Printf("  cgroup memory usage per sandbox:     %7.0f KiB  (memory.usage_in_bytes/current, includes kernel memory charged to the cgroup)\n", float64(cg)/float64(c)/1024)
 	t1 := time.Now()
 	for _, id := range ids {
@@ -299,7 +351,8 @@ func meminfo() map[string]int64 {
 
 func dropCaches() { _ = os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0) }
 
-// initPids finds the sandbox inits (children of this process).
+// initPids finds the sandbox inits: children of this process named as the
+// dedicated init names itself, or "exe" (re-executed /proc/self/exe).
 func initPids() []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
@@ -319,7 +372,8 @@ func initPids() []int {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[1] == me && strings.Contains(s[:i], "exe") {
+		comm := s[strings.IndexByte(s, '(')+1 : i]
+		if len(f) > 2 && f[1] == me && (comm == sbinit.ProcName || comm == "exe") {
 			out = append(out, pid)
 		}
 	}
@@ -345,6 +399,15 @@ func smapsRollup(pid int) (pss, rss int64) {
 		}
 	}
 	return pss, rss
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func kernel() string {

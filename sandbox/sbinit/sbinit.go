@@ -1,0 +1,179 @@
+// Package sbinit is the inside of a sandbox: the PID 1 that package sandbox
+// starts in each sandbox's namespaces. It mounts the sandbox's root
+// filesystem, pivots into it and then runs commands for the host over a
+// unix socket.
+//
+// It is kept small on purpose, because every sandbox runs a copy: it
+// imports only a little of the standard library and golang.org/x/sys/unix
+// (no net, os/signal, encoding/json, fmt or reflect, no seccomp assembler:
+// the host hands init a ready-made BPF program), runs on few OS threads
+// (no signal-handling thread; GOMAXPROCS=1) and returns its free heap to
+// the kernel once it is idle.
+//
+// The dedicated binary cmd/bullpen-sandbox-init is just Main; a host binary
+// that wants to double as its own init (the fallback when no dedicated
+// binary is installed) calls sandbox.MaybeRunInit, which calls MaybeRun.
+package sbinit
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Version is the version of the Config and wire protocol. The host checks
+// that the init binary it runs speaks the same one.
+const Version = 2
+
+// Environment variables the host sets.
+const (
+	// EnvConfig marks the process as a sandbox init; its value is the JSON
+	// Config.
+	EnvConfig = "BULLPEN_SANDBOX_INIT"
+	// EnvProbe makes the init binary print "bullpen-sandbox-init <Version>"
+	// and exit, so the host can check it before using it.
+	EnvProbe = "BULLPEN_SANDBOX_INIT_PROBE"
+)
+
+// Fds passed to init by the host.
+const (
+	ListenFd = 3 // unix listener for exec requests
+	StatusFd = 4 // pipe: init writes "ok <spawner tid>" or "error: ...", then closes
+)
+
+// ProcName is the name (comm) init gives its main thread, so that it shows
+// up as such in ps whatever path it was executed from.
+const ProcName = "bullpen-sbinit"
+
+// Bind is a read-only bind of a host path into the root filesystem.
+type Bind struct {
+	Src string `json:"src"`
+	Dst string `json:"dst"`
+}
+
+// Config is what the host tells init about the sandbox to build.
+type Config struct {
+	Version  int    `json:"version"`
+	Rootfs   string `json:"rootfs"`
+	Hostname string `json:"hostname"`
+	Binds    []Bind `json:"binds,omitempty"`
+	UID      int    `json:"uid"`
+	GID      int    `json:"gid"`
+	// Seccomp is the commands' seccomp filter: classic BPF instructions
+	// (struct sock_filter, 8 bytes each, native byte order). Required.
+	Seccomp []byte `json:"seccomp"`
+}
+
+// EncodeFilter packs BPF instructions as Config.Seccomp expects them.
+func EncodeFilter(insts []unix.SockFilter) []byte {
+	b := make([]byte, 8*len(insts))
+	for i, in := range insts {
+		*(*unix.SockFilter)(unsafe.Pointer(&b[8*i])) = in
+	}
+	return b
+}
+
+func decodeFilter(b []byte) ([]unix.SockFilter, error) {
+	if len(b) == 0 || len(b)%8 != 0 || len(b)/8 > 4096 {
+		return nil, errors.New("config has no valid seccomp filter")
+	}
+	out := make([]unix.SockFilter, len(b)/8)
+	for i := range out {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[i])), 8), b[8*i:8*i+8])
+	}
+	return out, nil
+}
+
+// Main is the whole of the dedicated init binary.
+func Main() {
+	MaybeRun()
+	os.Stderr.WriteString("bullpen-sandbox-init: this is the sandbox init; the sandbox Manager starts it\n")
+	os.Exit(2)
+}
+
+// MaybeRun turns the process into a sandbox init if the host started it as
+// one (EnvConfig set), or answers a version probe; in both cases it never
+// returns. Otherwise it returns at once.
+func MaybeRun() {
+	if _, ok := os.LookupEnv(EnvProbe); ok {
+		os.Stdout.WriteString("bullpen-sandbox-init " + strconv.Itoa(Version) + "\n")
+		os.Exit(0)
+	}
+	v, ok := os.LookupEnv(EnvConfig)
+	if !ok {
+		return
+	}
+	status := os.NewFile(StatusFd, "status")
+	err := run(v, status)
+	status.WriteString("error: " + err.Error() + "\n")
+	os.Exit(1)
+}
+
+// run sets the sandbox up, reports readiness and serves exec requests until
+// the sandbox is killed. It returns only on a setup error.
+func run(raw string, status *os.File) error {
+	setName(ProcName)
+	var cfg Config
+	if err := decodeConfig([]byte(raw), &cfg); err != nil {
+		return errors.New("decode config: " + err.Error())
+	}
+	raw = ""
+	os.Clearenv()
+	if cfg.Version != Version {
+		return errors.New("init speaks config version " + strconv.Itoa(Version) + ", the host " +
+			strconv.Itoa(cfg.Version) + ": rebuild bullpen-sandbox-init together with the server")
+	}
+	filter, err := decodeFilter(cfg.Seccomp)
+	if err != nil {
+		return err
+	}
+	if err := setupRootfs(&cfg); err != nil {
+		return err
+	}
+	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
+		return wrap("sethostname", err)
+	}
+	if err := loopbackUp(); err != nil {
+		return wrap("loopback up", err)
+	}
+	// Keep sandbox processes (other uids anyway) out of init's /proc.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return wrap("set non-dumpable", err)
+	}
+	if err := unix.SetNonblock(ListenFd, true); err != nil {
+		return wrap("listener", err)
+	}
+	ln := os.NewFile(ListenFd, "listener")
+	srv := newServer(cfg.UID, cfg.GID)
+	tid, err := srv.startSpawner(filter)
+	if err != nil {
+		return err
+	}
+	// The host moves the spawner thread (whose children are the commands)
+	// into the sandbox's "user" cgroup.
+	if _, err := status.WriteString("ok " + strconv.Itoa(tid) + "\n"); err != nil {
+		return err
+	}
+	status.Close()
+	cfg, filter = Config{}, nil
+	// Setup garbage goes back to the kernel once init is idle, not now:
+	// the first exec usually follows at once.
+	srv.end()
+	return srv.serve(ln)
+}
+
+func wrap(op string, err error) error {
+	return errors.New(op + ": " + err.Error())
+}
+
+// setName sets the calling thread's name (comm); on the main thread that
+// is the process's name.
+func setName(name string) {
+	b := append([]byte(name), 0)
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
+	runtime.KeepAlive(b)
+}
