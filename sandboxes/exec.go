@@ -1,0 +1,269 @@
+package sandboxes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox"
+)
+
+// Output streams.
+const (
+	Stdout = "stdout"
+	Stderr = "stderr"
+)
+
+// Chunk is a piece of a command's output. Offset is where Data starts in
+// its stream. Chunks end on UTF-8 character boundaries when the output is
+// text, so each text chunk is valid UTF-8 on its own.
+type Chunk struct {
+	Stream string
+	Offset int64
+	Data   []byte
+}
+
+// Result is how a command ended.
+type Result struct {
+	ExitCode int
+	Signal   string
+	TimedOut bool
+	Duration time.Duration
+}
+
+// Exec is a command running in a sandbox. Read Output until it is closed,
+// then Wait; or Close to abandon the output (the command is killed).
+type Exec struct {
+	ID      string
+	p       *sandbox.Process
+	out     chan Chunk
+	quit    chan struct{}
+	quitMu  sync.Once
+	pumped  chan struct{}
+	done    chan struct{}
+	res     Result
+	err     error
+	started time.Time
+}
+
+// Output delivers the command's stdout and stderr chunks, each stream in
+// order; it is closed when both streams have ended.
+func (e *Exec) Output() <-chan Chunk { return e.out }
+
+// Wait waits for the command to exit and its output to be delivered or
+// abandoned. The error is non-nil if the sandbox went away first.
+func (e *Exec) Wait() (Result, error) {
+	<-e.done
+	return e.res, e.err
+}
+
+// Kill kills the command's process group.
+func (e *Exec) Kill() error { return e.p.Kill() }
+
+// Close stops delivering output and kills the command if it still runs.
+func (e *Exec) Close() {
+	e.quitMu.Do(func() { close(e.quit) })
+	_ = e.p.Kill()
+}
+
+func newExecID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "x_" + hex.EncodeToString(b[:])
+}
+
+// commandLine renders a command for events, clipped.
+func commandLine(cmd []string) string {
+	s := strings.Join(cmd, " ")
+	if len(s) > 300 {
+		s = s[:300]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		s += "…"
+	}
+	return s
+}
+
+// Exec starts a command in a running sandbox as the sandbox user. Its
+// start and end become stored events and its output goes out live (up to
+// Config.LiveOutputLimit) to the owner's dashboards. Cancelling ctx kills
+// the command.
+func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*Exec, error) {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.m.Exec(ctx, in.ID, req)
+	if err != nil {
+		return nil, err
+	}
+	owner := OwnerOf(in)
+	e := &Exec{ID: newExecID(), p: p, out: make(chan Chunk, 16), quit: make(chan struct{}),
+		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
+	base := ExecPayload{ID: in.ID, Name: in.Name, OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
+	s.emit(EventExecStarted, owner, base)
+	live := &liveBudget{left: s.cfg.LiveOutputLimit}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.pump(e, Stdout, p.Stdout(), in.ID, owner, live) }()
+	go func() { defer wg.Done(); s.pump(e, Stderr, p.Stderr(), in.ID, owner, live) }()
+	go func() { wg.Wait(); close(e.out); close(e.pumped) }()
+	go func() {
+		res, werr := p.Wait()
+		select { // output still held open by background processes is cut off
+		case <-e.pumped:
+		case <-time.After(time.Second):
+			p.Close()
+			<-e.pumped
+		}
+		p.Close()
+		e.res = Result{ExitCode: res.Code, Signal: res.Signal, TimedOut: res.TimedOut, Duration: time.Since(e.started)}
+		e.err = werr
+		fin := base
+		code := res.Code
+		fin.ExitCode, fin.Signal, fin.TimedOut, fin.DurationMS = &code, res.Signal, res.TimedOut, e.res.Duration.Milliseconds()
+		if werr != nil {
+			fin.ExitCode, fin.Error = nil, bullpen.ErrorMessage(werr)
+		}
+		s.emit(EventExecFinished, owner, fin)
+		close(e.done)
+	}()
+	return e, nil
+}
+
+// liveBudget is what is left of one command's live output allowance.
+type liveBudget struct {
+	mu   sync.Mutex
+	left int64
+	cut  bool
+}
+
+// take reports how much of n bytes may go out live, and whether the cut
+// notice is due now.
+func (b *liveBudget) take(n int) (int, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cut {
+		return 0, false
+	}
+	if int64(n) <= b.left {
+		b.left -= int64(n)
+		return n, false
+	}
+	k := int(b.left)
+	b.left, b.cut = 0, true
+	return k, true
+}
+
+// pump reads one stream into chunks: to the caller and, within budget, live.
+func (s *Service) pump(e *Exec, stream string, r io.Reader, sbID string, owner int64, live *liveBudget) {
+	buf := make([]byte, 32<<10)
+	var off int64
+	carry := 0 // bytes of an incomplete UTF-8 character kept for the next read
+	for {
+		n, err := r.Read(buf[carry:])
+		n += carry
+		end := n
+		if err == nil {
+			end = n - partialRune(buf[:n])
+		}
+		if end > 0 {
+			data := append([]byte(nil), buf[:end]...)
+			s.publishChunk(e.ID, sbID, owner, stream, off, data, live)
+			select {
+			case e.out <- Chunk{Stream: stream, Offset: off, Data: data}:
+			case <-e.quit:
+			}
+			off += int64(end)
+		}
+		carry = copy(buf, buf[end:n])
+		if err != nil {
+			return
+		}
+	}
+}
+
+// partialRune returns the length of an incomplete UTF-8 sequence at the
+// end of b (0 if none, or if b is not text anyway).
+func partialRune(b []byte) int {
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < 0x80 {
+			return 0
+		}
+		if c >= 0xC0 { // a lead byte: is its sequence complete?
+			need := 2
+			if c >= 0xF0 {
+				need = 4
+			} else if c >= 0xE0 {
+				need = 3
+			}
+			if need > i {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+func (s *Service) publishChunk(execID, sbID string, owner int64, stream string, off int64, data []byte, live *liveBudget) {
+	k, cut := live.take(len(data))
+	if k > 0 {
+		p := OutputPayload{ID: sbID, ExecID: execID, Stream: stream, Offset: off}
+		setData(&p, data[:k])
+		s.publishOutput(owner, p)
+	}
+	if cut {
+		s.publishOutput(owner, OutputPayload{ID: sbID, ExecID: execID, Stream: stream, Offset: off + int64(k), Truncated: true})
+	}
+}
+
+func setData(p *OutputPayload, b []byte) {
+	if utf8.Valid(b) {
+		p.Data = string(b)
+	} else {
+		p.DataB64 = b
+	}
+}
+
+// RunResult is the outcome of Run.
+type RunResult struct {
+	Result
+	Stdout, Stderr []byte
+	Truncated      bool // output beyond Config.RunOutputLimit was dropped
+}
+
+// Run runs a command to completion and returns its output, each stream
+// captured up to Config.RunOutputLimit.
+func (s *Service) Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (RunResult, error) {
+	e, err := s.Exec(ctx, actor, id, req)
+	if err != nil {
+		return RunResult{}, err
+	}
+	var rr RunResult
+	limit := s.cfg.RunOutputLimit
+	for c := range e.Output() {
+		dst := &rr.Stdout
+		if c.Stream == Stderr {
+			dst = &rr.Stderr
+		}
+		room := limit - int64(len(*dst))
+		if int64(len(c.Data)) > room {
+			c.Data, rr.Truncated = c.Data[:max(room, 0)], true
+		}
+		*dst = append(*dst, c.Data...)
+	}
+	rr.Result, err = e.Wait()
+	if err != nil {
+		return rr, err
+	}
+	return rr, ctx.Err()
+}

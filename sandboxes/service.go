@@ -1,0 +1,362 @@
+// Package sandboxes puts package sandbox into the office: every sandbox has
+// an owner (the member who created it), members see and act on their own
+// sandboxes and human admins on all, lifecycle changes and commands become
+// stored office events, and command output streams live to the dashboard
+// as ephemeral events.
+//
+// Ownership is kept in the sandbox itself, as the reserved tag OwnerTag, so
+// it survives restarts with the sandbox's own metadata. Tags starting with
+// "bullpen." are reserved: users cannot set or filter on them.
+package sandboxes
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandbox/image"
+)
+
+// Reserved tags.
+const (
+	// ReservedPrefix starts every tag that Bullpen sets itself.
+	ReservedPrefix = "bullpen."
+	// OwnerTag holds the owning member's ID.
+	OwnerTag = "bullpen.owner"
+	// AgentTag marks an agent's own workspace sandbox (see Ensure).
+	AgentTag = "bullpen.agent"
+)
+
+// Config configures a Service.
+type Config struct {
+	// Office stores events and publishes live output. Required.
+	Office *office.Office
+	// Sandbox configures the Manager; StateDir is required. OnEvent and
+	// Images are set by Open.
+	Sandbox sandbox.Config
+	// Images is the OCI image store; nil leaves image management out.
+	Images *image.Store
+	// MaxPerMember bounds the live sandboxes of a member who is not an
+	// admin (default 16).
+	MaxPerMember int
+	// RunOutputLimit caps stdout and stderr (each) that Run captures
+	// (default 16 MiB).
+	RunOutputLimit int64
+	// LiveOutputLimit caps the bytes of one command's output sent as live
+	// events (default 1 MiB); the stream to the caller is not capped.
+	LiveOutputLimit int64
+	Logger          *slog.Logger
+}
+
+// Service runs the office's sandboxes. Methods take the acting member,
+// which the caller derived from a credential.
+type Service struct {
+	cfg    Config
+	m      *sandbox.Manager
+	images *image.Store
+	off    *office.Office
+	log    *slog.Logger
+	q      *queue
+
+	createMu sync.Mutex // serializes the per-member count and Create
+}
+
+// Open creates the Manager (re-adopting sandboxes a previous process left)
+// and starts the event writer. It needs root.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Office == nil {
+		return nil, fmt.Errorf("sandboxes: no office")
+	}
+	if cfg.MaxPerMember <= 0 {
+		cfg.MaxPerMember = 16
+	}
+	if cfg.RunOutputLimit <= 0 {
+		cfg.RunOutputLimit = 16 << 20
+	}
+	if cfg.LiveOutputLimit <= 0 {
+		cfg.LiveOutputLimit = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Service{cfg: cfg, images: cfg.Images, off: cfg.Office, log: cfg.Logger}
+	s.q = newQueue()
+	sc := cfg.Sandbox
+	sc.OnEvent = s.onEvent
+	if cfg.Images != nil {
+		sc.Images = cfg.Images
+	}
+	m, err := sandbox.New(ctx, sc)
+	if err != nil {
+		s.q.close()
+		return nil, err
+	}
+	s.m = m
+	go s.writeEvents()
+	return s, nil
+}
+
+// Manager returns the underlying Manager, for callers that manage
+// ownership themselves. Commands run through it directly make no exec
+// events and no live output; prefer the Service's methods.
+func (s *Service) Manager() *sandbox.Manager { return s.m }
+
+// Close stops the Manager's background work (running sandboxes keep
+// running and are re-adopted at the next start) and writes the events
+// still queued.
+func (s *Service) Close() error {
+	err := s.m.Close()
+	s.q.close()
+	<-s.q.done
+	return err
+}
+
+// OwnerOf returns the member ID recorded in a sandbox's owner tag, 0 if none.
+func OwnerOf(in sandbox.Info) int64 {
+	id, _ := strconv.ParseInt(in.Tags[OwnerTag], 10, 64)
+	return id
+}
+
+// UserTags returns a sandbox's tags without the reserved ones.
+func UserTags(in sandbox.Info) map[string]string {
+	out := map[string]string{}
+	for k, v := range in.Tags {
+		if !strings.HasPrefix(k, ReservedPrefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// seesAll reports whether actor may see and act on every sandbox: human
+// admins may; agents only ever act on their own.
+func seesAll(actor bullpen.Member) bool {
+	return actor.IsAdmin && actor.Kind == bullpen.KindHuman
+}
+
+func canSee(actor bullpen.Member, in sandbox.Info) bool {
+	return actor.ID != 0 && (seesAll(actor) || OwnerOf(in) == actor.ID)
+}
+
+// lookup finds a sandbox the actor may act on; one that belongs to someone
+// else is not found, so its existence does not leak.
+func (s *Service) lookup(ctx context.Context, actor bullpen.Member, idOrName string) (sandbox.Info, error) {
+	if idOrName == "" || len(idOrName) > 128 {
+		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "invalid sandbox id or name")
+	}
+	in, err := s.m.Get(ctx, idOrName)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	if !canSee(actor, in) {
+		return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", idOrName)
+	}
+	return in, nil
+}
+
+// checkTags refuses reserved tags.
+func checkTags(tags map[string]string) error {
+	for k := range tags {
+		if strings.HasPrefix(k, ReservedPrefix) {
+			return bullpen.Errorf(bullpen.EINVALID, "tag %q is reserved (tags starting with %q are set by Bullpen)", k, ReservedPrefix)
+		}
+	}
+	return nil
+}
+
+// Create creates a sandbox owned by actor. Tags starting with "bullpen."
+// are refused (EINVALID); a member who is not an admin may have at most
+// Config.MaxPerMember live sandboxes (ERATELIMIT).
+func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
+	if err := checkTags(spec.Tags); err != nil {
+		return sandbox.Info{}, err
+	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	return s.create(ctx, actor, spec, nil)
+}
+
+// create creates a sandbox owned by actor (caller holds createMu).
+func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec, extra map[string]string) (sandbox.Info, error) {
+	if actor.ID == 0 {
+		return sandbox.Info{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "no acting member")
+	}
+	tags := make(map[string]string, len(spec.Tags)+1+len(extra))
+	for k, v := range spec.Tags {
+		tags[k] = v
+	}
+	for k, v := range extra {
+		tags[k] = v
+	}
+	tags[OwnerTag] = strconv.FormatInt(actor.ID, 10)
+	spec.Tags = tags
+	if !seesAll(actor) {
+		own, err := s.m.List(ctx, map[string]string{OwnerTag: tags[OwnerTag]})
+		if err != nil {
+			return sandbox.Info{}, err
+		}
+		if len(own) >= s.cfg.MaxPerMember {
+			return sandbox.Info{}, bullpen.Errorf(bullpen.ERATELIMIT, "you have %d sandboxes, the most a member may have; terminate one first", len(own))
+		}
+	}
+	return s.m.Create(ctx, spec)
+}
+
+// Get returns a sandbox by id or name.
+func (s *Service) Get(ctx context.Context, actor bullpen.Member, idOrName string) (sandbox.Info, error) {
+	return s.lookup(ctx, actor, idOrName)
+}
+
+// List returns the live sandboxes the actor may see whose tags include all
+// of tags, oldest first. Reserved tags cannot be filtered on.
+func (s *Service) List(ctx context.Context, actor bullpen.Member, tags map[string]string) ([]sandbox.Info, error) {
+	if err := checkTags(tags); err != nil {
+		return nil, err
+	}
+	filter := make(map[string]string, len(tags)+1)
+	for k, v := range tags {
+		filter[k] = v
+	}
+	if !seesAll(actor) {
+		filter[OwnerTag] = strconv.FormatInt(actor.ID, 10)
+	}
+	return s.m.List(ctx, filter)
+}
+
+// Terminate ends a sandbox and removes everything of it.
+func (s *Service) Terminate(ctx context.Context, actor bullpen.Member, id string) error {
+	return s.act(ctx, actor, id, s.m.Terminate)
+}
+
+// Pause freezes a running sandbox; its memory is kept.
+func (s *Service) Pause(ctx context.Context, actor bullpen.Member, id string) error {
+	return s.act(ctx, actor, id, s.m.Pause)
+}
+
+// Resume thaws a paused sandbox.
+func (s *Service) Resume(ctx context.Context, actor bullpen.Member, id string) error {
+	return s.act(ctx, actor, id, s.m.Resume)
+}
+
+// Stop ends a sandbox's processes and keeps its files.
+func (s *Service) Stop(ctx context.Context, actor bullpen.Member, id string) error {
+	return s.act(ctx, actor, id, s.m.Stop)
+}
+
+// Start starts a stopped sandbox again.
+func (s *Service) Start(ctx context.Context, actor bullpen.Member, id string) error {
+	return s.act(ctx, actor, id, s.m.Start)
+}
+
+func (s *Service) act(ctx context.Context, actor bullpen.Member, id string, fn func(context.Context, string) error) error {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, in.ID)
+}
+
+// Stats returns a sandbox's resource usage.
+func (s *Service) Stats(ctx context.Context, actor bullpen.Member, id string) (sandbox.Usage, error) {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return sandbox.Usage{}, err
+	}
+	return s.m.Stats(ctx, in.ID)
+}
+
+// Snapshot turns a sandbox's filesystem into a new image named name and
+// returns its reference. An image of that name must not exist yet
+// (ECONFLICT), so nobody can repoint a name others use.
+func (s *Service) Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error) {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return "", err
+	}
+	if s.images != nil {
+		if err := image.ValidateName(name); err != nil {
+			return "", err
+		}
+		if _, err := s.images.Get(ctx, name); err == nil {
+			return "", bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
+		} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+			return "", err
+		}
+	}
+	return s.m.Snapshot(ctx, in.ID, name)
+}
+
+// PublishPort publishes a port of the sandbox on a host loopback address.
+func (s *Service) PublishPort(ctx context.Context, actor bullpen.Member, id string, port int) (sandbox.PortInfo, error) {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return sandbox.PortInfo{}, err
+	}
+	return s.m.PublishPort(ctx, in.ID, port)
+}
+
+// ListPorts lists a sandbox's published ports.
+func (s *Service) ListPorts(ctx context.Context, actor bullpen.Member, id string) ([]sandbox.PortInfo, error) {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.m.ListPorts(ctx, in.ID)
+}
+
+// RevokePort stops publishing a port.
+func (s *Service) RevokePort(ctx context.Context, actor bullpen.Member, id string, port int) error {
+	in, err := s.lookup(ctx, actor, id)
+	if err != nil {
+		return err
+	}
+	return s.m.RevokePort(ctx, in.ID, port)
+}
+
+// Ensure returns member's own workspace sandbox (tagged AgentTag), creating
+// it from spec when there is none and starting or resuming it when it is
+// stopped or paused. It is how each agent gets one persistent sandbox.
+func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
+	if member.ID == 0 {
+		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "no member")
+	}
+	if err := checkTags(spec.Tags); err != nil {
+		return sandbox.Info{}, err
+	}
+	own := map[string]string{OwnerTag: strconv.FormatInt(member.ID, 10), AgentTag: "workspace"}
+	s.createMu.Lock()
+	found, err := s.m.List(ctx, own)
+	if err == nil && len(found) == 0 {
+		named := spec
+		if named.Name == "" && member.Handle != "" {
+			named.Name = "ws-" + member.Handle
+		}
+		in, err := s.create(ctx, member, named, map[string]string{AgentTag: "workspace"})
+		if bullpen.IsCode(err, bullpen.ECONFLICT) && spec.Name == "" {
+			in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"}) // the name is taken
+		}
+		s.createMu.Unlock()
+		return in, err
+	}
+	s.createMu.Unlock()
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	in := found[0]
+	switch in.State {
+	case sandbox.StateStopped:
+		err = s.m.Start(ctx, in.ID)
+	case sandbox.StatePaused:
+		err = s.m.Resume(ctx, in.ID)
+	}
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	return s.m.Get(ctx, in.ID)
+}

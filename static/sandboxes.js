@@ -1,0 +1,567 @@
+// Bullpen sandboxes panel: the member's sandboxes with state and usage, a
+// create form, and for the open sandbox lifecycle buttons, a live exec log,
+// a command box and a file browser. Plain JS, no build step; it talks to
+// /api/v1/sandboxes and, while the panel is open, listens to the event
+// feed for sandbox events and live output.
+//
+// Rule: nothing from the server is set as HTML; everything goes in as text.
+(() => {
+  "use strict";
+
+  const root = document.querySelector("[data-sandboxes]");
+  if (!root) return;
+  const panel = root.closest("[data-panel]") || root;
+
+  const $ = (sel, r = root) => r.querySelector(sel);
+  const tid = (id) => $(`[data-testid="${id}"]`);
+  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  const API = "/api/v1/sandboxes";
+  const MAX_LOG_EXECS = 40;
+  const MAX_VIEW_BYTES = 256 << 10;
+
+  const state = {
+    items: [], // the list, as the API returned it
+    open: null, // the open sandbox
+    dir: "", // the file browser's directory
+    execs: new Map(), // exec id -> log block of the open sandbox
+    timer: 0,
+    ws: null,
+    wsTimer: 0,
+    wsAttempt: 0,
+    visible: false,
+  };
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
+    }
+    e.append(...children.filter((c) => c !== null && c !== undefined));
+    return e;
+  }
+
+  function showError(node, msg) {
+    if (!node) return;
+    node.textContent = msg;
+    node.hidden = !msg;
+  }
+
+  async function api(method, path, data, raw) {
+    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+    if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
+    if (raw !== undefined) {
+      opts.headers["Content-Type"] = "application/octet-stream";
+      opts.body = raw;
+    } else if (data !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(data);
+    }
+    let res;
+    try {
+      res = await fetch(path, opts);
+    } catch (e) {
+      throw new Error("Could not reach the server. Check your connection and try again.");
+    }
+    if (!res.ok) throw await apiError(res);
+    if (res.status === 204) return null;
+    const text = await res.text();
+    try { return text ? JSON.parse(text) : null; } catch (e) { return text; }
+  }
+
+  async function apiError(res) {
+    let msg = `Request failed (${res.status})`;
+    try {
+      const j = await res.json();
+      if (j && j.error && j.error.message) msg = j.error.message;
+    } catch (e) { /* not JSON */ }
+    const err = new Error(msg);
+    err.status = res.status;
+    return err;
+  }
+
+  const sbPath = (sb, rest) => `${API}/${encodeURIComponent(sb.id)}${rest || ""}`;
+  const label = (sb) => sb.name || sb.id;
+
+  function mib(n) {
+    if (!n && n !== 0) return "";
+    if (n >= 1 << 30) return (n / (1 << 30)).toFixed(1) + " GiB";
+    if (n >= 1 << 20) return Math.round(n / (1 << 20)) + " MiB";
+    if (n >= 1 << 10) return Math.round(n / (1 << 10)) + " KiB";
+    return n + " B";
+  }
+
+  function usageText(sb) {
+    const u = sb.usage;
+    const limit = `limit ${mib(sb.memory_bytes)}${sb.cpu ? `, ${sb.cpu} CPU` : ""}`;
+    if (!u) return limit;
+    return `mem ${mib(u.memory_bytes)} · cpu ${u.cpu_seconds.toFixed(2)} s · ${u.pids} procs · ${limit}`;
+  }
+
+  function stateBadge(s, testid) {
+    return el("span", { class: "sbx-state", "data-state": s, "data-testid": testid }, s);
+  }
+
+  // ---------- list ----------
+
+  async function loadList() {
+    try {
+      const res = await api("GET", `${API}?stats=true`);
+      state.items = (res && res.items) || [];
+      showError(tid("sandbox-error"), "");
+    } catch (e) {
+      showError(tid("sandbox-error"), e.message);
+      state.items = [];
+    }
+    renderList();
+    if (state.open) {
+      const fresh = state.items.find((s) => s.id === state.open.id);
+      if (fresh) renderDetailHead(fresh);
+    }
+  }
+
+  function renderList() {
+    const list = tid("sandbox-list");
+    list.replaceChildren(...state.items.map((sb) =>
+      el("li", { class: "sbx-item", "data-testid": "sandbox-item", "data-id": sb.id, tabindex: "0", role: "button" },
+        el("span", { class: "sbx-item-name", "data-testid": "sandbox-item-name" }, label(sb)),
+        stateBadge(sb.state, "sandbox-item-state"),
+        el("span", { class: "sbx-item-sub" }, `${sb.image} · ${sb.id}`),
+        el("span", { class: "sbx-item-usage", "data-testid": "sandbox-item-usage" }, usageText(sb)))));
+    tid("sandbox-empty").hidden = state.items.length > 0 || !tid("sandbox-error").hidden;
+  }
+
+  function toggleCreate(open) {
+    const form = tid("sandbox-create-form");
+    form.hidden = !open;
+    tid("sandbox-new").setAttribute("aria-expanded", String(open));
+    showError(tid("sandbox-create-error"), "");
+    if (open) tid("sandbox-name").focus();
+  }
+
+  async function create(e) {
+    e.preventDefault();
+    const f = e.target;
+    const spec = {};
+    const name = f.name.value.trim();
+    const image = f.image.value.trim();
+    const memory = f.memory.value.trim();
+    const cpu = f.cpu.value.trim();
+    if (name) spec.name = name;
+    if (image && image !== "host") spec.image = image;
+    if (memory) spec.memory = /^\d+$/.test(memory) ? Number(memory) : memory;
+    if (cpu) {
+      spec.cpu = Number(cpu);
+      if (!isFinite(spec.cpu)) return showError(tid("sandbox-create-error"), "CPU cores must be a number, e.g. 0.5");
+    }
+    const btn = tid("sandbox-create-submit");
+    btn.disabled = true;
+    try {
+      const sb = await api("POST", API, spec);
+      f.name.value = "";
+      toggleCreate(false);
+      await loadList();
+      openSandbox(sb);
+    } catch (err) {
+      showError(tid("sandbox-create-error"), err.message);
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // ---------- detail ----------
+
+  function showView(name) {
+    for (const v of root.querySelectorAll("[data-sbx-view]")) v.hidden = v.dataset.sbxView !== name;
+  }
+
+  function openSandbox(sb) {
+    state.open = sb;
+    state.execs.clear();
+    const log = tid("sandbox-log");
+    log.replaceChildren(tid("sandbox-log-empty") || el("p", { class: "panel-empty", "data-testid": "sandbox-log-empty" }));
+    tid("sandbox-log-empty").hidden = false;
+    showError(tid("sandbox-detail-error"), "");
+    tid("sandbox-file-viewer").hidden = true;
+    renderDetailHead(sb);
+    showView("detail");
+    state.dir = sb.workdir || "/";
+    loadFiles();
+  }
+
+  function closeSandbox() {
+    state.open = null;
+    state.execs.clear();
+    showView("list");
+    loadList();
+  }
+
+  function renderDetailHead(sb) {
+    state.open = sb;
+    tid("sandbox-detail-name").textContent = label(sb);
+    tid("sandbox-detail-state").replaceWith(stateBadge(sb.state, "sandbox-detail-state"));
+    tid("sandbox-detail-meta").textContent = `${sb.id} · image ${sb.image} · ${usageText(sb)}`;
+    const can = {
+      pause: sb.state === "running", resume: sb.state === "paused", stop: sb.state === "running" || sb.state === "paused",
+      start: sb.state === "stopped", terminate: sb.state !== "terminated",
+    };
+    for (const b of root.querySelectorAll("[data-sbx-action]")) b.hidden = !can[b.dataset.sbxAction];
+    tid("sandbox-command-run").disabled = sb.state !== "running";
+  }
+
+  async function refreshOpen() {
+    if (!state.open) return;
+    try {
+      renderDetailHead(await api("GET", sbPath(state.open)));
+    } catch (e) {
+      if (e.status === 404) closeSandbox();
+    }
+  }
+
+  async function lifecycle(action) {
+    const sb = state.open;
+    if (!sb) return;
+    const btn = root.querySelector(`[data-sbx-action="${action}"]`);
+    if (action === "terminate" && btn.dataset.armed !== "1") {
+      btn.dataset.armed = "1";
+      btn.textContent = "Terminate: sure?";
+      setTimeout(() => { btn.dataset.armed = ""; btn.textContent = "Terminate"; }, 4000);
+      return;
+    }
+    btn.disabled = true;
+    try {
+      if (action === "terminate") {
+        await api("DELETE", sbPath(sb));
+        closeSandbox();
+        return;
+      }
+      renderDetailHead(await api("POST", sbPath(sb, "/" + action)));
+    } catch (e) {
+      showError(tid("sandbox-detail-error"), e.message);
+    } finally {
+      btn.disabled = false;
+      btn.dataset.armed = "";
+      if (action === "terminate") btn.textContent = "Terminate";
+    }
+  }
+
+  // ---------- exec log ----------
+
+  // execBlock returns the log block of an exec, made on first sight: from
+  // the command box's own stream or from the event feed, whichever is first.
+  function execBlock(id, command, by) {
+    let b = state.execs.get(id);
+    if (b) {
+      if (command && !b.cmd.textContent) b.cmd.textContent = "$ " + command;
+      return b;
+    }
+    const cmd = el("div", { class: "sbx-exec-cmd", "data-testid": "sandbox-exec-command" }, command ? "$ " + command : "");
+    if (by) cmd.append(el("span", { class: "sbx-by" }, "  · " + by));
+    const out = el("pre", { class: "sbx-exec-out", "data-testid": "sandbox-exec-output" });
+    const end = el("div", { class: "sbx-exec-end", "data-testid": "sandbox-exec-end", hidden: true });
+    const node = el("div", { class: "sbx-exec", "data-testid": "sandbox-exec", "data-exec-id": id }, cmd, out, end);
+    b = { node, cmd, out, end, off: { stdout: 0, stderr: 0 }, done: false, cut: false };
+    state.execs.set(id, b);
+    const log = tid("sandbox-log");
+    tid("sandbox-log-empty").hidden = true;
+    log.append(node);
+    while (state.execs.size > MAX_LOG_EXECS) {
+      const [first] = state.execs.keys();
+      state.execs.get(first).node.remove();
+      state.execs.delete(first);
+    }
+    return b;
+  }
+
+  function decode(chunk) {
+    if (typeof chunk.data === "string") return chunk.data;
+    if (chunk.data_b64) {
+      const bin = atob(chunk.data_b64);
+      const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+      return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+    }
+    return "";
+  }
+
+  // addOutput appends a chunk once: chunks carry their offset in the
+  // stream, so one seen from both the stream and the feed shows once.
+  function addOutput(b, chunk) {
+    const stream = chunk.stream === "stderr" ? "stderr" : "stdout";
+    if (chunk.truncated) {
+      if (!b.cut) b.out.append(el("span", { class: "sbx-note" }, "\n[live output cut here; the command goes on]\n"));
+      b.cut = true;
+      return;
+    }
+    const off = Number(chunk.off) || 0;
+    const text = decode(chunk);
+    if (off < b.off[stream]) return; // seen already
+    if (off > b.off[stream]) b.out.append(el("span", { class: "sbx-note" }, "[…]"));
+    b.off[stream] = off + (chunk.data_b64 ? atob(chunk.data_b64).length : new TextEncoder().encode(text).length);
+    b.out.append(el("span", { class: "sbx-" + stream }, text));
+    const log = tid("sandbox-log");
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function finish(b, end) {
+    if (b.done) return;
+    b.done = true;
+    let text;
+    let ok = true;
+    if (end.error) {
+      text = "error: " + (end.error.message || end.error);
+      ok = false;
+    } else {
+      ok = end.exit_code === 0;
+      text = `exit ${end.exit_code}`;
+      if (end.signal) text += ` (${end.signal})`;
+      if (end.timed_out) text += " · timed out";
+      if (end.duration_ms !== undefined) text += ` · ${end.duration_ms} ms`;
+    }
+    b.end.textContent = text;
+    b.end.dataset.ok = String(ok);
+    b.end.hidden = false;
+  }
+
+  async function runCommand(e) {
+    e.preventDefault();
+    const sb = state.open;
+    const input = tid("sandbox-command-input");
+    const command = input.value.trim();
+    if (!sb || !command) return;
+    showError(tid("sandbox-detail-error"), "");
+    input.value = "";
+    let res;
+    try {
+      res = await fetch(sbPath(sb, "/exec"), {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/x-ndjson", "X-CSRF-Token": csrf },
+        body: JSON.stringify({ cmd: command }),
+      });
+    } catch (err) {
+      showError(tid("sandbox-detail-error"), "Could not reach the server.");
+      return;
+    }
+    if (!res.ok) {
+      showError(tid("sandbox-detail-error"), (await apiError(res)).message);
+      input.value = command;
+      return;
+    }
+    let b = null;
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (value) buf += dec.decode(value, { stream: true });
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let msg;
+        try { msg = JSON.parse(line); } catch (err) { continue; }
+        if (msg.exec_id) b = execBlock(msg.exec_id, command);
+        else if (b && msg.stream) addOutput(b, msg);
+        else if (b && (msg.exit_code !== undefined || msg.error)) finish(b, msg);
+      }
+      if (done) break;
+    }
+    loadFiles();
+  }
+
+  // ---------- files ----------
+
+  function joinPath(dir, name) {
+    return (dir.endsWith("/") ? dir : dir + "/") + name;
+  }
+
+  function parentOf(p) {
+    const i = p.replace(/\/+$/, "").lastIndexOf("/");
+    return i <= 0 ? "/" : p.slice(0, i);
+  }
+
+  async function loadFiles() {
+    const sb = state.open;
+    if (!sb) return;
+    tid("sandbox-files-path").textContent = state.dir;
+    try {
+      const res = await api("GET", sbPath(sb, "/files/list?path=" + encodeURIComponent(state.dir)));
+      const items = ((res && res.items) || []).sort((a, b) => (b.is_dir - a.is_dir) || a.name.localeCompare(b.name));
+      showError(tid("sandbox-files-error"), "");
+      tid("sandbox-file-list").replaceChildren(...items.map(fileRow));
+    } catch (e) {
+      showError(tid("sandbox-files-error"), e.message);
+      tid("sandbox-file-list").replaceChildren();
+    }
+  }
+
+  function fileRow(f) {
+    const open = el("button", { type: "button", class: "sbx-file-open", "data-testid": "sandbox-file-open" }, f.name + (f.is_dir ? "/" : ""));
+    open.addEventListener("click", () => (f.is_dir ? cd(f.path) : viewFile(f)));
+    const del = el("button", { type: "button", class: "icon-btn sbx-del", "data-testid": "sandbox-file-delete", "aria-label": "Delete " + f.name, title: "Delete" }, "×");
+    del.addEventListener("click", () => removeFile(f, del));
+    return el("li", { class: "sbx-file", "data-testid": "sandbox-file", "data-name": f.name, "data-dir": String(!!f.is_dir) },
+      open, f.is_dir ? null : el("span", { class: "sbx-file-size" }, mib(f.size)), del);
+  }
+
+  function cd(p) {
+    state.dir = p;
+    tid("sandbox-file-viewer").hidden = true;
+    loadFiles();
+  }
+
+  async function viewFile(f) {
+    const sb = state.open;
+    const viewer = tid("sandbox-file-viewer");
+    tid("sandbox-file-viewer-path").textContent = f.path;
+    const text = tid("sandbox-file-text");
+    viewer.hidden = false;
+    if (f.size > MAX_VIEW_BYTES) {
+      text.textContent = `This file is ${mib(f.size)}; only files up to ${mib(MAX_VIEW_BYTES)} open here.`;
+      return;
+    }
+    try {
+      const res = await fetch(sbPath(sb, "/files?path=" + encodeURIComponent(f.path)), { credentials: "same-origin" });
+      if (!res.ok) throw await apiError(res);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      text.textContent = bytes.includes(0) ? "(binary file)" : new TextDecoder().decode(bytes);
+    } catch (e) {
+      text.textContent = "";
+      showError(tid("sandbox-files-error"), e.message);
+    }
+  }
+
+  async function removeFile(f, btn) {
+    if (btn.dataset.armed !== "1") {
+      btn.dataset.armed = "1";
+      btn.textContent = "Delete?";
+      setTimeout(() => { btn.dataset.armed = ""; btn.textContent = "×"; }, 4000);
+      return;
+    }
+    try {
+      await api("DELETE", sbPath(state.open, `/files?recursive=${f.is_dir}&path=` + encodeURIComponent(f.path)));
+      loadFiles();
+    } catch (e) {
+      showError(tid("sandbox-files-error"), e.message);
+    }
+  }
+
+  async function upload(e) {
+    const input = e.target;
+    const file = input.files && input.files[0];
+    if (!file || !state.open) return;
+    try {
+      await api("PUT", sbPath(state.open, "/files?path=" + encodeURIComponent(joinPath(state.dir, file.name))), undefined, file);
+      loadFiles();
+    } catch (err) {
+      showError(tid("sandbox-files-error"), err.message);
+    } finally {
+      input.value = "";
+    }
+  }
+
+  // ---------- live events ----------
+
+  function onEvent(ev) {
+    const p = ev.payload || {};
+    if (typeof ev.type !== "string" || !ev.type.startsWith("sandbox.")) return;
+    const here = state.open && p.id === state.open.id;
+    switch (ev.type) {
+      case "sandbox.output":
+        if (here) addOutput(execBlock(p.exec_id), p);
+        break;
+      case "sandbox.exec_started":
+        if (here) execBlock(p.exec_id, p.command);
+        break;
+      case "sandbox.exec_finished":
+        if (here) finish(execBlock(p.exec_id, p.command), p);
+        break;
+      case "sandbox.created":
+      case "sandbox.state":
+        if (here) refreshOpen();
+        if (!state.open) loadList();
+        break;
+    }
+  }
+
+  function connect() {
+    clearTimeout(state.wsTimer);
+    if (state.ws || !state.visible) return;
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    let sock;
+    try {
+      sock = new WebSocket(`${proto}//${location.host}/api/v1/ws`);
+    } catch (e) {
+      return reconnect();
+    }
+    state.ws = sock;
+    sock.onopen = () => { state.wsAttempt = 0; root.dataset.live = "open"; };
+    sock.onmessage = (m) => {
+      let frame;
+      try { frame = JSON.parse(m.data); } catch (e) { return; }
+      for (const ev of (frame && frame.events) || []) onEvent(ev);
+    };
+    sock.onclose = () => {
+      if (state.ws !== sock) return;
+      state.ws = null;
+      root.dataset.live = "closed";
+      reconnect();
+    };
+  }
+
+  function reconnect() {
+    if (!state.visible) return;
+    const max = Math.min(15000, 500 * 2 ** state.wsAttempt);
+    state.wsAttempt = Math.min(state.wsAttempt + 1, 10);
+    state.wsTimer = setTimeout(connect, max / 2 + Math.random() * (max / 2));
+  }
+
+  // The panel works only while visible: polling usage and the feed stop
+  // when another tab is chosen.
+  function setVisible(v) {
+    if (v === state.visible) return;
+    state.visible = v;
+    clearInterval(state.timer);
+    if (v) {
+      if (state.open) refreshOpen(); else loadList();
+      state.timer = setInterval(() => (state.open ? refreshOpen() : loadList()), 5000);
+      connect();
+    } else {
+      clearTimeout(state.wsTimer);
+      if (state.ws) {
+        const s = state.ws;
+        state.ws = null;
+        s.close();
+      }
+      root.dataset.live = "";
+    }
+  }
+
+  // ---------- wiring ----------
+
+  tid("sandbox-new").addEventListener("click", () => toggleCreate(tid("sandbox-create-form").hidden));
+  tid("sandbox-create-cancel").addEventListener("click", () => toggleCreate(false));
+  tid("sandbox-create-form").addEventListener("submit", create);
+  tid("sandbox-refresh").addEventListener("click", loadList);
+  tid("sandbox-list").addEventListener("click", (e) => {
+    const item = e.target.closest("[data-testid=sandbox-item]");
+    const sb = item && state.items.find((s) => s.id === item.dataset.id);
+    if (sb) openSandbox(sb);
+  });
+  tid("sandbox-list").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && e.target.matches("[data-testid=sandbox-item]")) e.target.click();
+  });
+  tid("sandbox-back").addEventListener("click", closeSandbox);
+  for (const b of root.querySelectorAll("[data-sbx-action]")) {
+    b.addEventListener("click", () => lifecycle(b.dataset.sbxAction));
+  }
+  tid("sandbox-command-form").addEventListener("submit", runCommand);
+  tid("sandbox-files-up").addEventListener("click", () => cd(parentOf(state.dir)));
+  tid("sandbox-files-refresh").addEventListener("click", loadFiles);
+  tid("sandbox-upload-input").addEventListener("change", upload);
+  tid("sandbox-file-viewer-close").addEventListener("click", () => { tid("sandbox-file-viewer").hidden = true; });
+
+  new MutationObserver(() => setVisible(!panel.hidden)).observe(panel, { attributes: true, attributeFilter: ["hidden"] });
+  setVisible(!panel.hidden);
+
+  // A small handle for debugging and browser tests.
+  window.BullpenSandboxes = { state, loadList, openSandbox, onEvent };
+})();

@@ -1,0 +1,273 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/url"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/gofiber/contrib/websocket"
+	"github.com/gofiber/fiber/v2"
+)
+
+// execHeartbeat is how long an exec stream may stay silent before a
+// heartbeat line shows that the connection is alive (and finds out when
+// the client has gone, which kills the command).
+const execHeartbeat = 10 * time.Second
+
+// execLine is one line of an exec stream: first {"exec_id"}, then output
+// chunks {"stream","off","data"|"data_b64"}, heartbeats, and at the end
+// either the exit status or an error.
+type execLine struct {
+	ExecID     string     `json:"exec_id,omitempty"`
+	Stream     string     `json:"stream,omitempty"`
+	Offset     *int64     `json:"off,omitempty"`
+	Data       *string    `json:"data,omitempty"`
+	DataB64    []byte     `json:"data_b64,omitempty"`
+	Heartbeat  bool       `json:"heartbeat,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	Signal     *string    `json:"signal,omitempty"`
+	TimedOut   *bool      `json:"timed_out,omitempty"`
+	DurationMS *int64     `json:"duration_ms,omitempty"`
+	Error      *errorInfo `json:"error,omitempty"`
+}
+
+type errorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func chunkLine(ch sandboxes.Chunk) execLine {
+	off := ch.Offset
+	l := execLine{Stream: ch.Stream, Offset: &off}
+	if utf8.Valid(ch.Data) {
+		d := string(ch.Data)
+		l.Data = &d
+	} else {
+		l.DataB64 = ch.Data
+	}
+	return l
+}
+
+func endLine(res sandboxes.Result, err error) execLine {
+	if err != nil {
+		return execLine{Error: &errorInfo{Code: bullpen.ErrorCode(err), Message: bullpen.ErrorMessage(err)}}
+	}
+	ms := res.Duration.Milliseconds()
+	return execLine{ExitCode: &res.ExitCode, Signal: &res.Signal, TimedOut: &res.TimedOut, DurationMS: &ms}
+}
+
+// execSandbox runs a command and streams its output as NDJSON. Errors
+// before the command starts are ordinary API errors; the command is killed
+// when the client goes away or the server shuts down.
+func (s *Server) execSandbox(c *fiber.Ctx) error {
+	var in execIn
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	req, err := in.request()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	e, err := s.svc.Sandboxes.Exec(ctx, actor(c), c.Params("id"), req)
+	if err != nil {
+		cancel()
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Accel-Buffering", "no")
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer cancel()
+		defer e.Close()
+		enc := json.NewEncoder(w)
+		if enc.Encode(execLine{ExecID: e.ID}) != nil || w.Flush() != nil {
+			return
+		}
+		hb := time.NewTicker(execHeartbeat)
+		defer hb.Stop()
+		out := e.Output()
+		for out != nil {
+			select {
+			case ch, ok := <-out:
+				if !ok {
+					out = nil
+					continue
+				}
+				if enc.Encode(chunkLine(ch)) != nil {
+					return
+				}
+				if len(out) == 0 && w.Flush() != nil {
+					return
+				}
+				hb.Reset(execHeartbeat)
+			case <-hb.C:
+				if enc.Encode(execLine{Heartbeat: true}) != nil || w.Flush() != nil {
+					return
+				}
+			}
+		}
+		res, err := e.Wait()
+		_ = enc.Encode(endLine(res, err))
+		_ = w.Flush()
+	})
+	return nil
+}
+
+// runSandbox runs a command to completion: {stdout, stderr, exit_code, …};
+// output that is not valid UTF-8 comes as stdout_b64 / stderr_b64.
+func (s *Server) runSandbox(c *fiber.Ctx) error {
+	var in execIn
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	req, err := in.request()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	rr, err := s.svc.Sandboxes.Run(ctx, actor(c), c.Params("id"), req)
+	if err != nil {
+		return err
+	}
+	out := fiber.Map{"exit_code": rr.ExitCode, "timed_out": rr.TimedOut, "truncated": rr.Truncated,
+		"duration_ms": rr.Duration.Milliseconds()}
+	if rr.Signal != "" {
+		out["signal"] = rr.Signal
+	}
+	for name, b := range map[string][]byte{"stdout": rr.Stdout, "stderr": rr.Stderr} {
+		if utf8.Valid(b) {
+			out[name] = string(b)
+		} else {
+			out[name+"_b64"] = b
+		}
+	}
+	return c.JSON(out)
+}
+
+// execWSUpgrade checks an interactive exec's handshake: a websocket, and
+// for cookie sessions a page of this site (browsers apply no CSRF rules
+// to websockets).
+func (s *Server) execWSUpgrade(c *fiber.Ctx) error {
+	if !websocket.IsWebSocketUpgrade(c) {
+		return fiber.NewError(fiber.StatusUpgradeRequired, "this endpoint speaks websocket only")
+	}
+	if by, _ := c.Locals(localByCookie).(bool); by {
+		u, err := url.Parse(c.Get(fiber.HeaderOrigin))
+		if err != nil || u.Host != c.Hostname() {
+			return bullpen.Errorf(bullpen.EFORBIDDEN, "websocket origin %q is not this site", c.Get(fiber.HeaderOrigin))
+		}
+	}
+	c.Locals("sandbox", c.Params("id"))
+	return c.Next()
+}
+
+// wsIn is a client message of an interactive exec after the first one
+// (which is an execIn): stdin data, end of stdin, or kill.
+type wsIn struct {
+	Stdin    *string `json:"stdin"`
+	StdinB64 []byte  `json:"stdin_b64"`
+	EOF      bool    `json:"eof"`
+	Kill     bool    `json:"kill"`
+}
+
+// execWS runs one command interactively: the first client message is the
+// command (as for POST …/exec, without stdin), later ones feed stdin; the
+// server sends the same objects as the NDJSON stream, then closes.
+func (s *Server) execWS() fiber.Handler {
+	return websocket.New(func(conn *websocket.Conn) {
+		s.wsWG.Add(1)
+		defer s.wsWG.Done()
+		me, _ := conn.Locals(localMember).(bullpen.Member)
+		id, _ := conn.Locals("sandbox").(string)
+		wc := conn.Conn
+		defer wc.Close()
+		wc.SetReadLimit(1 << 20)
+		send := func(l execLine) error {
+			wc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			return wc.WriteJSON(l)
+		}
+		fail := func(err error) {
+			_ = send(endLine(sandboxes.Result{}, err))
+			wc.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+		}
+		wc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var in execIn
+		if err := wc.ReadJSON(&in); err != nil {
+			fail(bullpen.Errorf(bullpen.EINVALID, "the first message must be the command as JSON"))
+			return
+		}
+		wc.SetReadDeadline(time.Time{})
+		if in.Stdin != nil || in.StdinB64 != nil {
+			fail(bullpen.Errorf(bullpen.EINVALID, "send stdin in later messages"))
+			return
+		}
+		req, err := in.request()
+		if err != nil {
+			fail(err)
+			return
+		}
+		pr, pw := io.Pipe()
+		req.Stdin = pr
+		ctx, cancel := context.WithCancel(s.ctx)
+		defer cancel()
+		e, err := s.svc.Sandboxes.Exec(ctx, me, id, req)
+		if err != nil {
+			pw.Close()
+			fail(err)
+			return
+		}
+		defer e.Close()
+		readerDone := make(chan struct{})
+		go func() { defer close(readerDone); s.feedStdin(wc, pw, e, cancel) }()
+		// No goroutine may touch the connection once this returns.
+		defer func() { pw.Close(); wc.Close(); <-readerDone }()
+		if send(execLine{ExecID: e.ID}) != nil {
+			return
+		}
+		for ch := range e.Output() {
+			if send(chunkLine(ch)) != nil {
+				return
+			}
+		}
+		res, err := e.Wait()
+		pw.Close()
+		_ = send(endLine(res, err))
+		wc.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	})
+}
+
+// feedStdin copies stdin messages into the command until EOF; the client
+// closing the socket kills the command.
+func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e *sandboxes.Exec, cancel context.CancelFunc) {
+	defer pw.Close()
+	for {
+		var m wsIn
+		if err := wc.ReadJSON(&m); err != nil {
+			cancel()
+			return
+		}
+		switch {
+		case m.Kill:
+			_ = e.Kill()
+		case m.Stdin != nil:
+			if _, err := io.WriteString(pw, *m.Stdin); err != nil {
+				return
+			}
+		case m.StdinB64 != nil:
+			if _, err := pw.Write(m.StdinB64); err != nil {
+				return
+			}
+		}
+		if m.EOF {
+			pw.Close()
+		}
+	}
+}
