@@ -1,0 +1,163 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// Approval is a sensitive tool call waiting for (or given) a human's answer.
+type Approval = store.Approval
+
+// approvalPayload is approval.requested and approval.answered.
+type approvalPayload struct {
+	Approval
+	Handle string `json:"handle"`
+}
+
+// requestApproval stores an approval request for a sensitive call. The
+// turn ends after this step; the answer wakes the agent again.
+func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, args json.RawMessage, reason string) (string, error) {
+	var a store.Approval
+	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		a, err = tx.CreateApproval(store.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
+			ThreadID: e.thread, Tool: tool, Arguments: string(args), Reason: reason})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Emit(EventApprovalAsked, e.channel.ID, e.aud, approvalPayload{Approval: a, Handle: e.agent.Handle})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	e.asked = true
+	s.notice(ctx, e.agent, e.channel.ID, e.thread, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. A human can approve or deny it in the dashboard's approvals panel or with POST /api/v1/approvals/%d.",
+		e.agent.Handle, a.ID, tool, clip(strings.ReplaceAll(string(args), "`", "'"), 200), reason, a.ID))
+	return fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason), nil
+}
+
+// Answer records a human's answer to an approval and wakes the agent, in
+// one transaction. Only humans may answer; an answered approval is
+// ECONFLICT.
+func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (Approval, error) {
+	if actor.Kind != bullpen.KindHuman {
+		return Approval{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only a human can answer an approval")
+	}
+	if len(note) > 1000 {
+		return Approval{}, bullpen.Errorf(bullpen.EINVALID, "note is longer than 1000 characters")
+	}
+	prev, err := s.db.Approval(ctx, id)
+	if err != nil {
+		return prev, err
+	}
+	c, err := s.db.Channel(ctx, prev.ChannelID)
+	if err != nil {
+		return prev, err
+	}
+	if c.Kind == bullpen.ChannelDM && !actor.IsAdmin && !containsID(c.MemberIDs, actor.ID) {
+		return prev, bullpen.Errorf(bullpen.ENOTFOUND, "approval %d not found", id)
+	}
+	state := store.ApprovalDenied
+	if approve {
+		state = store.ApprovalApproved
+	}
+	agent, err := s.db.Member(ctx, prev.AgentID)
+	if err != nil {
+		return prev, err
+	}
+	var a Approval
+	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+		if a, err = tx.AnswerApproval(id, state, actor.ID, note); err != nil {
+			return err
+		}
+		if _, err := tx.Emit(EventApprovalAnswered, a.ChannelID, audience(c), approvalPayload{Approval: a, Handle: agent.Handle}); err != nil {
+			return err
+		}
+		ws, err := tx.CreateWakes([]store.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: ReasonApproval}})
+		for _, w := range ws {
+			if _, err := tx.Emit(EventWakeQueued, a.ChannelID, audience(c), wakePayload{WakeID: w.ID, AgentID: w.AgentID,
+				Handle: agent.Handle, Reason: w.Reason}); err != nil {
+				return err
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return a, err
+	}
+	s.poke(a.AgentID)
+	return a, nil
+}
+
+// runApproved runs the approved calls among a turn's triggers, once: the
+// result is stored on the approval, so a re-run after a crash reuses it.
+func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) error {
+	for i := range ts {
+		a := ts[i].approval
+		if a == nil || a.State != store.ApprovalApproved {
+			continue
+		}
+		if a.Result != "" {
+			ts[i].result = a.Result
+			continue
+		}
+		def := toolByName(a.Tool)
+		if def == nil || (def.needs == needsSandbox && s.cfg.Sandboxes == nil) || (def.needs == needsWiki && s.cfg.Wiki == nil) {
+			ts[i].result = "error: tool " + a.Tool + " is not available"
+		} else {
+			s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
+			out, err := def.run(ctx, e, json.RawMessage(a.Arguments))
+			if err != nil {
+				out = "error: " + bullpen.ErrorMessage(err)
+			}
+			ts[i].result = out
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		res := clip(ts[i].result, 4000)
+		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetApprovalResult(a.ID, res) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Approvals lists approvals in a state ("" for all) that actor may see.
+func (s *Service) Approvals(ctx context.Context, actor bullpen.Member, state string) ([]Approval, error) {
+	switch state {
+	case "", store.ApprovalPending, store.ApprovalApproved, store.ApprovalDenied:
+	default:
+		return nil, bullpen.Errorf(bullpen.EINVALID, "state must be pending, approved or denied")
+	}
+	all, err := s.db.Approvals(ctx, state, 200)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, a := range all {
+		c, err := s.db.Channel(ctx, a.ChannelID)
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind != bullpen.ChannelDM || actor.IsAdmin || containsID(c.MemberIDs, actor.ID) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,66 @@
+package agents
+
+import (
+	"context"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+// Wiki is what agents need of the wiki. Actor is the agent, so every
+// revision is attributed to it. Package wiki provides it; nil leaves the
+// wiki tools out.
+type Wiki interface {
+	Search(ctx context.Context, actor bullpen.Member, query string, limit int) ([]WikiHit, error)
+	Read(ctx context.Context, actor bullpen.Member, title string) (WikiPage, error)
+	// Write saves a page. baseRevision names the revision the text edits
+	// (0 for a new page); a stale one is ECONFLICT.
+	Write(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int64) (WikiPage, error)
+}
+
+// WikiHit is one search result.
+type WikiHit struct {
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+}
+
+// WikiPage is a page at one revision.
+type WikiPage struct {
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Revision int64  `json:"revision"`
+}
+
+// Sandboxes gives each agent its own persistent sandbox, created from the
+// role's spec on first use. Package sandbox provides it through an
+// adapter; nil leaves the sandbox tools out.
+type Sandboxes interface {
+	Exec(ctx context.Context, agent bullpen.Member, spec SandboxSpec, req ExecRequest) (ExecResult, error)
+	ReadFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, limit int64) ([]byte, error)
+	WriteFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, data []byte) error
+	ListFiles(ctx context.Context, agent bullpen.Member, spec SandboxSpec, dir string) ([]FileEntry, error)
+}
+
+// ExecRequest is one command for a sandbox.
+type ExecRequest struct {
+	Command string        // run by /bin/sh -c
+	Timeout time.Duration // 0: the default
+	// Network asks for the role's network policy for this command; without
+	// it the command runs with no network. It needs a human's approval.
+	Network bool
+}
+
+// ExecResult is how a command ended.
+type ExecResult struct {
+	ExitCode  int    `json:"exit_code"`
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// FileEntry is one entry of a directory listing.
+type FileEntry struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+	Dir  bool   `json:"dir,omitempty"`
+}

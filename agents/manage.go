@@ -1,0 +1,298 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// Agent is an agent as the API shows it: its member, role and live status.
+type Agent struct {
+	bullpen.Member
+	Role    string    `json:"role"`
+	State   string    `json:"state"` // active or fired
+	Spec    Role      `json:"spec"`
+	Status  Status    `json:"status"`
+	HiredAt time.Time `json:"hired_at"`
+}
+
+// HireInput hires an agent from a catalog role or from an inline spec.
+// Handle, Name and Title override the role's.
+type HireInput struct {
+	Role   string `json:"role"`
+	Spec   *Role  `json:"spec"`
+	Handle string `json:"handle"`
+	Name   string `json:"name"`
+	Title  string `json:"title"`
+}
+
+// Hired is the result of a hire: the agent and its API token, shown once.
+type Hired struct {
+	Agent Agent  `json:"agent"`
+	Token string `json:"token"`
+}
+
+// Hire adds an agent member with its role; admins only.
+func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in HireInput) (Hired, error) {
+	if !actor.IsAdmin {
+		return Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
+	}
+	var role Role
+	switch {
+	case in.Spec != nil && in.Role != "":
+		return Hired{}, bullpen.Errorf(bullpen.EINVALID, "give either role or spec, not both")
+	case in.Spec != nil:
+		role = *in.Spec
+		role.Source = "inline"
+	case in.Role != "":
+		var err error
+		if role, err = s.cat.Role(in.Role); err != nil {
+			return Hired{}, err
+		}
+	default:
+		return Hired{}, bullpen.Errorf(bullpen.EINVALID, "role is required (e.g. \"starter/engineer\"), or an inline spec")
+	}
+	if in.Handle != "" {
+		role.Handle = in.Handle
+	}
+	if in.Name != "" {
+		role.Name = in.Name
+	}
+	if in.Title != "" {
+		role.Title = in.Title
+	}
+	if err := role.Validate(""); err != nil {
+		return Hired{}, err
+	}
+	spec, _ := json.Marshal(role)
+	m, err := s.off.CreateMemberWith(ctx, actor, office.MemberInput{Handle: role.Handle, DisplayName: role.Name,
+		Kind: bullpen.KindAgent, Title: role.Title}, func(tx *store.Tx, m bullpen.Member) error {
+		a, err := tx.CreateAgent(store.Agent{MemberID: m.ID, Role: role.Source, Spec: string(spec)})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Emit(EventAgentHired, 0, nil, s.view(m, a))
+		return err
+	})
+	if err != nil {
+		return Hired{}, err
+	}
+	token, _, err := s.off.CreateToken(ctx, actor, m.ID, "agent @"+m.Handle)
+	if err != nil {
+		return Hired{}, err
+	}
+	a, err := s.Get(ctx, m.ID)
+	return Hired{Agent: a, Token: token}, err
+}
+
+// HireTeam hires every role of a pack whose handle is free; it returns the
+// agents hired (tokens are not kept: the runtime mints its own).
+func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]Agent, error) {
+	roles := s.cat.Pack(pack)
+	if len(roles) == 0 {
+		return nil, bullpen.Errorf(bullpen.ENOTFOUND, "no role pack %q", pack)
+	}
+	var out []Agent
+	for _, r := range roles {
+		if _, err := s.db.MemberByHandle(ctx, r.Handle); err == nil {
+			continue
+		}
+		h, err := s.Hire(ctx, actor, HireInput{Role: r.Source})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, h.Agent)
+	}
+	return out, nil
+}
+
+// AgentUpdate edits an agent's role; nil fields stay as they are.
+type AgentUpdate struct {
+	Name      *string      `json:"name"`
+	Title     *string      `json:"title"`
+	Provider  *string      `json:"provider"`
+	Model     *string      `json:"model"`
+	Prompt    *string      `json:"prompt"`
+	Tools     *[]string    `json:"tools"`
+	Approvals *[]string    `json:"approvals"`
+	Sandbox   *SandboxSpec `json:"sandbox"`
+	Budgets   *Budgets     `json:"budgets"`
+}
+
+// Update edits an agent; admins only. The next turn uses the new role.
+func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up AgentUpdate) (Agent, error) {
+	if !actor.IsAdmin {
+		return Agent{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can edit agents")
+	}
+	a, err := s.db.Agent(ctx, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	var r Role
+	if err := json.Unmarshal([]byte(a.Spec), &r); err != nil {
+		return Agent{}, fmt.Errorf("agents: stored role spec: %w", err)
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&r.Name, up.Name)
+	set(&r.Title, up.Title)
+	set(&r.Provider, up.Provider)
+	set(&r.Model, up.Model)
+	set(&r.Prompt, up.Prompt)
+	if up.Tools != nil {
+		r.Tools = *up.Tools
+	}
+	if up.Approvals != nil {
+		r.Approvals = *up.Approvals
+	}
+	if up.Sandbox != nil {
+		r.Sandbox = *up.Sandbox
+	}
+	if up.Budgets != nil {
+		r.Budgets = *up.Budgets
+	}
+	if err := r.Validate(""); err != nil {
+		return Agent{}, err
+	}
+	m, err := s.off.UpdateMember(ctx, actor, id, office.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
+	if err != nil {
+		return Agent{}, err
+	}
+	spec, _ := json.Marshal(r)
+	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateAgent(id, a.Role, string(spec)); err != nil {
+			return err
+		}
+		a.Spec = string(spec)
+		_, err := tx.Emit(EventAgentUpdated, 0, nil, s.view(m, a))
+		return err
+	})
+	if err != nil {
+		return Agent{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// Fire deactivates an agent: it never wakes again, its tokens are revoked
+// and its pending wakes dropped. Its messages, turns and pages stay.
+func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (Agent, error) {
+	if !actor.IsAdmin {
+		return Agent{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can fire agents")
+	}
+	m, err := s.db.Member(ctx, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+		if err := tx.FireAgent(id); err != nil {
+			return err
+		}
+		_, err := tx.Emit(EventAgentFired, 0, nil, struct {
+			AgentID int64  `json:"agent_id"`
+			Handle  string `json:"handle"`
+		}{id, m.Handle})
+		return err
+	})
+	if err != nil {
+		return Agent{}, err
+	}
+	s.mu.Lock()
+	delete(s.creds, id)
+	s.mu.Unlock()
+	return s.Get(ctx, id)
+}
+
+// Get returns one agent.
+func (s *Service) Get(ctx context.Context, id int64) (Agent, error) {
+	a, err := s.db.Agent(ctx, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	m, err := s.db.Member(ctx, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	return s.view(m, a), nil
+}
+
+// List returns every agent, fired ones included, by handle.
+func (s *Service) List(ctx context.Context) ([]Agent, error) {
+	agents, err := s.db.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(agents))
+	for i, a := range agents {
+		ids[i] = a.MemberID
+	}
+	members, err := s.db.MembersByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Agent, 0, len(agents))
+	for _, a := range agents {
+		out = append(out, s.view(members[a.MemberID], a))
+	}
+	sortAgents(out)
+	return out, nil
+}
+
+func (s *Service) view(m bullpen.Member, a store.Agent) Agent {
+	r, _ := decodeRole(a.Spec)
+	v := Agent{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.Status(m.ID), HiredAt: a.CreatedAt}
+	return v
+}
+
+func sortAgents(as []Agent) {
+	for i := 1; i < len(as); i++ {
+		for j := i; j > 0 && as[j].Handle < as[j-1].Handle; j-- {
+			as[j], as[j-1] = as[j-1], as[j]
+		}
+	}
+}
+
+// OpenSession returns the DM channel between actor and an agent: a
+// session. Messages in it always wake the agent.
+func (s *Service) OpenSession(ctx context.Context, actor bullpen.Member, agentID int64) (bullpen.Channel, error) {
+	a, err := s.db.Agent(ctx, agentID)
+	if err != nil {
+		return bullpen.Channel{}, err
+	}
+	if a.State != store.AgentActive {
+		return bullpen.Channel{}, bullpen.Errorf(bullpen.EINVALID, "agent %d was fired", agentID)
+	}
+	return s.off.OpenDM(ctx, actor, agentID)
+}
+
+// Turns lists an agent's latest turns with token usage and tool calls.
+func (s *Service) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]store.Turn, error) {
+	if _, err := s.db.Agent(ctx, agentID); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 200 {
+		limit = 50
+	}
+	turns, err := s.db.Turns(ctx, agentID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := turns[:0]
+	for _, t := range turns {
+		c, err := s.db.Channel(ctx, t.ChannelID)
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind != bullpen.ChannelDM || actor.IsAdmin || containsID(c.MemberIDs, actor.ID) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,353 @@
+package agents
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bullpen-hq/bullpen"
+	"go.yaml.in/yaml/v3"
+)
+
+// Role is an agent's job description: who it is, which model it runs on,
+// what it may do and how much. Roles come from Markdown files with YAML
+// front matter (the body is the system prompt) or from plain YAML with a
+// prompt field.
+type Role struct {
+	Handle   string `yaml:"handle" json:"handle"`
+	Name     string `yaml:"name" json:"name"`
+	Title    string `yaml:"title" json:"title"`
+	Provider string `yaml:"provider" json:"provider"` // "", openai, anthropic or scripted; "" is the office default
+	Model    string `yaml:"model" json:"model"`
+	// Tools is the allow-list: only these are offered and accepted.
+	Tools []string `yaml:"tools" json:"tools"`
+	// Approvals lists tools that always need a human's approval.
+	Approvals []string    `yaml:"approvals" json:"approvals,omitempty"`
+	Sandbox   SandboxSpec `yaml:"sandbox" json:"sandbox"`
+	Budgets   Budgets     `yaml:"budgets" json:"budgets"`
+	Prompt    string      `yaml:"prompt" json:"prompt"`
+	// Source names where the role came from: "starter/lead", "local/x.md", "inline".
+	Source string `yaml:"-" json:"source"`
+}
+
+// SandboxSpec is what an agent's own sandbox looks like.
+type SandboxSpec struct {
+	Image  string  `yaml:"image" json:"image,omitempty"`
+	CPU    float64 `yaml:"cpu" json:"cpu,omitempty"`
+	Memory string  `yaml:"memory" json:"memory,omitempty"` // e.g. 512Mi, 2Gi
+	// Network is none (the default), allowlist or open. Commands that use
+	// the network need a human's approval.
+	Network string   `yaml:"network" json:"network,omitempty"`
+	Allow   []string `yaml:"allow" json:"allow,omitempty"` // domains or CIDRs for allowlist
+}
+
+// Budgets bound what one agent may spend. Zero means the default.
+type Budgets struct {
+	MaxSteps      int `yaml:"max_steps" json:"max_steps"`             // model calls per turn
+	MaxTurnTokens int `yaml:"max_turn_tokens" json:"max_turn_tokens"` // input+output tokens per turn
+	DailyTokens   int `yaml:"daily_tokens" json:"daily_tokens"`       // input+output tokens per UTC day
+	TurnsPerHour  int `yaml:"turns_per_hour" json:"turns_per_hour"`   // rate limit
+}
+
+// Default budgets.
+const (
+	DefaultMaxSteps      = 8
+	DefaultMaxTurnTokens = 120_000
+	DefaultDailyTokens   = 2_000_000
+	DefaultTurnsPerHour  = 120
+	MaxPrompt            = 32_000
+)
+
+// Provider kinds a role may name.
+var providerKinds = []string{"", "openai", "anthropic", "scripted"}
+
+// Network policies.
+const (
+	NetworkNone      = "none"
+	NetworkAllowlist = "allowlist"
+	NetworkOpen      = "open"
+)
+
+// WithDefaults fills zero budgets and the sandbox network policy.
+func (r Role) WithDefaults() Role {
+	b := &r.Budgets
+	if b.MaxSteps == 0 {
+		b.MaxSteps = DefaultMaxSteps
+	}
+	if b.MaxTurnTokens == 0 {
+		b.MaxTurnTokens = DefaultMaxTurnTokens
+	}
+	if b.DailyTokens == 0 {
+		b.DailyTokens = DefaultDailyTokens
+	}
+	if b.TurnsPerHour == 0 {
+		b.TurnsPerHour = DefaultTurnsPerHour
+	}
+	if r.Sandbox.Network == "" {
+		r.Sandbox.Network = NetworkNone
+	}
+	return r
+}
+
+// FieldError is a problem with one field of a role.
+type FieldError struct {
+	File  string // "" for inline specs
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("role file %s: field %q: %s", e.File, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("role: field %q: %s", e.Field, e.Msg)
+}
+
+// invalid wraps a FieldError as an EINVALID error.
+func invalid(file, field, format string, args ...any) error {
+	fe := &FieldError{File: file, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &bullpen.Error{Code: bullpen.EINVALID, Message: fe.Error(), Err: fe}
+}
+
+// Validate checks every field; file names the source in errors.
+func (r *Role) Validate(file string) error {
+	if err := bullpen.ValidateHandle(r.Handle); err != nil {
+		return invalid(file, "handle", "%s", bullpen.ErrorMessage(err))
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(r.Name)); n == 0 || n > bullpen.MaxDisplayName {
+		return invalid(file, "name", "must be 1-%d characters", bullpen.MaxDisplayName)
+	}
+	if utf8.RuneCountInString(r.Title) > bullpen.MaxTitle {
+		return invalid(file, "title", "is longer than %d characters", bullpen.MaxTitle)
+	}
+	if !slices.Contains(providerKinds, r.Provider) {
+		return invalid(file, "provider", "%q is not one of openai, anthropic, scripted (or empty for the office default)", r.Provider)
+	}
+	if len(r.Model) > 200 {
+		return invalid(file, "model", "is longer than 200 characters")
+	}
+	if err := r.validateTools(file); err != nil {
+		return err
+	}
+	if err := r.Sandbox.validate(file); err != nil {
+		return err
+	}
+	if err := r.Budgets.validate(file); err != nil {
+		return err
+	}
+	if strings.TrimSpace(r.Prompt) == "" {
+		return invalid(file, "prompt", "the system prompt (the Markdown body) is empty")
+	}
+	if utf8.RuneCountInString(r.Prompt) > MaxPrompt {
+		return invalid(file, "prompt", "is longer than %d characters", MaxPrompt)
+	}
+	return nil
+}
+
+func (r *Role) validateTools(file string) error {
+	seen := map[string]bool{}
+	for i, t := range r.Tools {
+		if !slices.Contains(ToolNames, t) {
+			return invalid(file, fmt.Sprintf("tools[%d]", i), "unknown tool %q (known: %s)", t, strings.Join(ToolNames, ", "))
+		}
+		if seen[t] {
+			return invalid(file, fmt.Sprintf("tools[%d]", i), "tool %q is listed twice", t)
+		}
+		seen[t] = true
+	}
+	for i, t := range r.Approvals {
+		if !seen[t] {
+			return invalid(file, fmt.Sprintf("approvals[%d]", i), "tool %q is not in tools", t)
+		}
+	}
+	return nil
+}
+
+func (s *SandboxSpec) validate(file string) error {
+	if len(s.Image) > 300 {
+		return invalid(file, "sandbox.image", "is longer than 300 characters")
+	}
+	if s.CPU < 0 || s.CPU > 64 {
+		return invalid(file, "sandbox.cpu", "must be between 0 and 64 cores")
+	}
+	if s.Memory != "" {
+		if _, err := ParseBytes(s.Memory); err != nil {
+			return invalid(file, "sandbox.memory", "%v", err)
+		}
+	}
+	switch s.Network {
+	case "", NetworkNone, NetworkOpen:
+	case NetworkAllowlist:
+		if len(s.Allow) == 0 {
+			return invalid(file, "sandbox.allow", "an allowlist network policy needs at least one domain or CIDR")
+		}
+	default:
+		return invalid(file, "sandbox.network", "%q is not one of none, allowlist, open", s.Network)
+	}
+	for i, a := range s.Allow {
+		if a == "" || len(a) > 253 || strings.ContainsAny(a, " \t\n") {
+			return invalid(file, fmt.Sprintf("sandbox.allow[%d]", i), "%q is not a domain or CIDR", a)
+		}
+	}
+	return nil
+}
+
+func (b *Budgets) validate(file string) error {
+	checks := []struct {
+		field    string
+		v, lo, h int
+	}{
+		{"budgets.max_steps", b.MaxSteps, 1, 100},
+		{"budgets.max_turn_tokens", b.MaxTurnTokens, 1000, 10_000_000},
+		{"budgets.daily_tokens", b.DailyTokens, 1000, 1_000_000_000},
+		{"budgets.turns_per_hour", b.TurnsPerHour, 1, 10_000},
+	}
+	for _, c := range checks {
+		if c.v != 0 && (c.v < c.lo || c.v > c.h) {
+			return invalid(file, c.field, "must be between %d and %d (or 0 for the default)", c.lo, c.h)
+		}
+	}
+	return nil
+}
+
+var bytesRE = regexp.MustCompile(`^([0-9]+)\s*(|k|K|Ki|M|Mi|G|Gi)$`)
+
+// ParseBytes reads a size like 512Mi, 2G or 1048576.
+func ParseBytes(s string) (int64, error) {
+	m := bytesRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a size like 512Mi or 2Gi", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	mult := map[string]int64{"": 1, "k": 1000, "K": 1000, "Ki": 1 << 10, "M": 1e6, "Mi": 1 << 20, "G": 1e9, "Gi": 1 << 30}[m[2]]
+	if n > (1<<46)/mult {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n * mult, nil
+}
+
+// ParseRole reads a role file: Markdown with YAML front matter between
+// "---" lines (the body is the prompt), or YAML (.yaml, .yml) with a prompt
+// field. name is used in error messages and as the Source.
+func ParseRole(name string, data []byte) (Role, error) {
+	var r Role
+	front, body := data, []byte(nil)
+	isYAML := strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+	if !isYAML {
+		var ok bool
+		if front, body, ok = splitFrontMatter(data); !ok {
+			return r, invalid(name, "front matter", "a role file starts with a --- line, YAML fields, and a closing --- line")
+		}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(front))
+	dec.KnownFields(true)
+	if err := dec.Decode(&r); err != nil && err != io.EOF {
+		var doc yaml.Node
+		yaml.Unmarshal(front, &doc)
+		return r, yamlError(name, &doc, err)
+	}
+	if !isYAML {
+		if r.Prompt != "" {
+			return r, invalid(name, "prompt", "in a Markdown role the prompt is the body, not a field")
+		}
+		r.Prompt = strings.TrimSpace(string(body))
+	}
+	r.Source = name
+	if err := r.Validate(name); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func splitFrontMatter(data []byte) (front, body []byte, ok bool) {
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	rest, found := strings.CutPrefix(s, "---\n")
+	if !found {
+		return nil, nil, false
+	}
+	i := strings.Index(rest, "\n---")
+	if i < 0 {
+		return nil, nil, false
+	}
+	after := rest[i+4:]
+	if after != "" && after[0] != '\n' {
+		return nil, nil, false
+	}
+	return []byte(rest[:i+1]), []byte(after), true
+}
+
+var (
+	yamlFieldRE = regexp.MustCompile(`line (\d+): field (\S+) not found`)
+	yamlTypeRE  = regexp.MustCompile(`line (\d+): cannot unmarshal !!\w+ (.*) into (\S+)`)
+)
+
+// yamlError turns a YAML decoding error into one that names the field.
+func yamlError(file string, doc *yaml.Node, err error) error {
+	msg := err.Error()
+	if m := yamlFieldRE.FindStringSubmatch(msg); m != nil {
+		field := m[2]
+		if path := fieldAtLine(doc, atoi(m[1]), ""); path != "" {
+			field = path
+		}
+		return invalid(file, field, "unknown field (line %s)", m[1])
+	}
+	if m := yamlTypeRE.FindStringSubmatch(msg); m != nil {
+		field := fieldAtLine(doc, atoi(m[1]), "")
+		if field == "" {
+			field = "line " + m[1]
+		}
+		return invalid(file, field, "value %s has the wrong type (want %s, line %s)", m[2], m[3], m[1])
+	}
+	return invalid(file, "front matter", "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// fieldAtLine returns the dotted path of the mapping key on a line, or of
+// the key whose value is on it.
+func fieldAtLine(n *yaml.Node, line int, prefix string) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := fieldAtLine(c, line, prefix); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			path := k.Value
+			if prefix != "" {
+				path = prefix + "." + k.Value
+			}
+			if p := fieldAtLine(v, line, path); p != "" {
+				return p
+			}
+			if k.Line == line || v.Line == line {
+				return path
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			path := fmt.Sprintf("%s[%d]", prefix, i)
+			if c.Line == line && c.Kind == yaml.ScalarNode {
+				return path
+			}
+			if p := fieldAtLine(c, line, path); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -1,0 +1,219 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// routerCursor names the router's position in the event log.
+const routerCursor = "wake-router"
+
+// cursorEvery bounds how many events the router may process without
+// saving its cursor. Events that wake nobody are harmless to see twice.
+const cursorEvery = 256
+
+// routerStart returns where the router resumes: its stored cursor, or the
+// current end of the log on the very first start (old messages wake
+// nobody).
+func (s *Service) routerStart(ctx context.Context) (int64, error) {
+	seq, err := s.db.Cursor(ctx, routerCursor)
+	if err == nil {
+		return seq, nil
+	}
+	if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return 0, err
+	}
+	last := s.off.Hub().Last()
+	_, err = s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, last) })
+	return last, err
+}
+
+// runRouter consumes the event feed from since and turns messages into
+// wakes. It blocks on the feed: nothing runs while nothing happens.
+func (s *Service) runRouter(ctx context.Context, since int64) {
+	feed := s.off.Subscribe(since)
+	defer feed.Close()
+	saved, pending := since, since
+	s.routed.Store(since)
+	for {
+		evs, err := feed.Next(ctx, 200)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("agents: router feed", "err", err)
+			}
+			return
+		}
+		for _, ev := range evs {
+			if ev.Seq == 0 {
+				continue // ephemeral
+			}
+			pending = ev.Seq
+			if ev.Type != bullpen.EventMessagePosted {
+				continue
+			}
+			for attempt := 0; ; attempt++ {
+				wrote, err := s.route(ctx, ev)
+				if err == nil {
+					if wrote {
+						saved = ev.Seq
+					}
+					break
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				s.log.Error("agents: route message", "seq", ev.Seq, "err", err)
+				if attempt >= 5 {
+					break // give up on this one message rather than stall every agent
+				}
+				time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+			}
+		}
+		s.routed.Store(pending)
+		if pending-saved >= cursorEvery {
+			if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
+				saved = pending
+			}
+		}
+	}
+}
+
+// route applies the wake rules to one message.posted event. Wakes, their
+// events, limit events and the cursor commit in one transaction, so a
+// restart neither loses nor repeats a wake. It reports whether it wrote.
+func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
+	var msg bullpen.Message
+	if err := json.Unmarshal(ev.Payload, &msg); err != nil {
+		return false, fmt.Errorf("agents: decode message event %d: %w", ev.Seq, err)
+	}
+	in, err := s.wakeInput(ctx, msg)
+	if err != nil {
+		return false, err
+	}
+	targets := WakeTargets(in)
+	if len(targets) == 0 {
+		return false, nil
+	}
+	hopStop, hops := false, 0
+	if in.Author.Kind == bullpen.KindAgent {
+		if hops, err = s.hops(ctx, msg); err != nil {
+			return false, err
+		}
+		hopStop = hops >= s.cfg.HopBudget
+	}
+	var queued []store.Wake
+	aud := audience(in.Channel)
+	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+		if hopStop {
+			if hops > s.cfg.HopBudget {
+				return tx.SetCursor(routerCursor, ev.Seq) // already announced for this chain
+			}
+			for _, t := range targets {
+				detail := fmt.Sprintf("@%s was not woken: %d agent-to-agent messages in a row in this thread without a human (hop budget %d). A human message resets it.",
+					in.Members[t.AgentID].Handle, hops, s.cfg.HopBudget)
+				if _, err := tx.Emit(EventLimitReached, msg.ChannelID, aud, limitPayload{AgentID: t.AgentID,
+					Handle: in.Members[t.AgentID].Handle, Limit: LimitHops, Detail: detail, MessageID: msg.ID}); err != nil {
+					return err
+				}
+			}
+			return tx.SetCursor(routerCursor, ev.Seq)
+		}
+		ws := make([]store.Wake, len(targets))
+		for i, t := range targets {
+			ws[i] = store.Wake{AgentID: t.AgentID, ChannelID: msg.ChannelID, MessageID: msg.ID, Reason: t.Reason}
+		}
+		var err error
+		if queued, err = tx.CreateWakes(ws); err != nil {
+			return err
+		}
+		for _, w := range queued {
+			if _, err := tx.Emit(EventWakeQueued, msg.ChannelID, aud, wakePayload{WakeID: w.ID, AgentID: w.AgentID,
+				Handle: in.Members[w.AgentID].Handle, MessageID: msg.ID, Reason: w.Reason}); err != nil {
+				return err
+			}
+		}
+		return tx.SetCursor(routerCursor, ev.Seq)
+	})
+	if err != nil {
+		return false, err
+	}
+	if hopStop && hops == s.cfg.HopBudget {
+		s.notice(ctx, in.Members[targets[0].AgentID], msg.ChannelID, threadOf(msg),
+			fmt.Sprintf("Stopped an agent chain: hop budget reached (%d agent-to-agent messages in a row in this thread without a human message). Post a message to continue.", s.cfg.HopBudget))
+	}
+	for _, w := range queued {
+		s.poke(w.AgentID)
+	}
+	return true, nil
+}
+
+// wakeInput loads what the wake rules need about a message.
+func (s *Service) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput, error) {
+	in := WakeInput{Message: msg, Members: map[int64]bullpen.Member{}, Active: map[int64]bool{}}
+	var err error
+	if in.Channel, err = s.db.Channel(ctx, msg.ChannelID); err != nil {
+		return in, err
+	}
+	members, err := s.db.Members(ctx)
+	if err != nil {
+		return in, err
+	}
+	for _, m := range members {
+		in.Members[m.ID] = m
+	}
+	in.Author = in.Members[msg.AuthorID]
+	agents, err := s.db.Agents(ctx)
+	if err != nil {
+		return in, err
+	}
+	for _, a := range agents {
+		in.Active[a.MemberID] = a.State == store.AgentActive
+	}
+	if msg.ThreadID != 0 {
+		if in.ThreadAuthors, err = s.db.ThreadAuthors(ctx, msg.ThreadID); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+// hops counts the agent-written messages at the end of msg's thread (or
+// of its channel's top level), msg included, back to the last human one.
+// System notices neither count nor break a chain.
+func (s *Service) hops(ctx context.Context, msg bullpen.Message) (int, error) {
+	tail, err := s.db.ChainTail(ctx, msg.ChannelID, msg.ThreadID, msg.ID, 4*s.cfg.HopBudget+4)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range tail {
+		if m.Source == bullpen.SourceSystem {
+			continue
+		}
+		if m.AuthorKind != string(bullpen.KindAgent) {
+			break
+		}
+		n++
+	}
+	return n, nil
+}
+
+// threadOf returns the thread a reply to msg belongs in: msg's thread, or
+// none for a top-level message.
+func threadOf(msg bullpen.Message) int64 { return msg.ThreadID }
+
+// notice posts a visible system message as the agent concerned: a limit,
+// a failure, a missing provider. It never wakes anyone.
+func (s *Service) notice(ctx context.Context, agent bullpen.Member, channelID, threadID int64, text string) {
+	_, err := s.off.Post(ctx, agent, office.PostInput{ChannelID: channelID, ThreadID: threadID,
+		Body: "⚠️ " + text, Source: bullpen.SourceSystem})
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("agents: post notice", "agent", agent.Handle, "err", err)
+	}
+}

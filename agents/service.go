@@ -1,0 +1,268 @@
+// Package agents runs Bullpen's AI agents: role specs and packs, the wake
+// rules, the durable inbox and its router, one worker per agent under a
+// global concurrency limit, the turn runtime with its tools, budgets, loop
+// control and approvals. It reaches the wiki and the sandboxes through the
+// small interfaces it declares (Wiki, Sandboxes) and the models through
+// package llm.
+package agents
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// Config configures the agents service.
+type Config struct {
+	Office  *office.Office
+	Catalog *Catalog // nil: the built-in packs only
+	// Providers by kind ("openai", "anthropic", "scripted"). A role names
+	// one; an empty name means DefaultProvider. No provider at all means
+	// mentioned agents answer with a notice saying so.
+	Providers       map[string]llm.Provider
+	DefaultProvider string
+	// Simulation labels every agent message as coming from a scripted
+	// simulation (bullpen demo).
+	Simulation bool
+	Wiki       Wiki      // nil: no wiki tools
+	Sandboxes  Sandboxes // nil: no sandbox tools
+
+	Concurrency int           // turns running at once, office-wide (default 4)
+	HopBudget   int           // agent→agent messages per thread without a human (default 8)
+	Lease       time.Duration // a running turn's lease, renewed while it runs (default 2 min)
+	Sweep       time.Duration // how often expired leases are looked for (default 30 s)
+	// SharedDatabase is true when several processes run agents on one
+	// PostgreSQL database: then only expired leases are reclaimed, never
+	// another live process's turns.
+	SharedDatabase bool
+	MaxCoalesce    int // wakes folded into one turn (default 10)
+	// Context bounds for the work packet.
+	ChannelContext int // top-level messages (default 6)
+	ThreadContext  int // thread messages (default 10)
+	WikiHits       int // wiki search hits (default 3)
+	MaxOutput      int // output tokens per model call (default 2048)
+
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.Concurrency, 4)
+	def(&c.HopBudget, 8)
+	def(&c.MaxCoalesce, 10)
+	def(&c.ChannelContext, 6)
+	def(&c.ThreadContext, 10)
+	def(&c.WikiHits, 3)
+	def(&c.MaxOutput, 2048)
+	if c.Lease == 0 {
+		c.Lease = 2 * time.Minute
+	}
+	if c.Sweep == 0 {
+		c.Sweep = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Service is the agents runtime. Start runs the router and the workers;
+// the hire/fire/edit, session and approval methods serve the API.
+type Service struct {
+	cfg   Config
+	off   *office.Office
+	db    *store.DB
+	cat   *Catalog
+	log   *slog.Logger
+	owner string // this process's turn-lease owner ID
+	sem   chan struct{}
+
+	mu      sync.Mutex
+	workers map[int64]chan struct{} // agent → poke
+	creds   map[int64]string        // agent → its runtime token secret
+	status  map[int64]Status
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	routed atomic.Int64 // the last event sequence the router has handled
+
+	// onRequest, when set (tests and benchmarks), sees each model request
+	// just before it is sent.
+	onRequest func(agentID int64, req llm.Request)
+}
+
+// New returns a service; Start runs it.
+func New(cfg Config) (*Service, error) {
+	if cfg.Office == nil {
+		return nil, fmt.Errorf("agents: no office")
+	}
+	cfg.defaults()
+	if cfg.Catalog == nil {
+		cat, err := LoadCatalog("")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Catalog = cat
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.Office.Store(), cat: cfg.Catalog, log: cfg.Logger,
+		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
+		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{}}
+	return s, nil
+}
+
+// Catalog returns the roles one can hire from.
+func (s *Service) Catalog() *Catalog { return s.cat }
+
+// ProviderNotice says what the dashboard should show about model
+// providers: "" when one is configured.
+func (s *Service) ProviderNotice() string {
+	switch {
+	case s.cfg.Simulation:
+		return "Simulation: agents run on a scripted model, not a real one."
+	case len(s.cfg.Providers) == 0:
+		return "No model provider is configured: agents cannot think. Set BULLPEN_OPENAI_API_KEY (and BULLPEN_OPENAI_BASE_URL for Ollama, vLLM, LiteLLM, OpenRouter) or BULLPEN_ANTHROPIC_API_KEY and restart."
+	}
+	return ""
+}
+
+// Start reclaims turns a previous run left behind, then runs the router,
+// the lease sweeper and a worker per agent with pending wakes. It returns
+// at once; Close stops everything.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.ctx != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("agents: already started")
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mu.Unlock()
+	if err := s.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
+		return err
+	}
+	since, err := s.routerStart(ctx)
+	if err != nil {
+		return err
+	}
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.runRouter(s.ctx, since) }()
+	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
+	ids, err := s.db.PendingAgents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		s.poke(id)
+	}
+	return nil
+}
+
+// Routed returns the last event sequence the router has handled.
+func (s *Service) Routed() int64 { return s.routed.Load() }
+
+// Close stops the router and the workers. A turn in flight stops where it
+// is; its wakes stay claimed until a restart (or lease expiry) re-queues
+// them.
+func (s *Service) Close() {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	s.wg.Wait()
+}
+
+// poke tells an agent's worker that wakes may be pending, starting the
+// worker on first use.
+func (s *Service) poke(agentID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil || s.ctx.Err() != nil {
+		return
+	}
+	ch, ok := s.workers[agentID]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		s.workers[agentID] = ch
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.runWorker(s.ctx, agentID, ch) }()
+	}
+	select {
+	case ch <- struct{}{}:
+	default: // already poked
+	}
+}
+
+// reclaim abandons turns whose process died and re-queues their wakes.
+func (s *Service) reclaim(ctx context.Context, otherOwners bool) error {
+	var turns []store.Turn
+	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		if turns, err = tx.ReclaimTurns(s.owner, otherOwners); err != nil {
+			return err
+		}
+		for _, t := range turns {
+			c, err := s.db.Channel(ctx, t.ChannelID)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Emit(EventTurnAbandoned, t.ChannelID, audience(c), turnPayload{TurnID: t.ID, AgentID: t.AgentID,
+				Error: "the worker stopped mid-turn; its wakes are queued again"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("agents: reclaim turns: %w", err)
+	}
+	for _, t := range turns {
+		s.log.Info("re-queued the wakes of an abandoned turn", "turn", t.ID, "agent", t.AgentID)
+		s.poke(t.AgentID)
+	}
+	return nil
+}
+
+func (s *Service) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.reclaim(ctx, false); err != nil && ctx.Err() == nil {
+				s.log.Error("agents: lease sweep", "err", err)
+			}
+		}
+	}
+}
+
+// audience returns who may see events about a channel: nil for public
+// channels, the members of a DM.
+func audience(c bullpen.Channel) []int64 {
+	if c.Kind == bullpen.ChannelDM {
+		return c.MemberIDs
+	}
+	return nil
+}

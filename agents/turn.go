@@ -1,0 +1,340 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// turnEnv is one turn in progress.
+type turnEnv struct {
+	s         *Service
+	turn      store.Turn
+	agent     bullpen.Member // authenticated with the agent's own credential
+	role      Role
+	channel   bullpen.Channel
+	thread    int64 // where replies go by default
+	aud       []int64
+	tools     map[string]*toolDef
+	provider  llm.Provider
+	simulated bool
+	usage     llm.Usage
+	steps     int
+	posted    int
+	asked     bool // an approval was requested: the turn ends after this step
+	started   time.Time
+}
+
+// runTurn runs a claimed turn to its end. When ctx ends (shutdown) it
+// returns without finishing the turn, so a restart re-queues its wakes.
+func (s *Service) runTurn(ctx context.Context, turn store.Turn, wakes []store.Wake) {
+	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now()}
+	defer s.setStatus(turn.AgentID, Status{State: StatusIdle})
+	triggers, err := s.prepare(ctx, e, wakes)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.fail(ctx, e, err)
+		}
+		return
+	}
+	if triggers == nil {
+		return // prepare finished the turn (fired, limited, no provider)
+	}
+	s.loop(ctx, e, triggers)
+}
+
+// prepare authenticates the agent, checks its budgets and provider, and
+// loads the triggers. A nil slice with a nil error means the turn is over.
+func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) ([]trigger, error) {
+	ag, err := s.db.Agent(ctx, e.turn.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	member, err := s.db.Member(ctx, ag.MemberID)
+	if err != nil {
+		return nil, err
+	}
+	e.agent = member
+	if e.channel, err = s.db.Channel(ctx, e.turn.ChannelID); err != nil {
+		return nil, err
+	}
+	e.aud = audience(e.channel)
+	if ag.State != store.AgentActive || member.Muted {
+		return nil, s.finish(ctx, e, store.TurnDone, store.WakeDropped, "agent is fired or muted")
+	}
+	if e.role, err = decodeRole(ag.Spec); err != nil {
+		return nil, err
+	}
+	if e.agent, err = s.authenticate(ctx, member); err != nil {
+		return nil, err
+	}
+	triggers, err := s.triggers(ctx, wakes)
+	if err != nil {
+		return nil, err
+	}
+	e.thread = replyThread(e.channel, triggers)
+	if stop, err := s.checkBudgets(ctx, e); stop || err != nil {
+		return nil, err
+	}
+	kind := e.role.Provider
+	if kind == "" {
+		kind = s.cfg.DefaultProvider
+	}
+	if e.provider = s.cfg.Providers[kind]; e.provider == nil {
+		s.notice(ctx, e.agent, e.channel.ID, e.thread, fmt.Sprintf("@%s cannot answer: no model provider is configured (role provider %q). An admin can set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY and restart.", member.Handle, kind))
+		return nil, s.finish(ctx, e, store.TurnFailed, store.WakeDone, "no model provider configured")
+	}
+	e.simulated = s.cfg.Simulation || e.provider.Name() == "scripted"
+	e.tools, _ = s.toolsFor(e.role)
+	if err := s.startEvent(ctx, e, wakes); err != nil {
+		return nil, err
+	}
+	if err := s.runApproved(ctx, e, triggers); err != nil {
+		return nil, err
+	}
+	return triggers, nil
+}
+
+// triggers loads the messages and approvals behind a turn's wakes.
+func (s *Service) triggers(ctx context.Context, wakes []store.Wake) ([]trigger, error) {
+	out := make([]trigger, 0, len(wakes))
+	for _, w := range wakes {
+		t := trigger{wake: w}
+		switch {
+		case w.MessageID != 0:
+			m, err := s.db.Message(ctx, w.MessageID)
+			if err != nil {
+				return nil, err
+			}
+			if m.Deleted {
+				continue
+			}
+			t.msg = m
+		case w.ApprovalID != 0:
+			a, err := s.db.Approval(ctx, w.ApprovalID)
+			if err != nil {
+				return nil, err
+			}
+			t.approval = &a
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// replyThread is where the agent answers by default: the thread of the
+// latest trigger; a top-level message of a public channel gets its reply
+// in a new thread under it; DMs stay flat.
+func replyThread(c bullpen.Channel, ts []trigger) int64 {
+	for i := len(ts) - 1; i >= 0; i-- {
+		switch t := ts[i]; {
+		case t.approval != nil:
+			return t.approval.ThreadID
+		case t.msg.ThreadID != 0:
+			return t.msg.ThreadID
+		case c.Kind == bullpen.ChannelDM:
+			return 0
+		default:
+			return t.msg.ID
+		}
+	}
+	return 0
+}
+
+func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []store.Wake) error {
+	p := turnPayload{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.provider.Name(),
+		Model: e.role.Model, Simulated: e.simulated}
+	for _, w := range wakes {
+		p.Wakes = append(p.Wakes, w.ID)
+		if !slices.Contains(p.Reasons, w.Reason) {
+			p.Reasons = append(p.Reasons, w.Reason)
+		}
+	}
+	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.Emit(EventTurnStarted, e.channel.ID, e.aud, p)
+		return err
+	})
+	s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
+	return err
+}
+
+// loop is the tool loop: call the model, run the tools it asks for, until
+// it answers without tools, asks for an approval, or hits a limit.
+func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
+	roster, err := s.roster(ctx)
+	if err != nil {
+		s.fail(ctx, e, err)
+		return
+	}
+	_, tools := s.toolsFor(e.role)
+	req := llm.Request{Model: e.role.Model, System: prefix(e.role, e.agent, roster), Tools: tools,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: s.workPacket(ctx, e, triggers)}}, MaxTokens: s.cfg.MaxOutput}
+	b := e.role.Budgets
+	for {
+		if e.steps >= b.MaxSteps {
+			s.limit(ctx, e, LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
+			return
+		}
+		if used := e.usage.InputTokens + e.usage.OutputTokens; used >= b.MaxTurnTokens {
+			s.limit(ctx, e, LimitTurnTokens, fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d).", e.agent.Handle, used, b.MaxTurnTokens))
+			return
+		}
+		s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
+		if s.onRequest != nil {
+			s.onRequest(e.agent.ID, req)
+		}
+		resp, err := e.provider.Complete(ctx, req, func(text string) {
+			body, _ := json.Marshal(deltaPayload{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
+			s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
+				Payload: body, At: s.cfg.Now().UTC()})
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return // shutting down: the turn is re-queued at restart
+			}
+			s.notice(ctx, e.agent, e.channel.ID, e.thread, fmt.Sprintf("@%s could not answer: %s", e.agent.Handle, bullpen.ErrorMessage(err)))
+			s.fail(ctx, e, err)
+			return
+		}
+		e.steps++
+		e.usage = e.usage.Add(resp.Usage)
+		if resp.Model != "" {
+			e.turn.Model = resp.Model
+		}
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		if len(resp.ToolCalls) == 0 {
+			if e.posted == 0 && strings.TrimSpace(resp.Text) != "" {
+				s.postText(ctx, e, resp.Text)
+			}
+			break
+		}
+		for _, call := range resp.ToolCalls {
+			out, isErr := s.call(ctx, e, call)
+			if ctx.Err() != nil {
+				return
+			}
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: out, IsError: isErr})
+		}
+		if e.asked {
+			break // the answer to the approval wakes a new turn
+		}
+	}
+	if err := s.finish(ctx, e, store.TurnDone, store.WakeDone, ""); err != nil && ctx.Err() == nil {
+		s.log.Error("agents: finish turn", "turn", e.turn.ID, "err", err)
+	}
+}
+
+// postText posts a final answer the model gave as text instead of through
+// post_message, so the human sees it.
+func (s *Service) postText(ctx context.Context, e *turnEnv, text string) {
+	body := text
+	if e.simulated {
+		body = simLabel + body
+	}
+	if _, err := s.off.Post(ctx, e.agent, office.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}); err != nil && ctx.Err() == nil {
+		s.log.Error("agents: post answer", "agent", e.agent.Handle, "err", err)
+	}
+}
+
+// simLabel starts every message of a simulated agent.
+const simLabel = "🧪 *simulation* — "
+
+// limit stops the turn because of a budget: a visible event and message.
+func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
+	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, limitPayload{AgentID: e.agent.ID, Handle: e.agent.Handle,
+			Limit: which, Detail: detail, TurnID: e.turn.ID})
+		return err
+	})
+	if err != nil {
+		s.log.Error("agents: limit event", "err", err)
+	}
+	s.notice(ctx, e.agent, e.channel.ID, e.thread, detail)
+	wakeState := store.WakeDone
+	if e.steps == 0 {
+		wakeState = store.WakeDropped
+	}
+	if err := s.finish(ctx, e, store.TurnDone, wakeState, "limit: "+which); err != nil && ctx.Err() == nil {
+		s.log.Error("agents: finish turn", "turn", e.turn.ID, "err", err)
+	}
+}
+
+// fail ends a turn with an error.
+func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
+	if bullpen.ErrorCode(cause) == bullpen.EINTERNAL {
+		s.log.Error("agents: turn failed", "turn", e.turn.ID, "agent", e.turn.AgentID, "err", cause)
+	}
+	if err := s.finish(ctx, e, store.TurnFailed, store.WakeDone, bullpen.ErrorMessage(cause)); err != nil && ctx.Err() == nil {
+		s.log.Error("agents: finish failed turn", "turn", e.turn.ID, "err", err)
+	}
+}
+
+// finish stores the turn's outcome and its event in one transaction.
+func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errMsg string) error {
+	t := e.turn
+	t.State, t.Steps, t.Error = state, e.steps, errMsg
+	t.InputTokens, t.CachedInputTokens = e.usage.InputTokens, e.usage.CachedInputTokens
+	t.CacheWriteTokens, t.OutputTokens = e.usage.CacheWriteTokens, e.usage.OutputTokens
+	if e.provider != nil {
+		t.Provider = e.provider.Name()
+	}
+	if t.Model == "" {
+		t.Model = e.role.Model
+	}
+	typ := EventTurnFinished
+	if state == store.TurnFailed {
+		typ = EventTurnFailed
+	}
+	p := turnPayload{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
+		Steps: e.steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(e.usage), Error: errMsg, Simulated: e.simulated}
+	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if err := tx.FinishTurn(t, wakeState); err != nil {
+			return err
+		}
+		_, err := tx.Emit(typ, t.ChannelID, e.aud, p)
+		return err
+	})
+	return err
+}
+
+// checkBudgets applies the per-agent rate limit and daily token budget
+// before any model call. It reports whether the turn was stopped.
+func (s *Service) checkBudgets(ctx context.Context, e *turnEnv) (bool, error) {
+	now := s.cfg.Now().UTC()
+	b := e.role.Budgets
+	hour, err := s.db.UsageSince(ctx, e.agent.ID, now.Add(-time.Hour))
+	if err != nil {
+		return false, err
+	}
+	if hour.Turns > int64(b.TurnsPerHour) { // this turn included
+		s.limit(ctx, e, LimitRate, fmt.Sprintf("@%s is rate-limited: %d turns in the last hour (limit %d). Try again later.", e.agent.Handle, hour.Turns-1, b.TurnsPerHour))
+		return true, nil
+	}
+	day, err := s.db.UsageSince(ctx, e.agent.ID, now.Truncate(24*time.Hour))
+	if err != nil {
+		return false, err
+	}
+	if day.Tokens >= int64(b.DailyTokens) {
+		s.limit(ctx, e, LimitDailyTokens, fmt.Sprintf("@%s has used its daily token budget: %d of %d tokens today (UTC). It resumes tomorrow or when an admin raises budgets.daily_tokens.", e.agent.Handle, day.Tokens, b.DailyTokens))
+		return true, nil
+	}
+	return false, nil
+}
+
+// decodeRole reads a stored role spec and fills its defaults.
+func decodeRole(spec string) (Role, error) {
+	var r Role
+	if err := json.Unmarshal([]byte(spec), &r); err != nil {
+		return r, fmt.Errorf("agents: stored role spec: %w", err)
+	}
+	return r.WithDefaults(), nil
+}

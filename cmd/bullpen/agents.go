@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/agents/llm/anthropic"
+	"github.com/bullpen-hq/bullpen/agents/llm/openai"
+	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
+)
+
+// providersFromEnv configures model providers from the environment:
+//
+//	BULLPEN_OPENAI_API_KEY, BULLPEN_OPENAI_BASE_URL, BULLPEN_OPENAI_MODEL
+//	BULLPEN_ANTHROPIC_API_KEY, BULLPEN_ANTHROPIC_BASE_URL, BULLPEN_ANTHROPIC_MODEL
+//	BULLPEN_PROVIDER: the default for roles that name none
+//
+// OpenAI-compatible servers without keys (Ollama, vLLM) need only the
+// base URL.
+func providersFromEnv() (map[string]llm.Provider, string) {
+	ps := map[string]llm.Provider{}
+	if key, base := os.Getenv("BULLPEN_OPENAI_API_KEY"), os.Getenv("BULLPEN_OPENAI_BASE_URL"); key != "" || base != "" {
+		ps["openai"] = openai.New(openai.Config{APIKey: key, BaseURL: base, Model: envOr("BULLPEN_OPENAI_MODEL", "gpt-4o-mini")})
+	}
+	if key := os.Getenv("BULLPEN_ANTHROPIC_API_KEY"); key != "" {
+		ps["anthropic"] = anthropic.New(anthropic.Config{APIKey: key, BaseURL: os.Getenv("BULLPEN_ANTHROPIC_BASE_URL"),
+			Model: envOr("BULLPEN_ANTHROPIC_MODEL", "claude-sonnet-4-5")})
+	}
+	def := os.Getenv("BULLPEN_PROVIDER")
+	if def == "" {
+		for _, k := range []string{"anthropic", "openai"} {
+			if ps[k] != nil {
+				def = k
+				break
+			}
+		}
+	}
+	return ps, def
+}
+
+// openAgents starts the agents service: the wake router, the workers and
+// the turn runtime, with the wiki and the sandboxes wired in when they
+// are available. demo runs every agent on the scripted simulation.
+func (m *Main) openAgents(ctx context.Context) error {
+	cat, err := agents.LoadCatalog(filepath.Join(m.DataDir, "roles"))
+	if err != nil {
+		m.Logger.Warn("some role files were left out", "err", err)
+	}
+	if cat == nil {
+		return err
+	}
+	providers, def := providersFromEnv()
+	if m.Demo {
+		sim := scripted.New(agents.DemoScript)
+		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
+		providers, def = map[string]llm.Provider{"scripted": sim, "openai": sim, "anthropic": sim}, "scripted"
+	}
+	cfg := agents.Config{Office: m.Office, Catalog: cat, Providers: providers, DefaultProvider: def,
+		Simulation: m.Demo, Logger: m.Logger}
+	if m.Wiki != nil {
+		cfg.Wiki = agentWiki{m.Wiki}
+	}
+	if m.Sandboxes != nil {
+		cfg.Sandboxes = agentSandboxes{m.Sandboxes}
+	}
+	svc, err := agents.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := svc.Start(ctx); err != nil {
+		return err
+	}
+	m.Agents = svc
+	return nil
+}
+
+// agentService returns the agents service for the web server (nil-safe).
+func (m *Main) agentService() web.AgentService {
+	if m.Agents == nil {
+		return nil
+	}
+	return m.Agents
+}
+
+// runDemo hires the starter team and asks the lead for something, so the
+// dashboard shows agents coordinating, writing the wiki and (with
+// sandboxes) running commands. Everything is labelled a simulation.
+func (m *Main) runDemo(ctx context.Context) error {
+	off := m.Office
+	members, err := off.Members(ctx)
+	if err != nil {
+		return err
+	}
+	var admin bullpen.Member
+	for _, mb := range members {
+		if mb.IsAdmin {
+			admin = mb
+			break
+		}
+	}
+	if _, err := m.Agents.HireTeam(ctx, admin, "starter"); err != nil {
+		return fmt.Errorf("demo: hire the starter team: %w", err)
+	}
+	general, err := off.ChannelByName(ctx, admin, "general")
+	if err != nil {
+		return err
+	}
+	_, err = off.Post(ctx, admin, office.PostInput{ChannelID: general.ID, Source: bullpen.SourceWeb,
+		Body: "@lead welcome to the demo! Please get our build machine checked and tell me what you find."})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "Demo: a simulated team (scripted model, not a real one) is working in #general.\n")
+	return nil
+}
+
+// agentWiki adapts the wiki's agent tools to agents.Wiki.
+type agentWiki struct{ w *wiki.Wiki }
+
+func (a agentWiki) Search(ctx context.Context, actor bullpen.Member, q string, limit int) ([]agents.WikiHit, error) {
+	res, err := a.w.ToolSearch(ctx, actor, mustJSON(map[string]any{"query": q, "limit": limit}))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agents.WikiHit, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = agents.WikiHit{Title: h.Title, Snippet: h.Snippet}
+	}
+	return out, nil
+}
+
+func (a agentWiki) Read(ctx context.Context, actor bullpen.Member, title string) (agents.WikiPage, error) {
+	res, err := a.w.ToolRead(ctx, actor, mustJSON(map[string]any{"page": title}))
+	if err != nil {
+		return agents.WikiPage{}, err
+	}
+	return agents.WikiPage{Title: res.Title, Body: res.Body, Revision: int64(res.Revision)}, nil
+}
+
+func (a agentWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int64) (agents.WikiPage, error) {
+	res, err := a.w.ToolWrite(ctx, actor, mustJSON(map[string]any{"title": title, "body": body, "base_revision": base}))
+	if err != nil {
+		return agents.WikiPage{}, err
+	}
+	return agents.WikiPage{Title: res.Title, Body: body, Revision: int64(res.Revision)}, nil
+}
+
+// agentSandboxes gives each agent one persistent sandbox, named after it
+// and owned by it, created from its role's spec on first use.
+type agentSandboxes struct{ s *sandboxes.Service }
+
+func (a agentSandboxes) ensure(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec) (string, error) {
+	name := "agent-" + agent.Handle
+	if info, err := a.s.Get(ctx, agent, name); err == nil {
+		return info.ID, nil
+	} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return "", err
+	}
+	sp := sandbox.Spec{Image: spec.Image, Name: name, CPU: spec.CPU, Tags: map[string]string{"agent": agent.Handle},
+		IdleAction: sandbox.IdleStop}
+	if spec.Memory != "" {
+		sp.MemoryBytes, _ = agents.ParseBytes(spec.Memory)
+	}
+	switch spec.Network {
+	case agents.NetworkOpen:
+		sp.Network.Allow = []string{"0.0.0.0/0"}
+	case agents.NetworkAllowlist:
+		for _, x := range spec.Allow {
+			if _, _, err := net.ParseCIDR(x); err == nil {
+				sp.Network.Allow = append(sp.Network.Allow, x)
+			} else {
+				sp.Network.Domains = append(sp.Network.Domains, x)
+			}
+		}
+	}
+	info, err := a.s.Create(ctx, agent, sp)
+	if err != nil {
+		return "", err
+	}
+	return info.ID, nil
+}
+
+func (a agentSandboxes) Exec(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
+	id, err := a.ensure(ctx, agent, spec)
+	if err != nil {
+		return agents.ExecResult{}, err
+	}
+	res, err := a.s.Run(ctx, agent, id, sandbox.ExecRequest{Cmd: []string{"/bin/sh", "-c", req.Command}, Timeout: req.Timeout})
+	if err != nil {
+		return agents.ExecResult{}, err
+	}
+	out := agents.ExecResult{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Truncated: res.Truncated}
+	if res.TimedOut {
+		out.Stderr += "\n(timed out)"
+	}
+	return out, nil
+}
+
+func (a agentSandboxes) ReadFile(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, path string, limit int64) ([]byte, error) {
+	id, err := a.ensure(ctx, agent, spec)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := a.s.ReadFile(ctx, agent, id, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, limit))
+}
+
+func (a agentSandboxes) WriteFile(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, path string, data []byte) error {
+	id, err := a.ensure(ctx, agent, spec)
+	if err != nil {
+		return err
+	}
+	return a.s.WriteFile(ctx, agent, id, path, bytes.NewReader(data), 0o644)
+}
+
+func (a agentSandboxes) ListFiles(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, dir string) ([]agents.FileEntry, error) {
+	id, err := a.ensure(ctx, agent, spec)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := a.s.ListFiles(ctx, agent, id, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agents.FileEntry, len(fs))
+	for i, f := range fs {
+		out[i] = agents.FileEntry{Name: f.Name, Size: f.Size, Dir: f.IsDir}
+	}
+	return out, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

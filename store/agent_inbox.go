@@ -1,0 +1,393 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Wake states: pending until a turn claims it, done when that turn ends,
+// dropped when a limit or a firing stops it.
+const (
+	WakePending = "pending"
+	WakeClaimed = "claimed"
+	WakeDone    = "done"
+	WakeDropped = "dropped"
+)
+
+// Turn states.
+const (
+	TurnRunning   = "running"
+	TurnDone      = "done"
+	TurnFailed    = "failed"
+	TurnAbandoned = "abandoned" // its process died; its wakes went back to pending
+)
+
+// Wake is one reason for an agent to take a turn: a message that addressed
+// it, or an approval that was answered.
+type Wake struct {
+	ID         int64     `json:"id"`
+	AgentID    int64     `json:"agent_id"`
+	ChannelID  int64     `json:"channel_id"`
+	MessageID  int64     `json:"message_id,omitempty"`
+	ApprovalID int64     `json:"approval_id,omitempty"`
+	Reason     string    `json:"reason"`
+	State      string    `json:"state"`
+	TurnID     int64     `json:"turn_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+type wakeRow struct {
+	ID         int64 `gorm:"primaryKey"`
+	AgentID    int64
+	ChannelID  int64
+	MessageID  *int64
+	ApprovalID *int64
+	Reason     string
+	State      string
+	TurnID     *int64
+	CreatedAt  time.Time
+	DoneAt     *time.Time
+}
+
+func (wakeRow) TableName() string { return "agent_wakes" }
+
+func (r *wakeRow) toWake() Wake {
+	return Wake{ID: r.ID, AgentID: r.AgentID, ChannelID: r.ChannelID, MessageID: deref(r.MessageID),
+		ApprovalID: deref(r.ApprovalID), Reason: r.Reason, State: r.State, TurnID: deref(r.TurnID), CreatedAt: r.CreatedAt.UTC()}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func ref(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+// CreateWakes stores pending wakes. A second wake of the same agent by the
+// same message is ignored; the returned wakes are those stored.
+func (tx *Tx) CreateWakes(ws []Wake) ([]Wake, error) {
+	var out []Wake
+	for _, w := range ws {
+		row := wakeRow{AgentID: w.AgentID, ChannelID: w.ChannelID, MessageID: ref(w.MessageID), ApprovalID: ref(w.ApprovalID),
+			Reason: w.Reason, State: WakePending, CreatedAt: tx.now}
+		res := tx.g.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+		if res.Error != nil {
+			return nil, fmt.Errorf("store: insert wake: %w", res.Error)
+		}
+		if res.RowsAffected > 0 {
+			out = append(out, row.toWake())
+		}
+	}
+	return out, nil
+}
+
+// PendingAgents returns the agents that have pending wakes.
+func (db *DB) PendingAgents(ctx context.Context) ([]int64, error) {
+	var ids []int64
+	err := db.read(ctx).Model(&wakeRow{}).Where("state = ?", WakePending).Distinct("agent_id").Pluck("agent_id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: pending agents: %w", err)
+	}
+	return ids, nil
+}
+
+// Wakes returns a turn's wakes, oldest first.
+func (db *DB) Wakes(ctx context.Context, turnID int64) ([]Wake, error) {
+	var rows []wakeRow
+	if err := db.read(ctx).Where("turn_id = ?", turnID).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: turn wakes: %w", err)
+	}
+	out := make([]Wake, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toWake()
+	}
+	return out, nil
+}
+
+// Turn is one run of an agent: a fresh prompt, a tool loop, usage.
+type Turn struct {
+	ID                int64      `json:"id"`
+	AgentID           int64      `json:"agent_id"`
+	ChannelID         int64      `json:"channel_id"`
+	State             string     `json:"state"`
+	Owner             string     `json:"-"`
+	LeaseUntil        time.Time  `json:"-"`
+	Provider          string     `json:"provider"`
+	Model             string     `json:"model"`
+	Steps             int        `json:"steps"`
+	InputTokens       int        `json:"input_tokens"`
+	CachedInputTokens int        `json:"cached_input_tokens"`
+	CacheWriteTokens  int        `json:"cache_write_tokens"`
+	OutputTokens      int        `json:"output_tokens"`
+	Error             string     `json:"error,omitempty"`
+	StartedAt         time.Time  `json:"started_at"`
+	FinishedAt        *time.Time `json:"finished_at"`
+	ToolCalls         []ToolCall `json:"tool_calls"`
+}
+
+type turnRow struct {
+	ID                int64 `gorm:"primaryKey"`
+	AgentID           int64
+	ChannelID         int64
+	State             string
+	Owner             string
+	LeaseUntil        time.Time
+	Provider          string
+	Model             string
+	Steps             int
+	InputTokens       int
+	CachedInputTokens int
+	CacheWriteTokens  int
+	OutputTokens      int
+	Error             string
+	StartedAt         time.Time
+	FinishedAt        *time.Time
+}
+
+func (turnRow) TableName() string { return "agent_turns" }
+
+func (r *turnRow) toTurn() Turn {
+	return Turn{ID: r.ID, AgentID: r.AgentID, ChannelID: r.ChannelID, State: r.State, Owner: r.Owner, LeaseUntil: r.LeaseUntil.UTC(),
+		Provider: r.Provider, Model: r.Model, Steps: r.Steps, InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens,
+		CacheWriteTokens: r.CacheWriteTokens, OutputTokens: r.OutputTokens, Error: r.Error, StartedAt: r.StartedAt.UTC(),
+		FinishedAt: utcPtr(r.FinishedAt), ToolCalls: []ToolCall{}}
+}
+
+// ClaimWakes starts a turn for an agent with its oldest pending wakes in
+// one channel (up to max): the wakes are claimed by the new running turn,
+// leased to owner until leaseUntil. ENOTFOUND when nothing is pending.
+func (tx *Tx) ClaimWakes(agentID int64, owner string, leaseUntil time.Time, max int) (Turn, []Wake, error) {
+	var first wakeRow
+	err := tx.g.Where("agent_id = ? AND state = ?", agentID, WakePending).Order("id").First(&first).Error
+	if err != nil {
+		return Turn{}, nil, notFound(err, "no pending wakes for agent %d", agentID)
+	}
+	var rows []wakeRow
+	err = tx.g.Where("agent_id = ? AND state = ? AND channel_id = ?", agentID, WakePending, first.ChannelID).
+		Order("id").Limit(max).Find(&rows).Error
+	if err != nil {
+		return Turn{}, nil, fmt.Errorf("store: pending wakes: %w", err)
+	}
+	turn := turnRow{AgentID: agentID, ChannelID: first.ChannelID, State: TurnRunning, Owner: owner,
+		LeaseUntil: leaseUntil.UTC(), StartedAt: tx.now}
+	if err := tx.g.Create(&turn).Error; err != nil {
+		return Turn{}, nil, fmt.Errorf("store: insert turn: %w", err)
+	}
+	ids := make([]int64, len(rows))
+	wakes := make([]Wake, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+		rows[i].State, rows[i].TurnID = WakeClaimed, &turn.ID
+		wakes[i] = rows[i].toWake()
+	}
+	err = tx.g.Model(&wakeRow{}).Where("id IN ?", ids).Updates(map[string]any{"state": WakeClaimed, "turn_id": turn.ID}).Error
+	if err != nil {
+		return Turn{}, nil, fmt.Errorf("store: claim wakes: %w", err)
+	}
+	return turn.toTurn(), wakes, nil
+}
+
+// FinishTurn stores a turn's outcome and closes its wakes: done, or
+// dropped when the turn was stopped before it could act on them.
+func (tx *Tx) FinishTurn(t Turn, wakeState string) error {
+	res := tx.g.Model(&turnRow{}).Where("id = ? AND state = ?", t.ID, TurnRunning).Updates(map[string]any{
+		"state": t.State, "provider": t.Provider, "model": t.Model, "steps": t.Steps,
+		"input_tokens": t.InputTokens, "cached_input_tokens": t.CachedInputTokens, "cache_write_tokens": t.CacheWriteTokens,
+		"output_tokens": t.OutputTokens, "error": t.Error, "finished_at": tx.now})
+	if res.Error != nil {
+		return fmt.Errorf("store: finish turn: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		// Reclaimed after its lease ran out: another turn owns the wakes now.
+		return bullpen.Errorf(bullpen.ECONFLICT, "turn %d is no longer running", t.ID)
+	}
+	return tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ?", t.ID, WakeClaimed).
+		Updates(map[string]any{"state": wakeState, "done_at": tx.now}).Error
+}
+
+// RenewLease extends a running turn's lease; false when it is not running
+// under owner any more.
+func (tx *Tx) RenewLease(turnID int64, owner string, until time.Time) (bool, error) {
+	res := tx.g.Model(&turnRow{}).Where("id = ? AND owner = ? AND state = ?", turnID, owner, TurnRunning).
+		Update("lease_until", until.UTC())
+	if res.Error != nil {
+		return false, fmt.Errorf("store: renew lease: %w", res.Error)
+	}
+	return res.RowsAffected > 0, nil
+}
+
+// ReclaimTurns abandons running turns whose lease has expired, or that
+// belong to another owner when otherOwners is true (a restart of a
+// single-process office), and puts their wakes back to pending. It returns
+// the abandoned turns.
+func (tx *Tx) ReclaimTurns(owner string, otherOwners bool) ([]Turn, error) {
+	q := tx.g.Where("state = ?", TurnRunning)
+	if otherOwners {
+		q = q.Where("lease_until < ? OR owner <> ?", tx.now, owner)
+	} else {
+		q = q.Where("lease_until < ?", tx.now)
+	}
+	var rows []turnRow
+	if err := q.Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: expired turns: %w", err)
+	}
+	out := make([]Turn, len(rows))
+	for i := range rows {
+		err := tx.g.Model(&turnRow{}).Where("id = ?", rows[i].ID).
+			Updates(map[string]any{"state": TurnAbandoned, "finished_at": tx.now, "error": "worker stopped mid-turn; wakes re-queued"}).Error
+		if err != nil {
+			return nil, fmt.Errorf("store: abandon turn: %w", err)
+		}
+		err = tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ?", rows[i].ID, WakeClaimed).
+			Updates(map[string]any{"state": WakePending, "turn_id": gorm.Expr("NULL")}).Error
+		if err != nil {
+			return nil, fmt.Errorf("store: requeue wakes: %w", err)
+		}
+		rows[i].State = TurnAbandoned
+		out[i] = rows[i].toTurn()
+	}
+	return out, nil
+}
+
+// TurnUsage sums an agent's turns started since a time.
+type TurnUsage struct {
+	Turns  int64
+	Tokens int64
+}
+
+// UsageSince returns how many turns an agent started since t and how many
+// tokens (input + output) they used.
+func (db *DB) UsageSince(ctx context.Context, agentID int64, t time.Time) (TurnUsage, error) {
+	var u TurnUsage
+	err := db.read(ctx).Model(&turnRow{}).Where("agent_id = ? AND started_at >= ? AND state <> ?", agentID, t.UTC(), TurnAbandoned).
+		Select("COUNT(*) AS turns, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens").Scan(&u).Error
+	if err != nil {
+		return u, fmt.Errorf("store: agent usage: %w", err)
+	}
+	return u, nil
+}
+
+// Turns returns an agent's latest turns, newest first, with tool calls.
+func (db *DB) Turns(ctx context.Context, agentID int64, limit int) ([]Turn, error) {
+	var rows []turnRow
+	if err := db.read(ctx).Where("agent_id = ?", agentID).Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: list turns: %w", err)
+	}
+	out := make([]Turn, len(rows))
+	byID := map[int64]*Turn{}
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toTurn()
+		byID[rows[i].ID] = &out[i]
+		ids[i] = rows[i].ID
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var calls []toolCallRow
+	if err := db.read(ctx).Where("turn_id IN ?", ids).Order("id").Find(&calls).Error; err != nil {
+		return nil, fmt.Errorf("store: list tool calls: %w", err)
+	}
+	for i := range calls {
+		t := byID[calls[i].TurnID]
+		t.ToolCalls = append(t.ToolCalls, calls[i].toToolCall())
+	}
+	return out, nil
+}
+
+// Turn returns one turn without its tool calls.
+func (db *DB) Turn(ctx context.Context, id int64) (Turn, error) {
+	var row turnRow
+	if err := db.read(ctx).First(&row, id).Error; err != nil {
+		return Turn{}, notFound(err, "turn %d not found", id)
+	}
+	return row.toTurn(), nil
+}
+
+// ToolCall is one tool call of a turn.
+type ToolCall struct {
+	ID         int64     `json:"id"`
+	TurnID     int64     `json:"turn_id"`
+	AgentID    int64     `json:"agent_id"`
+	CallID     string    `json:"call_id"`
+	Name       string    `json:"name"`
+	Arguments  string    `json:"arguments"`
+	Result     string    `json:"result"`
+	State      string    `json:"state"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
+}
+
+type toolCallRow struct {
+	ID         int64 `gorm:"primaryKey"`
+	TurnID     int64
+	AgentID    int64
+	CallID     string
+	Name       string
+	Arguments  string
+	Result     string
+	State      string
+	StartedAt  time.Time
+	DurationMs int64
+}
+
+func (toolCallRow) TableName() string { return "agent_tool_calls" }
+
+func (r *toolCallRow) toToolCall() ToolCall {
+	return ToolCall{ID: r.ID, TurnID: r.TurnID, AgentID: r.AgentID, CallID: r.CallID, Name: r.Name, Arguments: r.Arguments,
+		Result: r.Result, State: r.State, StartedAt: r.StartedAt.UTC(), DurationMS: r.DurationMs}
+}
+
+// CreateToolCall records a tool call as running.
+func (tx *Tx) CreateToolCall(c ToolCall) (ToolCall, error) {
+	row := toolCallRow{TurnID: c.TurnID, AgentID: c.AgentID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments,
+		State: "running", StartedAt: tx.now}
+	if err := tx.g.Create(&row).Error; err != nil {
+		return ToolCall{}, fmt.Errorf("store: insert tool call: %w", err)
+	}
+	return row.toToolCall(), nil
+}
+
+// FinishToolCall stores a tool call's outcome: state ok, error or approval.
+func (tx *Tx) FinishToolCall(c ToolCall) error {
+	err := tx.g.Model(&toolCallRow{}).Where("id = ?", c.ID).
+		Updates(map[string]any{"state": c.State, "result": c.Result, "duration_ms": c.DurationMS}).Error
+	if err != nil {
+		return fmt.Errorf("store: finish tool call: %w", err)
+	}
+	return nil
+}
+
+// InboxCounts returns how many wakes are pending and claimed, office-wide.
+func (db *DB) InboxCounts(ctx context.Context) (pending, claimed int64, err error) {
+	type row struct {
+		State string
+		N     int64
+	}
+	var rows []row
+	err = db.read(ctx).Model(&wakeRow{}).Select("state, COUNT(*) AS n").Where("state IN ?", []string{WakePending, WakeClaimed}).
+		Group("state").Scan(&rows).Error
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: inbox counts: %w", err)
+	}
+	for _, r := range rows {
+		if r.State == WakePending {
+			pending = r.N
+		} else {
+			claimed = r.N
+		}
+	}
+	return pending, claimed, nil
+}

@@ -1,0 +1,199 @@
+package web
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
+	"github.com/gofiber/fiber/v2"
+)
+
+// AgentService is what the agent routes need; *agents.Service implements it.
+type AgentService interface {
+	Catalog() *agents.Catalog
+	List(ctx context.Context) ([]agents.Agent, error)
+	Get(ctx context.Context, id int64) (agents.Agent, error)
+	Hire(ctx context.Context, actor bullpen.Member, in agents.HireInput) (agents.Hired, error)
+	Update(ctx context.Context, actor bullpen.Member, id int64, up agents.AgentUpdate) (agents.Agent, error)
+	Fire(ctx context.Context, actor bullpen.Member, id int64) (agents.Agent, error)
+	OpenSession(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
+	Turns(ctx context.Context, actor bullpen.Member, id int64, limit int) ([]store.Turn, error)
+	Approvals(ctx context.Context, actor bullpen.Member, state string) ([]agents.Approval, error)
+	Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (agents.Approval, error)
+}
+
+var _ AgentService = (*agents.Service)(nil)
+
+// agentRoutes registers the agent API.
+func (s *Server) agentRoutes(api fiber.Router) {
+	need := func(c *fiber.Ctx) error {
+		if s.svc.Agents == nil {
+			return bullpen.Errorf(bullpen.EUNAVAILABLE, "agents are not enabled on this server")
+		}
+		return c.Next()
+	}
+	api.Get("/roles", need, s.listRoles)
+	api.Get("/agents", need, s.listAgents)
+	api.Post("/agents", need, s.hireAgent)
+	api.Get("/agents/:id", need, s.getAgent)
+	api.Patch("/agents/:id", need, s.updateAgent)
+	api.Delete("/agents/:id", need, s.fireAgent)
+	api.Post("/agents/:id/session", need, s.openSession)
+	api.Post("/agents/:id/messages", need, s.postToAgent)
+	api.Get("/agents/:id/turns", need, s.listTurns)
+	api.Get("/agents/:id/events", need, s.agentEvents)
+	api.Get("/approvals", need, s.listApprovals)
+	api.Post("/approvals/:id", need, s.answerApproval)
+}
+
+func (s *Server) listRoles(c *fiber.Ctx) error {
+	return c.JSON(list(s.svc.Agents.Catalog().List()))
+}
+
+func (s *Server) listAgents(c *fiber.Ctx) error {
+	as, err := s.svc.Agents.List(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(list(as))
+}
+
+func (s *Server) hireAgent(c *fiber.Ctx) error {
+	var in agents.HireInput
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	h, err := s.svc.Agents.Hire(c.UserContext(), actor(c), in)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(h)
+}
+
+func (s *Server) getAgent(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	a, err := s.svc.Agents.Get(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}
+
+func (s *Server) updateAgent(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	var up agents.AgentUpdate
+	if err := decode(c, &up); err != nil {
+		return err
+	}
+	a, err := s.svc.Agents.Update(c.UserContext(), actor(c), id, up)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}
+
+func (s *Server) fireAgent(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	a, err := s.svc.Agents.Fire(c.UserContext(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}
+
+// openSession starts (or returns) a session with an agent: the DM channel
+// between the caller and the agent. Messages there always wake it.
+func (s *Server) openSession(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ch, err := s.svc.Agents.OpenSession(c.UserContext(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ch)
+}
+
+// postToAgent posts in the caller's session with an agent, opening it on
+// first use.
+func (s *Server) postToAgent(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	var in postRequest
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	ch, err := s.svc.Agents.OpenSession(c.UserContext(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	m, err := s.off.Post(c.UserContext(), actor(c), office.PostInput{ChannelID: ch.ID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(m)
+}
+
+func (s *Server) listTurns(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery(c, "limit", 50)
+	if err != nil {
+		return err
+	}
+	turns, err := s.svc.Agents.Turns(c.UserContext(), actor(c), id, int(limit))
+	if err != nil {
+		return err
+	}
+	return c.JSON(list(turns))
+}
+
+func (s *Server) listApprovals(c *fiber.Ctx) error {
+	as, err := s.svc.Agents.Approvals(c.UserContext(), actor(c), c.Query("state"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(list(as))
+}
+
+// answerRequest is the body of an approval answer.
+type answerRequest struct {
+	Decision string `json:"decision"` // approve or deny
+	Note     string `json:"note"`
+}
+
+func (s *Server) answerApproval(c *fiber.Ctx) error {
+	id, err := idParam(c, "id")
+	if err != nil {
+		return err
+	}
+	var in answerRequest
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	if in.Decision != "approve" && in.Decision != "deny" {
+		return bullpen.Errorf(bullpen.EINVALID, "decision must be \"approve\" or \"deny\"")
+	}
+	a, err := s.svc.Agents.Answer(c.UserContext(), actor(c), id, in.Decision == "approve", in.Note)
+	if err != nil {
+		return err
+	}
+	return c.JSON(a)
+}
