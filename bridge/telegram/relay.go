@@ -1,0 +1,196 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// Approval event types, written by package agents.
+const (
+	EventApprovalRequested = "approval.requested"
+	EventApprovalAnswered  = "approval.answered"
+)
+
+// approvalEvent is the payload of the approval events.
+type approvalEvent struct {
+	store.Approval
+	Handle string `json:"handle"`
+}
+
+// approvalNotice matches the system notice that agents post with each
+// approval request; the bridge sends its own message with buttons instead.
+var approvalNotice = regexp.MustCompile(`asks for approval #\d+`)
+
+// relay follows the office's event feed from since and turns the events
+// of linked channels into outbox rows. The rows of a batch and the cursor
+// after it commit together, so each event is queued exactly once.
+func (b *Bridge) relay(ctx context.Context, since int64) {
+	feed := b.off.Subscribe(since)
+	defer feed.Close()
+	for {
+		evs, err := feed.Next(ctx, 100)
+		if err != nil {
+			if ctx.Err() == nil {
+				b.log.Error("telegram: relay feed", "err", err)
+			}
+			return
+		}
+		var last int64
+		for _, ev := range evs {
+			if ev.Seq != 0 {
+				last = ev.Seq
+			}
+		}
+		if last == 0 {
+			continue
+		}
+		for attempt := 0; ; attempt++ {
+			n, err := b.queue(ctx, evs, last)
+			if err == nil {
+				if n > 0 {
+					b.wakeOutbox()
+				}
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			b.log.Error("telegram: relay", "seq", last, "err", err)
+			if b.sleep(ctx, b.backoff(attempt)) != nil {
+				return
+			}
+		}
+	}
+}
+
+// queue stores the outbox rows for evs and moves the cursor to last.
+func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, last int64) (int, error) {
+	var items []store.OutboxItem
+	for _, ev := range evs {
+		if ev.Seq == 0 {
+			continue
+		}
+		its, err := b.itemsFor(ctx, ev)
+		if err != nil {
+			return 0, err
+		}
+		items = append(items, its...)
+	}
+	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
+		if err := tx.EnqueueTelegram(items...); err != nil {
+			return err
+		}
+		return tx.SetTelegramRelayCursor(last)
+	})
+	return len(items), err
+}
+
+// itemsFor returns what an event sends to the chats linked to its channel.
+func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]store.OutboxItem, error) {
+	switch ev.Type {
+	case bullpen.EventMessagePosted, EventApprovalRequested, EventApprovalAnswered:
+	default:
+		return nil, nil
+	}
+	if ev.ChannelID == 0 {
+		return nil, nil
+	}
+	chats, err := b.db.TelegramChats(ctx, ev.ChannelID)
+	if err != nil || len(chats) == 0 {
+		return nil, err
+	}
+	var out []store.OutboxItem
+	for _, c := range chats {
+		var its []store.OutboxItem
+		switch ev.Type {
+		case bullpen.EventMessagePosted:
+			var m bullpen.Message
+			if err := json.Unmarshal(ev.Payload, &m); err != nil {
+				return nil, fmt.Errorf("telegram: decode event %d: %w", ev.Seq, err)
+			}
+			its, err = b.messageItems(ctx, c.ChatID, m)
+		case EventApprovalRequested:
+			var a approvalEvent
+			if err := json.Unmarshal(ev.Payload, &a); err != nil {
+				return nil, fmt.Errorf("telegram: decode event %d: %w", ev.Seq, err)
+			}
+			its, err = b.approvalItems(ctx, c.ChatID, a)
+		case EventApprovalAnswered:
+			var a approvalEvent
+			if err := json.Unmarshal(ev.Payload, &a); err != nil {
+				return nil, fmt.Errorf("telegram: decode event %d: %w", ev.Seq, err)
+			}
+			its, err = b.answeredItems(ctx, c.ChatID, a)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, its...)
+	}
+	return out, nil
+}
+
+// messageItems relays a message to a chat with its author's name, as
+// Telegram HTML split at the limit. A message that came from this very
+// chat is not echoed back, and a reply in a thread answers the thread's
+// root when the chat has it.
+func (b *Bridge) messageItems(ctx context.Context, chatID int64, m bullpen.Message) ([]store.OutboxItem, error) {
+	if m.Deleted || strings.TrimSpace(m.Body) == "" {
+		return nil, nil
+	}
+	if m.Source == bullpen.SourceSystem && approvalNotice.MatchString(m.Body) {
+		return nil, nil
+	}
+	if m.Source == bullpen.SourceTelegram {
+		seen, err := b.db.TelegramMessagesFor(ctx, chatID, m.ID, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range seen {
+			if t.Direction == store.TelegramIn {
+				return nil, nil
+			}
+		}
+	}
+	var replyTo int64
+	if m.ThreadID != 0 {
+		root, err := b.db.TelegramMessagesFor(ctx, chatID, m.ThreadID, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(root) > 0 {
+			replyTo = root[0].TgMessageID
+		}
+	}
+	html := authorLine(m) + "\n" + ToHTML(m.Body)
+	var out []store.OutboxItem
+	for i, part := range Split(html, MaxMessage) {
+		it := store.OutboxItem{ChatID: chatID, Method: store.OutboxSend, Text: part, MessageID: m.ID, Part: i}
+		if i == 0 {
+			it.ReplyTo = replyTo
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// authorLine is the bold name a relayed message starts with.
+func authorLine(m bullpen.Message) string {
+	name := "someone"
+	if m.Author != nil {
+		name = m.Author.DisplayName
+		if m.Author.Kind == bullpen.KindAgent {
+			name = "🤖 " + name
+		}
+	}
+	if m.Source == bullpen.SourceSystem {
+		name = "⚙️ " + name
+	}
+	return "<b>" + Escape(name) + "</b>"
+}
