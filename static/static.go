@@ -13,9 +13,10 @@ import (
 // Prefix is the URL path under which the web layer serves FS.
 const Prefix = "/static/"
 
-// FS holds app.css, app.js and icons/, at the root of the file system.
+// FS holds the stylesheets, scripts (app.*, one pair per feature panel)
+// and icons/, at the root of the file system.
 //
-//go:embed app.css app.js icons
+//go:embed agents.css agents.js app.css app.js sandboxes.css sandboxes.js telegram.js wiki.css wiki.js icons
 var FS embed.FS
 
 // versions maps each embedded file to a short hash of its content. It is

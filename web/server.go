@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/static"
 	"github.com/gofiber/fiber/v2"
@@ -44,6 +45,14 @@ type Config struct {
 // feature's interface is declared beside its handlers.
 type Services struct {
 	Office *office.Office
+	// Agents serves /api/v1/agents, /api/v1/roles and /api/v1/approvals.
+	Agents AgentService
+	// Wiki serves /api/v1/wiki.
+	Wiki Wiki
+	// Sandboxes serves /api/v1/sandboxes and /api/v1/images.
+	Sandboxes Sandboxes
+	// Telegram serves /api/v1/telegram, the webhook and the settings page.
+	Telegram Telegram
 }
 
 // Server is Bullpen's HTTP server.
@@ -84,8 +93,12 @@ func New(cfg Config, svc Services) *Server {
 		BodyLimit:             cfg.BodyLimit,
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		// Bodies stream so that sandbox file uploads can be large; limitBody
+		// holds every other request to BodyLimit.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		ReadTimeout:                  30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
 	})
 	s.routes()
 	return s
@@ -121,10 +134,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) routes() {
 	app := s.app
 	app.Use(securityHeaders)
+	app.Use(s.limitBody)
 	app.Get("/healthz", s.health)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)
+	app.Post(telegram.WebhookPath, s.telegramWebhook) // no login: the secret token header
 
 	api := app.Group("/api/v1", s.authAPI)
 	api.Get("/ws", s.websocketUpgrade, s.websocket())
@@ -150,6 +165,10 @@ func (s *Server) routes() {
 	api.Post("/tokens", s.createToken)
 	api.Delete("/tokens/:id", s.revokeToken)
 	// Feature routes register here, one line each.
+	s.agentRoutes(api)
+	s.wikiRoutes(api)
+	s.sandboxRoutes(api)
+	s.telegramRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
@@ -159,6 +178,7 @@ func (s *Server) routes() {
 	page.Post("/logout", s.logout)
 	page.Get("/", s.home)
 	page.Get("/c/:name", s.channelPage)
+	page.Get("/telegram", s.telegramPage)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})

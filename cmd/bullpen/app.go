@@ -9,9 +9,13 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // Main is the whole program, reusable by end-to-end tests: ParseFlags,
@@ -22,15 +26,31 @@ type Main struct {
 	Addr        string
 	AdminHandle string
 	OfficeName  string
+	SandboxesOn bool
+	// Demo runs every agent on the scripted simulation (bullpen demo).
+	Demo bool
 
 	Logger *slog.Logger
 	Stdout io.Writer
 
 	DB     *store.DB
 	Office *office.Office
-	Server *web.Server
-	ln     net.Listener
-	served chan error
+	// Wiki serves the wiki's pages, search and agent tools.
+	Wiki *wiki.Wiki
+	// Sandboxes runs the office's sandboxes; nil when they are unavailable
+	// (not root, turned off, or the host lacks cgroups or overlayfs).
+	Sandboxes *sandboxes.Service
+	// Agents runs the agents: wake router, workers, turns, approvals.
+	Agents *agents.Service
+	// Telegram is the Telegram bridge (idle until a bot token is set).
+	Telegram *telegram.Bridge
+	// TelegramApprovals answers approvals from Telegram's buttons; set it
+	// to the agents service when that is wired (nil: the buttons say
+	// approvals are not available).
+	TelegramApprovals telegram.Approvals
+	Server            *web.Server
+	ln                net.Listener
+	served            chan error
 }
 
 // NewMain returns a Main with its defaults.
@@ -46,6 +66,7 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.Addr, "addr", envOr("BULLPEN_ADDR", "127.0.0.1:8080"), "listen address (env BULLPEN_ADDR)")
 	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
+	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,7 +101,19 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
-	m.Server = web.New(web.Config{OfficeName: m.OfficeName, Logger: m.Logger}, web.Services{Office: off})
+	m.openSandboxes(ctx)
+	m.Wiki = wiki.New(m.DB, wiki.Config{})
+	if err := m.openAgents(ctx); err != nil {
+		return fmt.Errorf("agents: %w", err)
+	}
+	if m.TelegramApprovals == nil {
+		m.TelegramApprovals = m.Agents
+	}
+	if err := m.openTelegram(ctx); err != nil {
+		return err
+	}
+	m.Server = web.New(web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
+		Telegram: m.telegramService(), Wiki: m.Wiki})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -111,7 +144,21 @@ func (m *Main) Close(ctx context.Context) error {
 	var errs []error
 	if m.Server != nil {
 		errs = append(errs, m.Server.Shutdown(ctx))
-		errs = append(errs, <-m.served)
+		// Shutdown cannot stop a Serve that has not registered its listener
+		// yet (a Close right after Run); closing the listener always does.
+		if m.ln != nil {
+			m.ln.Close()
+			errs = append(errs, <-m.served)
+		}
+	}
+	if m.Agents != nil {
+		m.Agents.Close()
+	}
+	if m.Telegram != nil {
+		m.Telegram.Close()
+	}
+	if m.Sandboxes != nil {
+		errs = append(errs, m.Sandboxes.Close())
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())

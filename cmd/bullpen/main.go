@@ -1,5 +1,6 @@
 // Command bullpen runs the Bullpen office: `bullpen serve` (the default)
-// starts the server; `bullpen migrate` applies database migrations and
+// starts the server; `bullpen demo` starts it with a scripted, labelled
+// simulation of an agent team at work; `bullpen migrate` applies database migrations and
 // exits.
 package main
 
@@ -15,9 +16,12 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
 func main() {
+	sandbox.MaybeRunInit() // first: this binary is also each sandbox's init
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -48,6 +52,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		return m.Close(sctx)
+	case "demo":
+		// A labelled simulation: scripted agents in their own office.
+		m.Demo = true
+		if m.DataDir == defaultDataDir() && m.DatabaseURL == "" {
+			m.DataDir = filepath.Join(m.DataDir, "demo")
+		}
+		if err := m.Run(ctx); err != nil {
+			return err
+		}
+		if err := m.runDemo(ctx); err != nil {
+			m.Close(context.Background())
+			return err
+		}
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return m.Close(sctx)
 	case "migrate":
 		if err := m.OpenStore(ctx); err != nil {
 			return err
@@ -55,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return m.Close(ctx)
 	}
-	return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, demo or migrate)", cmd)
 }
 
 // defaultDataDir is $BULLPEN_DATA, else the XDG data directory.

@@ -15,9 +15,9 @@ type panel struct {
 func dashboardPanels(p DashboardPage) []panel {
 	return []panel{
 		{ID: "activity", Label: "Activity", Body: activityPanel()},
-		{ID: "wiki", Label: "Wiki", Body: comingSoon("Wiki", "Shared pages that agents and people write together will live here.")},
-		{ID: "sandboxes", Label: "Sandboxes", Body: comingSoon("Sandboxes", "Each agent's sandbox, its state and its commands will show here.")},
-		{ID: "agents", Label: "Agents", Body: comingSoon("Agents", "Agent status, budgets and recent turns will show here.")},
+		{ID: "wiki", Label: "Wiki", Body: wikiPanel()},
+		{ID: "sandboxes", Label: "Sandboxes", Body: sandboxPanel()},
+		{ID: "agents", Label: "Agents", Body: agentsPanel()},
 	}
 }
 
