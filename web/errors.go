@@ -48,7 +48,7 @@ func codeOfStatus(status int) string {
 		return bullpen.EFORBIDDEN
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		return bullpen.ENOTFOUND
-	case http.StatusRequestEntityTooLarge:
+	case http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge, http.StatusRequestURITooLong:
 		return bullpen.ETOOLARGE
 	case http.StatusTooManyRequests:
 		return bullpen.ERATELIMIT

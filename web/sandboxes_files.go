@@ -213,6 +213,9 @@ func (s *Server) limitBody(c *fiber.Ctx) error {
 		return err
 	}
 	limit := s.cfg.BodyLimit
+	if l, ok := largeBodies[c.Path()]; ok && c.Method() == fiber.MethodPost {
+		limit = max(limit, l)
+	}
 	if cl := req.Header.ContentLength(); cl > limit {
 		discard(c, body, int64(cl))
 		return fiber.ErrRequestEntityTooLarge
@@ -228,6 +231,12 @@ func (s *Server) limitBody(c *fiber.Ctx) error {
 	}
 	req.SetBodyRaw(b)
 	return c.Next()
+}
+
+// largeBodies names the routes whose bodies may exceed Config.BodyLimit,
+// with their own bound: a whole-wiki import is an archive of many pages.
+var largeBodies = map[string]int{
+	"/api/v1/wiki/import": 64 << 20,
 }
 
 // discard throws away a refused body of n bytes (-1: unknown, chunked)

@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -283,4 +285,30 @@ func TestWikiUnavailable(t *testing.T) {
 	if st := ts.do("GET", "/api/v1/wiki/pages", ts.Token, nil, &e); st != http.StatusServiceUnavailable || e.Error.Code != bullpen.EUNAVAILABLE {
 		t.Errorf("status %d %+v, want 503", st, e)
 	}
+}
+
+// A whole-wiki import may be larger than the server's general body limit,
+// up to the import's own bound; past that it is refused and stores nothing.
+func TestWikiImportLargerThanBodyLimit(t *testing.T) {
+	ts := newWikiServer(t, store.SQLite)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	page := strings.Repeat("Lorem ipsum dolor sit amet. ", 200) // ~5.6 KB
+	for i := 0; i < 300; i++ {
+		body := fmt.Sprintf("---\ntitle: Page %d\n---\n%s\n", i, page)
+		tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("page-%d.md", i), Mode: 0o644, Size: int64(len(body))})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	if buf.Len() <= 1<<20 {
+		t.Fatalf("archive is %d bytes; the test needs more than the 1 MiB body limit", buf.Len())
+	}
+	body, _ := ts.raw("POST", "/api/v1/wiki/import", ts.Token, buf.Bytes(), http.StatusOK)
+	var res wiki.ImportResult
+	if err := json.Unmarshal(body, &res); err != nil || len(res.Created) != 300 {
+		t.Fatalf("import of %d bytes: %s", buf.Len(), body)
+	}
+	huge := bytes.Repeat([]byte("x"), 65<<20)
+	ts.raw("POST", "/api/v1/wiki/import", ts.Token, huge, http.StatusRequestEntityTooLarge)
+	ts.raw("POST", "/api/v1/channels", ts.Token, bytes.Repeat([]byte(" "), 2<<20), http.StatusRequestEntityTooLarge)
 }
