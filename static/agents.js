@@ -1,8 +1,9 @@
-// Bullpen agents panel: each agent's live status (idle, thinking, running
-// tool X), the approvals waiting for a human (approve / deny), and a feed
-// of turns, tool calls and limits, for all agents or the one picked.
-// Plain JS; it reads /api/v1/agents and /api/v1/approvals and listens to
-// the event feed. Nothing from the server is set as HTML.
+// Bullpen agents panel: hire an agent from a role, each agent's live
+// status (idle, thinking, running tool X) with Edit and Fire, the
+// approvals waiting for a human (approve / deny), and a feed of turns,
+// tool calls and limits, for all agents or the one picked.
+// Plain JS; it reads /api/v1/roles, /api/v1/agents and /api/v1/approvals
+// and listens to the event feed. Nothing from the server is set as HTML.
 (() => {
   "use strict";
 
@@ -43,29 +44,199 @@
     return "idle";
   }
 
+  // Agent rows are kept and updated in place, so that an edit form being
+  // filled in survives the status updates that stream in meanwhile.
   function renderAgents() {
     const list = tid("agents-list");
-    list.replaceChildren();
     tid("agents-empty").hidden = state.agents.size > 0;
+    const rows = new Map();
+    for (const li of list.children) rows.set(Number(li.dataset.id), li);
+    const keep = [];
     for (const a of [...state.agents.values()].sort((x, y) => x.handle.localeCompare(y.handle))) {
-      const status = (a.status && a.status.state) || "idle";
-      const li = el("li", { class: "agt-item" + (state.filter === a.id ? " agt-picked" : ""), "data-testid": "agent-" + a.handle,
-        "data-status": a.state === "fired" ? "fired" : status },
-        el("button", { type: "button", class: "agt-pick", title: "Show only this agent's activity" },
-          el("span", { class: "agt-dot agt-" + (a.state === "fired" ? "fired" : status) }),
-          el("strong", {}, a.display_name), " ", el("span", { class: "agt-handle" }, "@" + a.handle),
-          el("span", { class: "agt-status", "data-testid": "agent-status-" + a.handle }, statusText(a))),
-        el("div", { class: "agt-meta" }, [a.title, a.spec && a.spec.provider ? a.spec.provider : "", a.spec && a.spec.model].filter(Boolean).join(" · ")),
-        el("div", { class: "agt-stream", "data-testid": "agent-stream-" + a.handle }, a.stream || ""));
-      li.querySelector(".agt-pick").addEventListener("click", () => {
-        state.filter = state.filter === a.id ? 0 : a.id;
-        tid("agents-filter").textContent = state.filter ? "— @" + a.handle : "";
+      const li = rows.get(a.id) || buildRow(a);
+      updateRow(li, a);
+      keep.push(li);
+    }
+    if (keep.length !== list.children.length || keep.some((li, i) => list.children[i] !== li)) list.replaceChildren(...keep);
+  }
+
+  function buildRow(a) {
+    const h = a.handle;
+    const field = (label, name, max, type) => el("span", {}, el("label", {}, label,
+      el("input", { name, type: type || "text", maxlength: max, "data-testid": "agent-edit-" + name + "-" + h })));
+    const form = el("form", { class: "agt-form agt-edit", "data-testid": "agent-edit-form-" + h, autocomplete: "off", hidden: true },
+      el("div", { class: "agt-row" }, field("Name", "name", 80), field("Title", "title", 120), field("Model", "model", 120)),
+      el("label", { class: "agt-check" }, el("input", { type: "checkbox", name: "muted", "data-testid": "agent-edit-muted-" + h }),
+        " Muted (never wakes)"),
+      el("div", { class: "agt-actions" },
+        el("button", { type: "submit", class: "btn btn-primary btn-sm", "data-testid": "agent-edit-save-" + h }, "Save"),
+        el("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "agent-edit-cancel-" + h }, "Cancel")),
+      el("p", { class: "form-error", role: "alert", "data-testid": "agent-edit-error-" + h, hidden: true }));
+    const li = el("li", { class: "agt-item", "data-testid": "agent-" + h, "data-id": a.id },
+      el("button", { type: "button", class: "agt-pick", title: "Show only this agent's activity" },
+        el("span", { class: "agt-dot" }),
+        el("strong", { class: "agt-name" }), " ", el("span", { class: "agt-handle" }, "@" + h),
+        el("span", { class: "agt-status", "data-testid": "agent-status-" + h })),
+      el("div", { class: "agt-meta" }),
+      el("div", { class: "agt-stream", "data-testid": "agent-stream-" + h }),
+      el("div", { class: "agt-actions agt-manage" },
+        el("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "agent-edit-" + h, "aria-expanded": "false" }, "Edit"),
+        el("button", { type: "button", class: "btn btn-ghost btn-sm agt-danger", "data-testid": "agent-fire-" + h, title: "Fire: it never wakes again; its work stays" }, "Fire")),
+      form,
+      el("p", { class: "form-error", role: "alert", "data-testid": "agent-error-" + h, hidden: true }));
+    li.querySelector(".agt-pick").addEventListener("click", () => {
+      state.filter = state.filter === a.id ? 0 : a.id;
+      tid("agents-filter").textContent = state.filter ? "— @" + h : "";
+      renderAgents();
+      for (const item of tid("agents-activity").children) item.hidden = state.filter !== 0 && Number(item.dataset.agent) !== state.filter;
+    });
+    const [editBtn, fireBtn] = li.querySelectorAll(".agt-manage button");
+    const rowError = li.querySelector('[data-testid="agent-error-' + h + '"]');
+    const formError = form.querySelector(".form-error");
+    const closeEdit = () => { form.hidden = true; editBtn.setAttribute("aria-expanded", "false"); };
+    editBtn.addEventListener("click", () => {
+      if (!form.hidden) { closeEdit(); return; }
+      const cur = state.agents.get(a.id) || a;
+      form.elements.name.value = cur.display_name || "";
+      form.elements.title.value = cur.title || "";
+      form.elements.model.value = (cur.spec && cur.spec.model) || "";
+      form.elements.muted.checked = !!cur.muted;
+      formError.hidden = true;
+      form.hidden = false;
+      editBtn.setAttribute("aria-expanded", "true");
+      form.elements.name.focus();
+    });
+    form.querySelector('[data-testid="agent-edit-cancel-' + h + '"]').addEventListener("click", closeEdit);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const cur = state.agents.get(a.id) || a;
+      const save = form.querySelector('button[type="submit"]');
+      save.disabled = true;
+      formError.hidden = true;
+      try {
+        let updated = await api("PATCH", "/api/v1/agents/" + a.id, {
+          name: form.elements.name.value.trim(), title: form.elements.title.value.trim(), model: form.elements.model.value.trim() });
+        if (form.elements.muted.checked !== !!cur.muted) {
+          const m = await api("PATCH", "/api/v1/members/" + a.id, { muted: form.elements.muted.checked });
+          updated = Object.assign({}, updated, { muted: !!m.muted });
+        }
+        state.agents.set(a.id, Object.assign({}, cur, updated, { status: cur.status, stream: cur.stream }));
+        closeEdit();
         renderAgents();
-        for (const item of tid("agents-activity").children) item.hidden = state.filter !== 0 && Number(item.dataset.agent) !== state.filter;
-      });
-      list.append(li);
+      } catch (err) {
+        formError.textContent = err.message; // the input stays as typed
+        formError.hidden = false;
+      } finally {
+        save.disabled = false;
+      }
+    });
+    // Fire takes two clicks, like the other destructive buttons.
+    let disarm = 0;
+    fireBtn.addEventListener("click", async () => {
+      if (fireBtn.dataset.armed !== "1") {
+        fireBtn.dataset.armed = "1";
+        fireBtn.textContent = "Fire @" + h + "?";
+        disarm = setTimeout(() => { fireBtn.dataset.armed = ""; fireBtn.textContent = "Fire"; }, 4000);
+        return;
+      }
+      clearTimeout(disarm);
+      fireBtn.dataset.armed = "";
+      fireBtn.disabled = true;
+      rowError.hidden = true;
+      try {
+        const fired = await api("DELETE", "/api/v1/agents/" + a.id);
+        const cur = state.agents.get(a.id) || a;
+        state.agents.set(a.id, Object.assign({}, cur, fired, { state: "fired", status: { state: "idle" } }));
+        closeEdit();
+        renderAgents();
+      } catch (err) {
+        rowError.textContent = err.message;
+        rowError.hidden = false;
+      } finally {
+        fireBtn.disabled = false;
+        fireBtn.textContent = "Fire";
+      }
+    });
+    return li;
+  }
+
+  function updateRow(li, a) {
+    const fired = a.state === "fired";
+    const status = fired ? "fired" : (a.status && a.status.state) || "idle";
+    li.className = "agt-item" + (state.filter === a.id ? " agt-picked" : "") + (fired ? " agt-gone" : "");
+    li.dataset.status = status;
+    li.dataset.state = a.state || "active";
+    li.querySelector(".agt-dot").className = "agt-dot agt-" + status;
+    li.querySelector(".agt-name").textContent = a.display_name;
+    li.querySelector(".agt-status").textContent = statusText(a) + (a.muted && !fired ? " · muted" : "");
+    li.querySelector(".agt-meta").textContent = [a.title, a.spec && a.spec.provider, a.spec && a.spec.model].filter(Boolean).join(" · ");
+    li.querySelector(".agt-stream").textContent = a.stream || "";
+    li.querySelector(".agt-manage").hidden = fired;
+    if (fired) li.querySelector(".agt-edit").hidden = true;
+  }
+
+  // The hire form: a catalog role, and optionally a handle, name and title
+  // of the agent's own. On failure the server's message shows and the
+  // input stays.
+  const hire = {
+    open: tid("agent-hire-open"), form: tid("agent-hire-form"), role: tid("agent-hire-role"),
+    error: tid("agent-hire-error"), result: tid("agent-hire-result"), loaded: false,
+  };
+
+  async function loadRoles() {
+    if (hire.loaded) return;
+    try {
+      const data = await api("GET", "/api/v1/roles");
+      const prev = hire.role.value;
+      hire.role.replaceChildren(el("option", { value: "" }, "Choose a role…"),
+        ...data.items.map((r) => el("option", { value: r.id }, r.id + (r.role && r.role.title ? " — " + r.role.title : ""))));
+      if (prev) hire.role.value = prev;
+      hire.loaded = true;
+    } catch (err) {
+      hire.role.replaceChildren(el("option", { value: "" }, "Roles are unavailable"));
+      hire.error.textContent = err.message;
+      hire.error.hidden = false;
     }
   }
+
+  function showHire(show) {
+    hire.form.hidden = !show;
+    hire.open.setAttribute("aria-expanded", String(show));
+    if (show) {
+      hire.result.hidden = true;
+      loadRoles().then(() => hire.role.focus());
+    }
+  }
+
+  hire.open.addEventListener("click", () => showHire(hire.form.hidden));
+  tid("agent-hire-cancel").addEventListener("click", () => showHire(false));
+  hire.form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const f = hire.form.elements;
+    const body = { role: f.role.value };
+    for (const k of ["handle", "name", "title"]) {
+      const v = f[k].value.trim();
+      if (v) body[k] = v;
+    }
+    const submit = tid("agent-hire-submit");
+    submit.disabled = true;
+    hire.error.hidden = true;
+    try {
+      const h = await api("POST", "/api/v1/agents", body);
+      const a = h.agent;
+      state.agents.set(a.id, a);
+      renderAgents();
+      hire.form.reset();
+      showHire(false);
+      hire.result.replaceChildren("Hired @" + a.handle + ". Its API token, shown only once: ", el("code", {}, h.token || ""));
+      hire.result.hidden = false;
+    } catch (err) {
+      hire.error.textContent = err.message; // the input stays as typed
+      hire.error.hidden = false;
+    } finally {
+      submit.disabled = false;
+    }
+  });
 
   async function loadAgents() {
     try {
