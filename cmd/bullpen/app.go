@@ -106,7 +106,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
-	if m.TelegramApprovals == nil {
+	if m.TelegramApprovals == nil && m.Agents != nil { // never a typed nil in the interface
 		m.TelegramApprovals = m.Agents
 	}
 	if err := m.openTelegram(ctx); err != nil {
