@@ -227,8 +227,10 @@ func (s *Server) execWS() fiber.Handler {
 		defer e.Close()
 		readerDone := make(chan struct{})
 		go func() { defer close(readerDone); s.feedStdin(wc, pw, e, cancel) }()
-		// No goroutine may touch the connection once this returns.
-		defer func() { pw.Close(); wc.Close(); <-readerDone }()
+		// No goroutine may touch the connection once this returns. Closing a
+		// hijacked fasthttp connection waits for this handler to return, so
+		// an expired deadline is what wakes the stdin reader.
+		defer func() { pw.Close(); wc.SetReadDeadline(time.Now()); <-readerDone }()
 		if send(execLine{ExecID: e.ID}) != nil {
 			return
 		}
