@@ -239,10 +239,18 @@
   });
 
   async function loadAgents() {
+    // Loads overlap when events come fast; only the newest one may render,
+    // or an older answer would undo a newer change. Live status is kept.
+    const seq = state.loadSeq = (state.loadSeq || 0) + 1;
     try {
       const data = await api("GET", "/api/v1/agents");
-      state.agents.clear();
-      for (const a of data.items) state.agents.set(a.id, a);
+      if (seq !== state.loadSeq) return;
+      const prev = state.agents;
+      state.agents = new Map();
+      for (const a of data.items) {
+        const old = prev.get(a.id);
+        state.agents.set(a.id, old ? Object.assign(a, { status: old.status, stream: old.stream }) : a);
+      }
       renderAgents();
     } catch (err) {
       tid("agents-empty").textContent = "Agents are unavailable: " + err.message;
@@ -320,7 +328,9 @@
       if (ev.type === "agent.tool_finished") a.status = { state: "thinking" };
       if (/^agent\.turn_(finished|failed|abandoned)$/.test(ev.type)) a.status = { state: "idle" };
     }
-    if (/^agent\.(hired|fired|updated)$/.test(ev.type)) loadAgents();
+    const reload = /^agent\.(hired|fired|updated)$/.test(ev.type) ||
+      (ev.type === "member.updated" && p.kind === "agent"); // muting is a member change
+    if (reload) loadAgents();
     else if (a) renderAgents();
     if (ev.type.startsWith("approval.")) loadApprovals();
     const text = describe(ev);
@@ -344,7 +354,7 @@
       let frame;
       try { frame = JSON.parse(m.data); } catch (e) { return; }
       for (const ev of frame.events || []) {
-        if (ev.type.startsWith("agent.") || ev.type.startsWith("approval.")) onEvent(ev);
+        if (ev.type.startsWith("agent.") || ev.type.startsWith("approval.") || ev.type === "member.updated") onEvent(ev);
       }
     };
     ws.onclose = () => {
