@@ -134,19 +134,19 @@ func (s *Service) triggers(ctx context.Context, wakes []store.Wake) ([]trigger, 
 // latest trigger; a top-level message of a public channel gets its reply
 // in a new thread under it; DMs stay flat.
 func replyThread(c bullpen.Channel, ts []trigger) int64 {
-	for i := len(ts) - 1; i >= 0; i-- {
-		switch t := ts[i]; {
-		case t.approval != nil:
-			return t.approval.ThreadID
-		case t.msg.ThreadID != 0:
-			return t.msg.ThreadID
-		case c.Kind == bullpen.ChannelDM:
-			return 0
-		default:
-			return t.msg.ID
-		}
+	if len(ts) == 0 {
+		return 0
 	}
-	return 0
+	switch t := ts[len(ts)-1]; {
+	case t.approval != nil:
+		return t.approval.ThreadID
+	case t.msg.ThreadID != 0:
+		return t.msg.ThreadID
+	case c.Kind == bullpen.ChannelDM:
+		return 0
+	default:
+		return t.msg.ID
+	}
 }
 
 func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []store.Wake) error {

@@ -4,7 +4,7 @@
 # 1. installs what the tests need when it is missing (as root, with apt):
 #    chromium (browser tests), bubblewrap, nftables, iproute2, postgresql;
 # 2. starts a throwaway PostgreSQL and exports BULLPEN_TEST_POSTGRES_URL;
-# 3. checks gofmt, go vet, and that the templ output is generated and committed;
+# 3. checks gofmt, go vet, staticcheck, and that the templ output is generated and committed;
 # 4. runs go test -race on every package.
 # Any failure exits non-zero. GO_TEST_FLAGS adds flags to go test.
 set -euo pipefail
@@ -51,6 +51,10 @@ echo ok
 
 section "go vet"
 go vet ./...
+echo ok
+
+section "staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 echo ok
 
 section "templ generate"
