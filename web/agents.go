@@ -6,7 +6,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/gofiber/fiber/v2"
 )
@@ -142,11 +141,7 @@ func (s *Server) postToAgent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.off.Post(c.UserContext(), actor(c), office.PostInput{ChannelID: ch.ID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(m)
+	return s.post(c, ch.ID, in)
 }
 
 func (s *Server) listTurns(c *fiber.Ctx) error {

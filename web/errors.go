@@ -11,49 +11,46 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// statusOf maps an error code to its HTTP status. This is the only place
-// where that mapping lives.
+// statuses maps each error code to its HTTP status. This is the only place
+// where that mapping lives; Fiber's own errors map back through it.
+var statuses = map[string]int{
+	bullpen.EINVALID:      http.StatusBadRequest,
+	bullpen.EUNAUTHORIZED: http.StatusUnauthorized,
+	bullpen.EFORBIDDEN:    http.StatusForbidden,
+	bullpen.ENOTFOUND:     http.StatusNotFound,
+	bullpen.ECONFLICT:     http.StatusConflict,
+	bullpen.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	bullpen.ERATELIMIT:    http.StatusTooManyRequests,
+	bullpen.EUNSUPPORTED:  http.StatusNotImplemented,
+	bullpen.EUNAVAILABLE:  http.StatusServiceUnavailable,
+}
+
+// fiberStatuses are statuses Fiber and fasthttp produce that have no code
+// of their own.
+var fiberStatuses = map[int]string{
+	http.StatusMethodNotAllowed:            bullpen.ENOTFOUND,
+	http.StatusRequestHeaderFieldsTooLarge: bullpen.ETOOLARGE,
+	http.StatusRequestURITooLong:           bullpen.ETOOLARGE,
+	http.StatusUpgradeRequired:             bullpen.EINVALID,
+}
+
+// statusOf returns the HTTP status of an error code.
 func statusOf(code string) int {
-	switch code {
-	case bullpen.EINVALID:
-		return http.StatusBadRequest
-	case bullpen.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case bullpen.EFORBIDDEN:
-		return http.StatusForbidden
-	case bullpen.ENOTFOUND:
-		return http.StatusNotFound
-	case bullpen.ECONFLICT:
-		return http.StatusConflict
-	case bullpen.ETOOLARGE:
-		return http.StatusRequestEntityTooLarge
-	case bullpen.ERATELIMIT:
-		return http.StatusTooManyRequests
-	case bullpen.EUNSUPPORTED:
-		return http.StatusNotImplemented
-	case bullpen.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
+	if st, ok := statuses[code]; ok {
+		return st
 	}
 	return http.StatusInternalServerError
 }
 
 // codeOfStatus maps Fiber's own errors (body too large, bad method) to codes.
 func codeOfStatus(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return bullpen.EINVALID
-	case http.StatusUnauthorized:
-		return bullpen.EUNAUTHORIZED
-	case http.StatusForbidden:
-		return bullpen.EFORBIDDEN
-	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		return bullpen.ENOTFOUND
-	case http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge, http.StatusRequestURITooLong:
-		return bullpen.ETOOLARGE
-	case http.StatusTooManyRequests:
-		return bullpen.ERATELIMIT
-	case http.StatusUpgradeRequired:
-		return bullpen.EINVALID
+	if code, ok := fiberStatuses[status]; ok {
+		return code
+	}
+	for code, st := range statuses {
+		if st == status {
+			return code
+		}
 	}
 	return bullpen.EINTERNAL
 }

@@ -22,7 +22,13 @@ func (s *Server) postMessage(c *fiber.Ctx) error {
 	if err := decode(c, &in); err != nil {
 		return err
 	}
-	m, err := s.off.Post(c.UserContext(), actor(c), office.PostInput{ChannelID: id, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
+	return s.post(c, id, in)
+}
+
+// post stores a message by the caller, from whichever surface the
+// request came through, and answers 201 with it.
+func (s *Server) post(c *fiber.Ctx, channelID int64, in postRequest) error {
+	m, err := s.off.Post(c.UserContext(), actor(c), office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
 	if err != nil {
 		return err
 	}
