@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,52 +14,24 @@ import (
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
-	"github.com/bullpen-hq/bullpen/store/storetest"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
 // newAgentServer is newServer with an agents service on a scripted model.
 func newAgentServer(t *testing.T, script scripted.Func) *testServer {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := off.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, off, token := openOffice(t, store.SQLite)
 	svc, err := agents.New(agents.Config{Office: off, Providers: map[string]llm.Provider{"scripted": scripted.New(script)},
 		DefaultProvider: "scripted", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Start(ctx); err != nil {
+	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Config{ProviderNotice: svc.ProviderNotice()}, web.Services{Office: off, Agents: svc})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-		svc.Close()
-		db.Close()
-	})
-	return &testServer{t: t, URL: "http://" + ln.Addr().String(), DB: db, Off: off, Srv: srv, Token: token}
+	return serve(t, db, off, token, web.Config{ProviderNotice: svc.ProviderNotice()},
+		web.Services{Office: off, Agents: svc}, func() { svc.Close() })
 }
 
 // echoScript answers every wake by posting "echo: <trigger>".

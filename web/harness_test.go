@@ -34,8 +34,16 @@ type testServer struct {
 
 func newServer(t *testing.T, cfg web.Config) *testServer {
 	t.Helper()
+	db, off, token := openOffice(t, store.SQLite)
+	return serve(t, db, off, token, cfg, web.Services{Office: off})
+}
+
+// openOffice opens a fresh database of the dialect with an office on it
+// and returns the admin's bootstrap token.
+func openOffice(t *testing.T, dialect string) (*store.DB, *office.Office, string) {
+	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
+	db, err := store.Open(ctx, storetest.Config(t, dialect))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +55,14 @@ func newServer(t *testing.T, cfg web.Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(cfg, web.Services{Office: off})
+	return db, off, token
+}
+
+// serve starts a server on a loopback port. At cleanup it shuts the server
+// down, runs stop (the services' own teardown, in order), then closes db.
+func serve(t *testing.T, db *store.DB, off *office.Office, token string, cfg web.Config, svc web.Services, stop ...func()) *testServer {
+	t.Helper()
+	srv := web.New(cfg, svc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -55,10 +70,13 @@ func newServer(t *testing.T, cfg web.Config) *testServer {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
 		<-done
+		for _, f := range stop {
+			f()
+		}
 		db.Close()
 	})
 	return &testServer{t: t, URL: "http://" + ln.Addr().String(), DB: db, Off: off, Srv: srv, Token: token}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,12 +13,10 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/image"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
-	"github.com/bullpen-hq/bullpen/store/storetest"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -52,18 +49,7 @@ func newSandboxServer(t *testing.T, cfg web.Config) *sbServer {
 	t.Helper()
 	needRoot(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := off.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, off, token := openOffice(t, store.SQLite)
 	images, err := image.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -74,26 +60,15 @@ func newSandboxServer(t *testing.T, cfg web.Config) *sbServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(cfg, web.Services{Office: off, Sandboxes: svc})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	s := &sbServer{testServer: &testServer{t: t, URL: "http://" + ln.Addr().String(), DB: db, Off: off, Srv: srv, Token: token},
-		Svc: svc, stateDir: state}
-	t.Cleanup(func() {
+	s := &sbServer{Svc: svc, stateDir: state}
+	s.testServer = serve(t, db, off, token, cfg, web.Services{Office: off, Sandboxes: svc}, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
 		ids := s.allIDs()
 		if err := svc.Manager().TerminateAll(ctx); err != nil {
 			t.Errorf("TerminateAll: %v", err)
 		}
 		svc.Close()
-		db.Close()
 		s.checkNoLeaks(ids)
 	})
 	s.Bob, s.BobToken = s.addMember("bob", false)

@@ -6,18 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/bridge/telegram/tgtest"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
-	"github.com/bullpen-hq/bullpen/store/storetest"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -33,19 +29,7 @@ type telegramServer struct {
 
 func newTelegramServer(t *testing.T) *telegramServer {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := off.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, off, token := openOffice(t, store.SQLite)
 	fake, err := tgtest.New(tgToken)
 	if err != nil {
 		t.Fatal(err)
@@ -54,26 +38,12 @@ func newTelegramServer(t *testing.T) *telegramServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := br.Start(ctx); err != nil {
+	if err := br.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(web.Config{}, web.Services{Office: off, Telegram: br})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-		br.Close()
-		fake.Close()
-		db.Close()
-	})
-	return &telegramServer{url: "http://" + ln.Addr().String(), token: token, db: db, tg: fake}
+	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, Telegram: br},
+		func() { br.Close() }, func() { fake.Close() })
+	return &telegramServer{url: ts.URL, token: token, db: db, tg: fake}
 }
 
 func (ts *telegramServer) call(t *testing.T, method, path string, body any, out any) (int, string) {

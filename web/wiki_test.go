@@ -3,18 +3,15 @@ package web_test
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 	"github.com/bullpen-hq/bullpen/web"
@@ -24,34 +21,8 @@ import (
 // newWikiServer is newServer with the wiki service, on a dialect.
 func newWikiServer(t *testing.T, dialect string) *testServer {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, dialect))
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := off.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := web.New(web.Config{}, web.Services{Office: off, Wiki: wiki.New(db, wiki.Config{})})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-		db.Close()
-	})
-	return &testServer{t: t, URL: "http://" + ln.Addr().String(), DB: db, Off: off, Srv: srv, Token: token}
+	db, off, token := openOffice(t, dialect)
+	return serve(t, db, off, token, web.Config{}, web.Services{Office: off, Wiki: wiki.New(db, wiki.Config{})})
 }
 
 // conflictBody is the 409 of a stale save.
