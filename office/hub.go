@@ -90,10 +90,3 @@ func (h *Hub) Last() int64 {
 	defer h.mu.Unlock()
 	return h.last
 }
-
-// Subscribers returns how many subscribers are attached.
-func (h *Hub) Subscribers() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs)
-}

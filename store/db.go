@@ -31,9 +31,6 @@ type Config struct {
 	// URL is a postgres:// URL; empty means SQLite at DataDir/bullpen.db.
 	URL     string
 	DataDir string
-	// Publish receives each committed transaction's events, in sequence
-	// order, before the next write starts. It must not block.
-	Publish func([]bullpen.Event)
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
 }
@@ -52,7 +49,7 @@ type DB struct {
 
 // Open connects, applies pending migrations and returns the database.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	db := &DB{publish: cfg.Publish, now: cfg.Now}
+	db := &DB{now: cfg.Now}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -100,8 +97,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // Dialect returns SQLite or Postgres.
 func (db *DB) Dialect() string { return db.dialect }
 
-// SetPublisher sets the function that receives committed events. It must be
-// called before the first write.
+// SetPublisher sets the function that receives each committed
+// transaction's events, in sequence order, before the next write starts.
+// It must not block, and must be set before the first write.
 func (db *DB) SetPublisher(p func([]bullpen.Event)) { db.publish = p }
 
 // Close closes the connection pool.

@@ -4,7 +4,6 @@
 package storetest
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
@@ -48,17 +47,6 @@ func Config(tb testing.TB, dialect string) store.Config {
 		return store.Config{DataDir: tb.TempDir()}
 	}
 	return store.Config{URL: freshPostgres(tb)}
-}
-
-// MustOpen opens a fresh database of the dialect and closes it at cleanup.
-func MustOpen(tb testing.TB, dialect string) *store.DB {
-	tb.Helper()
-	db, err := store.Open(context.Background(), Config(tb, dialect))
-	if err != nil {
-		tb.Fatalf("store.Open(%s): %v", dialect, err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
 }
 
 // freshPostgres creates a database with a random name on the test server
