@@ -8,7 +8,7 @@ import (
 func TestValidateDisplayName(t *testing.T) {
 	tests := []struct {
 		name, in string
-		want string // "" when accepted, else a part of the message
+		want     string // "" when accepted, else a part of the message
 	}{
 		{"plain", "Ada Lovelace", ""},
 		{"accents", "Zoë Nguyễn-O'Brien", ""},
