@@ -1,8 +1,10 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,17 +46,23 @@ func source(c *fiber.Ctx) string {
 
 // authenticate accepts a Bearer token or a session cookie. Requests that
 // ride on the cookie and change state must carry the session's CSRF token.
+// Failed attempts count against the client's address (see gate).
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	if h := c.Get(fiber.HeaderAuthorization); h != "" {
 		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok {
-			return bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\"")
-		}
-		m, err := s.off.Authenticate(ctx, strings.TrimSpace(tok))
-		if err != nil {
+		tok = strings.TrimSpace(tok)
+		if err := s.gate(c, tok); err != nil {
 			return err
 		}
+		if !ok {
+			return s.failed(c, bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\""))
+		}
+		m, err := s.off.Authenticate(ctx, tok)
+		if err != nil {
+			return s.failed(c, err)
+		}
+		s.known.add(tok)
 		c.Locals(localMember, m)
 		return nil
 	}
@@ -62,10 +70,15 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if cookie == "" {
 		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "log in, or send an Authorization: Bearer token")
 	}
-	m, csrf, err := s.off.Session(ctx, cookie)
-	if err != nil {
+	if err := s.gate(c, cookie); err != nil {
 		return err
 	}
+	m, csrf, err := s.off.Session(ctx, cookie)
+	if err != nil {
+		c.ClearCookie(sessionCookie) // so that a stale cookie is not counted again
+		return s.failed(c, err)
+	}
+	s.known.add(cookie)
 	c.Locals(localMember, m)
 	c.Locals(localCSRF, csrf)
 	c.Locals(localByCookie, true)
@@ -79,6 +92,37 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		}
 	}
 	return nil
+}
+
+// gate refuses a client address that has used up its failed attempts,
+// with 429 and Retry-After, unless secret is a credential that worked
+// recently: that is checked as usual, so its owner keeps working while
+// someone at the same address is limited, and guesses get no answer.
+func (s *Server) gate(c *fiber.Ctx, secret string) error {
+	if s.fails == nil {
+		return nil
+	}
+	limited, wait := s.fails.limited(s.clientKey(c))
+	if !limited || (secret != "" && s.known.has(secret)) {
+		return nil
+	}
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return bullpen.Errorf(bullpen.ERATELIMIT, "too many failed authentication attempts from your address; try again in %d s", secs)
+}
+
+// failed counts an authentication failure against the client's address
+// and returns err.
+func (s *Server) failed(c *fiber.Ctx, err error) error {
+	if s.fails != nil && bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+		s.fails.fail(s.clientKey(c))
+	}
+	return err
+}
+
+// clientKey is the address the request's failures count under.
+func (s *Server) clientKey(c *fiber.Ctx) string {
+	return s.proxies.client(c.Context().RemoteIP(), c.Get(fiber.HeaderXForwardedFor))
 }
 
 func changesState(method string) bool {
@@ -122,21 +166,28 @@ func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
 
 // login exchanges a token for a session cookie. The form carries a CSRF
 // token bound to a short-lived cookie (double submit), so no other site
-// can log a browser in.
+// can log a browser in. Bad tokens count as failed attempts.
 func (s *Server) login(c *fiber.Ctx) error {
 	want := c.Cookies(preCSRFCookie)
 	if err := office.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
 		c.Status(http.StatusForbidden)
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
-	_, cookie, _, err := s.off.Login(c.UserContext(), c.FormValue("token"))
+	secret := strings.TrimSpace(c.FormValue("token"))
+	if err := s.gate(c, secret); err != nil {
+		c.Status(http.StatusTooManyRequests)
+		return s.renderLogin(c, bullpen.ErrorMessage(err))
+	}
+	_, cookie, _, err := s.off.Login(c.UserContext(), secret)
 	if err != nil {
-		c.Status(statusOf(bullpen.ErrorCode(err)))
+		c.Status(statusOf(bullpen.ErrorCode(s.failed(c, err))))
 		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
 			return s.renderLogin(c, "That token is not valid.")
 		}
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
+	s.known.add(secret)
+	s.known.add(cookie)
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: cookie, Path: "/", HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(office.SessionTTL)})
 	c.ClearCookie(preCSRFCookie)
