@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -99,11 +98,21 @@ func hex4(b []byte) int {
 	if len(b) < 4 {
 		return -1
 	}
-	n, err := strconv.ParseUint(string(b[:4]), 16, 16)
-	if err != nil {
-		return -1
+	n := 0
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		n = n<<4 | int(c)
 	}
-	return int(n)
+	return n
 }
 
 // jsonPath tracks where a token stream is inside nested objects and arrays.
