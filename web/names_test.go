@@ -31,8 +31,8 @@ func TestDisguisedNamesAreRefused(t *testing.T) {
 		{"create title", "POST", "/api/v1/members", map[string]any{"handle": "mallory", "display_name": "M", "title": "Admin\u2066"}, "title must not contain a bidirectional"},
 		{"patch", "PATCH", "/api/v1/members/1", map[string]any{"display_name": "Admin\u200F"}, "display_name must not contain a bidirectional"},
 		{"patch spaces", "PATCH", "/api/v1/members/1", map[string]any{"display_name": "Admin "}, "display_name must not start or end with a space"},
-		{"hire", "POST", "/api/v1/agents", map[string]any{"role": "starter/pm", "handle": "pm", "name": "\u202Enimda"}, "display_name must not contain a bidirectional"},
-		{"agent update", "PATCH", "/api/v1/agents/" + itoa(eng.Agent.ID), map[string]any{"name": "Eng\uFEFF"}, "display_name must not contain an invisible"},
+		{"hire", "POST", "/api/v1/agents", map[string]any{"role": "starter/pm", "handle": "pm", "name": "\u202Enimda"}, `role: field "name": must not contain a bidirectional control character (U+202E`},
+		{"agent update", "PATCH", "/api/v1/agents/" + itoa(eng.Agent.ID), map[string]any{"name": "Eng\uFEFF"}, `role: field "name": must not contain an invisible character (U+FEFF`},
 		{"channel topic", "POST", "/api/v1/channels", map[string]any{"name": "ops", "topic": "\u202Eops"}, "topic must not contain a bidirectional"},
 	}
 	before := snapshot(t, ts, context.Background())
