@@ -52,15 +52,16 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if h := c.Get(fiber.HeaderAuthorization); h != "" {
 		tok, ok := strings.CutPrefix(h, "Bearer ")
 		tok = strings.TrimSpace(tok)
-		if err := s.gate(c, tok); err != nil {
+		done, err := s.gate(c, tok)
+		if err != nil {
 			return err
 		}
 		if !ok {
-			return s.failed(c, bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\""))
+			return done(bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\""))
 		}
 		m, err := s.off.Authenticate(ctx, tok)
-		if err != nil {
-			return s.failed(c, err)
+		if err := done(err); err != nil {
+			return err
 		}
 		s.known.add(tok)
 		c.Locals(localMember, m)
@@ -70,13 +71,14 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if cookie == "" {
 		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "log in, or send an Authorization: Bearer token")
 	}
-	if err := s.gate(c, cookie); err != nil {
+	done, err := s.gate(c, cookie)
+	if err != nil {
 		return err
 	}
 	m, csrf, err := s.off.Session(ctx, cookie)
-	if err != nil {
+	if err := done(err); err != nil {
 		c.ClearCookie(sessionCookie) // so that a stale cookie is not counted again
-		return s.failed(c, err)
+		return err
 	}
 	s.known.add(cookie)
 	c.Locals(localMember, m)
@@ -94,30 +96,37 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	return nil
 }
 
-// gate refuses a client address that has used up its failed attempts,
-// with 429 and Retry-After, unless secret is a credential that worked
-// recently: that is checked as usual, so its owner keeps working while
-// someone at the same address is limited, and guesses get no answer.
-func (s *Server) gate(c *fiber.Ctx, secret string) error {
+// gate guards one authentication attempt. A credential that worked
+// recently is checked as usual, so its owner keeps working while someone
+// at the same address is limited. Any other attempt takes one of the
+// address's attempts first, atomically, so parallel guesses cannot
+// overshoot; an address without one gets 429 and Retry-After, and its
+// guess is not looked up. The returned done settles the attempt with the
+// result: a failure keeps the attempt taken, anything else gives it back.
+func (s *Server) gate(c *fiber.Ctx, secret string) (done func(error) error, err error) {
 	if s.fails == nil {
-		return nil
+		return func(err error) error { return err }, nil
 	}
-	limited, wait := s.fails.limited(s.clientKey(c))
-	if !limited || (secret != "" && s.known.has(secret)) {
-		return nil
+	key := s.clientKey(c)
+	if secret != "" && s.known.has(secret) {
+		return func(err error) error {
+			if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+				s.fails.fail(key) // it worked once, and was revoked or expired since
+			}
+			return err
+		}, nil
 	}
-	secs := max(1, int(math.Ceil(wait.Seconds())))
-	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-	return bullpen.Errorf(bullpen.ERATELIMIT, "too many failed authentication attempts from your address; try again in %d s", secs)
-}
-
-// failed counts an authentication failure against the client's address
-// and returns err.
-func (s *Server) failed(c *fiber.Ctx, err error) error {
-	if s.fails != nil && bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
-		s.fails.fail(s.clientKey(c))
+	if ok, wait := s.fails.take(key); !ok {
+		secs := max(1, int(math.Ceil(wait.Seconds())))
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+		return nil, bullpen.Errorf(bullpen.ERATELIMIT, "too many failed authentication attempts from your address; try again in %d s", secs)
 	}
-	return err
+	return func(err error) error {
+		if !bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+			s.fails.refund(key)
+		}
+		return err
+	}, nil
 }
 
 // clientKey is the address the request's failures count under.
@@ -174,13 +183,14 @@ func (s *Server) login(c *fiber.Ctx) error {
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
 	secret := strings.TrimSpace(c.FormValue("token"))
-	if err := s.gate(c, secret); err != nil {
+	done, err := s.gate(c, secret)
+	if err != nil {
 		c.Status(http.StatusTooManyRequests)
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
 	_, cookie, _, err := s.off.Login(c.UserContext(), secret)
-	if err != nil {
-		c.Status(statusOf(bullpen.ErrorCode(s.failed(c, err))))
+	if err := done(err); err != nil {
+		c.Status(statusOf(bullpen.ErrorCode(err)))
 		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
 			return s.renderLogin(c, "That token is not valid.")
 		}

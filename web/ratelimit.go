@@ -73,36 +73,47 @@ func (l *failLimiter) refill(b *bucket, now time.Time) float64 {
 	return b.left
 }
 
-// limited reports whether key is out of attempts, and when it gets one.
-func (l *failLimiter) limited(key string) (bool, time.Duration) {
+// take takes an attempt from key if it has one; if not, it says how long
+// until it does.
+func (l *failLimiter) take(key string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucket[key]
-	if b == nil {
-		return false, 0
+	b := l.get(key)
+	if left := l.refill(b, l.now()); left < 1 {
+		return false, time.Duration((1 - left) / l.rate * float64(time.Second))
 	}
-	left := l.refill(b, l.now())
-	if left >= 1 {
-		return false, 0
-	}
-	return true, time.Duration((1 - left) / l.rate * float64(time.Second))
+	b.left--
+	return true, 0
 }
 
-// fail takes an attempt from key.
+// refund gives back an attempt that take took and that did not fail.
+func (l *failLimiter) refund(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.get(key)
+	b.left = math.Min(l.burst, l.refill(b, l.now())+1)
+}
+
+// fail takes an attempt from key, if it has one left.
 func (l *failLimiter) fail(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
+	b := l.get(key)
+	b.left = math.Max(0, l.refill(b, l.now())-1)
+}
+
+// get returns key's bucket, making a full one; l.mu is held.
+func (l *failLimiter) get(key string) *bucket {
 	b := l.bucket[key]
 	if b == nil {
+		now := l.now()
 		if len(l.bucket) >= maxLimitKeys {
 			l.prune(now)
 		}
 		b = &bucket{left: l.burst, at: now}
 		l.bucket[key] = b
 	}
-	l.refill(b, now)
-	b.left = math.Max(0, b.left-1)
+	return b
 }
 
 // prune forgets addresses whose buckets are full again, and if that is
@@ -123,9 +134,9 @@ func (l *failLimiter) prune(now time.Time) {
 }
 
 // knownCreds remembers hashes of credentials that authenticated recently.
-// While an address is limited, only these are checked against the
-// database: the owner of a working token or session keeps working, and a
-// guesser gets no answer about its guesses.
+// They skip the limiter (they are still checked against the database), so
+// the owner of a working token or session keeps working while its address
+// is limited; a limited guesser gets no answer about its guesses.
 type knownCreds struct {
 	now  func() time.Time
 	mu   sync.Mutex

@@ -48,10 +48,16 @@ func TestFailLimiterIsBounded(t *testing.T) {
 	if n := len(l.bucket); n > maxLimitKeys {
 		t.Errorf("limiter tracks %d addresses, want at most %d", n, maxLimitKeys)
 	}
-	l.fail("x")
-	l.fail("x")
-	l.fail("x")
-	if lim, wait := l.limited("x"); !lim || wait != 20*time.Second {
-		t.Errorf("after 3 of 3 failures: limited = %v, wait %v; want true, 20s", lim, wait)
+	for i := 0; i < 3; i++ {
+		if ok, _ := l.take("x"); !ok {
+			t.Fatalf("take %d of 3 = false", i+1)
+		}
+	}
+	if ok, wait := l.take("x"); ok || wait != 20*time.Second {
+		t.Errorf("4th take of 3 = %v, wait %v; want false, 20s (3 a minute)", ok, wait)
+	}
+	l.refund("x")
+	if ok, _ := l.take("x"); !ok {
+		t.Error("take after a refund = false, want true")
 	}
 }

@@ -115,6 +115,36 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 	}
 }
 
+// Parallel guesses cannot overshoot the limit: each takes its attempt
+// before its lookup.
+func TestParallelFailuresDoNotOvershoot(t *testing.T) {
+	ts := newServer(t, web.Config{AuthFailures: 5})
+	cl := from(t, "127.0.0.7")
+	var mu sync.Mutex
+	got := map[int]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := -1 // a transport error
+			req, _ := http.NewRequest("GET", ts.URL+"/api/v1/me", nil)
+			req.Header.Set("Authorization", "Bearer "+badToken)
+			if resp, err := cl.Do(req); err == nil {
+				st = resp.StatusCode
+				resp.Body.Close()
+			}
+			mu.Lock()
+			got[st]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got[401] != 5 || got[429] != 35 {
+		t.Errorf("40 parallel bad tokens with 5 attempts: statuses %v, want 5×401 and 35×429", got)
+	}
+}
+
 // Bad session cookies and bad login tokens count too; a working session
 // survives its address being limited.
 func TestFailedCookiesAndLoginsAreRateLimited(t *testing.T) {
