@@ -56,6 +56,13 @@ func isTag(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
 
 func isEmojiModifier(r rune) bool { return r >= 0x1F3FB && r <= 0x1F3FF }
 
+// isReservedIgnorable reports code points that Unicode reserves as
+// default-ignorable (drawn as nothing) but has not assigned yet, so no
+// category table names them.
+func isReservedIgnorable(r rune) bool {
+	return r == 0x2065 || (r >= 0xFFF0 && r <= 0xFFF8) || (r >= 0xE0080 && r <= 0xE0FFF && !isVariationSelector(r))
+}
+
 // hiddenRune returns the index and a description of the first character
 // of rs that would hide or disguise text, or -1.
 func hiddenRune(rs []rune) (int, string) {
@@ -94,7 +101,7 @@ func hiddenAt(rs []rune, i int) string {
 	case r == 0x200D && emojiJoin(prev, next), (r == 0x200C || r == 0x200D) && scriptJoin(prev, next):
 	case r == utf8.RuneError || r == 0xFFFC:
 		return "a replacement character"
-	case blankRunes[r]:
+	case blankRunes[r], isReservedIgnorable(r):
 		return "an invisible character"
 	case unicode.Is(unicode.Cc, r):
 		return "a control character"

@@ -50,6 +50,8 @@ func TestValidateDisplayName(t *testing.T) {
 		{"combining grapheme joiner", "ad\u034Fmin", "invisible character"},
 		{"line separator", "ad\u2028min", "invisible character"},
 		{"C1 control", "ad\u0085min", "control character"},
+		{"reserved ignorable", "admin\U000E0200", "invisible character (U+E0200"},
+		{"reserved ignorable in specials", "admin\uFFF0", "invisible character (U+FFF0"},
 		{"replacement character", "ad\uFFFDmin", "replacement character (U+FFFD"},
 		{"hair space", "ad\u200Amin", "space other than U+0020 (U+200A"},
 		{"no-break space", "ad\u00A0min", "space other than U+0020"},
