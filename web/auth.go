@@ -48,51 +48,63 @@ func source(c *fiber.Ctx) string {
 // ride on the cookie and change state must carry the session's CSRF token.
 // Failed attempts count against the client's address (see gate).
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	if h := c.Get(fiber.HeaderAuthorization); h != "" {
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		tok = strings.TrimSpace(tok)
-		done, err := s.gate(c, tok)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return done(bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\""))
-		}
-		m, err := s.off.Authenticate(ctx, tok)
-		if err := done(err); err != nil {
-			return err
-		}
-		s.known.add(tok)
-		c.Locals(localMember, m)
-		return nil
+		return s.byBearer(c, h)
 	}
 	cookie := c.Cookies(sessionCookie)
 	if cookie == "" {
 		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "log in, or send an Authorization: Bearer token")
 	}
+	if err := s.bySession(c, cookie); err != nil {
+		return err
+	}
+	if changesState(c.Method()) {
+		got := c.Get(csrfHeader)
+		if got == "" {
+			got = c.FormValue(csrfField)
+		}
+		if err := office.CheckCSRF(csrfOf(c), got); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) byBearer(c *fiber.Ctx, header string) error {
+	tok, ok := strings.CutPrefix(header, "Bearer ")
+	tok = strings.TrimSpace(tok)
+	done, err := s.gate(c, tok)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return done(bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\""))
+	}
+	m, err := s.off.Authenticate(c.UserContext(), tok)
+	if err := done(err); err != nil {
+		return err
+	}
+	s.known.add(tok)
+	c.Locals(localMember, m)
+	return nil
+}
+
+func (s *Server) bySession(c *fiber.Ctx, cookie string) error {
 	done, err := s.gate(c, cookie)
 	if err != nil {
 		return err
 	}
-	m, csrf, err := s.off.Session(ctx, cookie)
+	m, csrf, err := s.off.Session(c.UserContext(), cookie)
 	if err := done(err); err != nil {
-		c.ClearCookie(sessionCookie) // so that a stale cookie is not counted again
+		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+			c.ClearCookie(sessionCookie) // so that a stale cookie is not counted again
+		}
 		return err
 	}
 	s.known.add(cookie)
 	c.Locals(localMember, m)
 	c.Locals(localCSRF, csrf)
 	c.Locals(localByCookie, true)
-	if changesState(c.Method()) {
-		got := c.Get(csrfHeader)
-		if got == "" {
-			got = c.FormValue(csrfField)
-		}
-		if err := office.CheckCSRF(csrf, got); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
