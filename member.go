@@ -63,14 +63,18 @@ func (m *Member) Validate() error {
 	if m.Kind != KindHuman && m.Kind != KindAgent {
 		return Errorf(EINVALID, "kind must be %q or %q", KindHuman, KindAgent)
 	}
-	if err := validateText("display_name", m.DisplayName, 1, MaxDisplayName); err != nil {
+	if err := ValidateDisplayName(m.DisplayName); err != nil {
 		return err
 	}
-	return validateText("title", m.Title, 0, MaxTitle)
+	if err := validateText("title", m.Title, 0, MaxTitle); err != nil {
+		return err
+	}
+	return checkName("title", m.Title)
 }
 
 // validateText checks a single-line text field's length in characters and
-// that it is valid UTF-8 without control characters.
+// that it is valid UTF-8 without control characters or characters that
+// hide or disguise text (see checkHidden).
 func validateText(field, s string, min, max int) error {
 	if !utf8.ValidString(s) {
 		return Errorf(EINVALID, "%s is not valid UTF-8", field)
@@ -85,7 +89,7 @@ func validateText(field, s string, min, max int) error {
 	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return Errorf(EINVALID, "%s has control characters", field)
 	}
-	return nil
+	return checkHidden(field, s)
 }
 
 // clip shortens s for use inside an error message.

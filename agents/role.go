@@ -122,6 +122,9 @@ func (r *Role) Validate(file string) error {
 	if n := utf8.RuneCountInString(strings.TrimSpace(r.Name)); n == 0 || n > bullpen.MaxDisplayName {
 		return invalid(file, "name", "must be 1-%d characters", bullpen.MaxDisplayName)
 	}
+	if err := bullpen.ValidateDisplayName(r.Name); err != nil { // the name becomes the agent's display name
+		return invalid(file, "name", "%s", strings.TrimPrefix(bullpen.ErrorMessage(err), "display_name "))
+	}
 	if utf8.RuneCountInString(r.Title) > bullpen.MaxTitle {
 		return invalid(file, "title", "is longer than %d characters", bullpen.MaxTitle)
 	}

@@ -255,7 +255,9 @@
   function channelRef(id) {
     const link = channelLink(id);
     if (!link) return id ? `channel ${id}` : "";
-    return link.dataset.kind === "dm" ? $(".channel-name", link).textContent : "#" + link.dataset.channelName;
+    if (link.dataset.kind !== "dm") return "#" + link.dataset.channelName;
+    const handle = $(".channel-handle", link);
+    return $(".channel-name", link).textContent + (handle ? ` (${handle.textContent})` : "");
   }
 
   function bumpUnread(channelId) {
@@ -266,12 +268,29 @@
     badge.hidden = false;
   }
 
+  // dmPeers names a new DM's other members from the member list, as the
+  // server does for the page: their names, and their @handles beside.
+  function dmPeers(c) {
+    const names = [], handles = [];
+    // The event is written before the members join; the name holds them.
+    const m = /^dm-(\d+)-(\d+)$/.exec(c.name || "");
+    for (const id of c.member_ids || (m ? [m[1], m[2]] : [])) {
+      if (Number(id) === state.meId) continue;
+      const row = $(`[data-testid="member"][data-member-id="${Number(id)}"]`);
+      if (!row) continue;
+      names.push($(tid("member-name"), row).textContent);
+      handles.push("@" + row.dataset.handle);
+    }
+    return { names: names.join(", "), handles: handles.join(", ") };
+  }
+
   function onChannelCreated(c) {
     if (!c || !c.id || channelLink(c.id)) return;
     const dm = c.kind === "dm";
     const list = $(tid(dm ? "dm-list" : "channel-list"));
     if (!list) return;
-    const label = (dm && c.label) || c.name;
+    const peers = dm ? dmPeers(c) : null;
+    const label = (peers && peers.names) || c.name;
     const a = el("a", {
       href: "/c/" + encodeURIComponent(c.name),
       class: "channel-link" + (c.joined ? "" : " not-joined"),
@@ -281,9 +300,12 @@
       "data-kind": c.kind || "public",
       title: c.topic || null,
     },
-    dm ? el("span", { class: avatarClass(c.label) + " avatar-xs", "aria-hidden": "true" }, initials(label))
+    dm ? el("span", { class: avatarClass(label) + " avatar-xs", "aria-hidden": "true" }, initials(label))
       : el("span", { class: "channel-prefix", "aria-hidden": "true" }, "#"),
-    el("span", { class: "channel-name" }, label),
+    peers && peers.handles
+      ? el("span", { class: "channel-names" }, el("span", { class: "channel-name" }, label),
+        el("span", { class: "channel-handle", "data-testid": "dm-handle" }, peers.handles))
+      : el("span", { class: "channel-name" }, label),
     el("span", { class: "unread", "data-testid": "channel-unread", hidden: "" }, "0"));
     const li = el("li", null, a);
     const next = Array.from(list.children).find((x) => {
@@ -314,7 +336,9 @@
       "data-handle": m.handle || "",
       title: "@" + (m.handle || "") + (m.title ? " · " + m.title : ""),
     }, wrap,
-    el("span", { class: "member-name", "data-testid": "member-name" }, name),
+    el("span", { class: "member-names" },
+      el("span", { class: "member-name", "data-testid": "member-name" }, name),
+      el("span", { class: "member-handle", "data-testid": "member-handle" }, "@" + (m.handle || ""))),
     m.muted ? el("span", { class: "badge badge-muted", "data-testid": "member-muted" }, "muted") : null,
     el("span", { class: "badge badge-" + (agent ? "agent" : "human"), "data-testid": "member-kind-badge" }, m.kind || ""));
   }
@@ -337,7 +361,12 @@
 
   // ---------- activity ----------
 
-  const who = (m) => (m && (m.display_name || m.handle)) || "someone";
+  // who names a member by display name and @handle: names are free text,
+  // so the handle is what tells two "Alice"s apart.
+  const who = (m) => {
+    if (!m || !(m.display_name || m.handle)) return "someone";
+    return m.handle ? `${m.display_name || m.handle} (@${m.handle})` : m.display_name;
+  };
   const clip = (s, n) => {
     s = String(s).replace(/\s+/g, " ").trim();
     return s.length > n ? s.slice(0, n - 1) + "…" : s;
@@ -380,9 +409,9 @@
       case "channel.left":
         return `${who(p.member)} left ${channelRef(p.channel_id)}`;
       case "member.created":
-        return `${who(p)} (@${p.handle}, ${p.kind}) joined the office`;
+        return `${who(p)}, ${p.kind}, joined the office`;
       case "member.updated":
-        return `${who(p)} (@${p.handle}) was updated${p.muted ? ": muted" : ""}`;
+        return `${who(p)} was updated${p.muted ? ": muted" : ""}`;
       default:
         return genericSummary(ev);
     }

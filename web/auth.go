@@ -1,8 +1,10 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,41 +46,104 @@ func source(c *fiber.Ctx) string {
 
 // authenticate accepts a Bearer token or a session cookie. Requests that
 // ride on the cookie and change state must carry the session's CSRF token.
+// Failed attempts count against the client's address (see gate).
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	if h := c.Get(fiber.HeaderAuthorization); h != "" {
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok {
-			return bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\"")
-		}
-		m, err := s.off.Authenticate(ctx, strings.TrimSpace(tok))
-		if err != nil {
-			return err
-		}
-		c.Locals(localMember, m)
-		return nil
+		return s.byBearer(c, h)
 	}
 	cookie := c.Cookies(sessionCookie)
 	if cookie == "" {
 		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "log in, or send an Authorization: Bearer token")
 	}
-	m, csrf, err := s.off.Session(ctx, cookie)
-	if err != nil {
+	if err := s.bySession(c, cookie); err != nil {
 		return err
 	}
-	c.Locals(localMember, m)
-	c.Locals(localCSRF, csrf)
-	c.Locals(localByCookie, true)
 	if changesState(c.Method()) {
 		got := c.Get(csrfHeader)
 		if got == "" {
 			got = c.FormValue(csrfField)
 		}
-		if err := office.CheckCSRF(csrf, got); err != nil {
+		if err := office.CheckCSRF(csrfOf(c), got); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (s *Server) byBearer(c *fiber.Ctx, header string) error {
+	tok, ok := strings.CutPrefix(header, "Bearer ")
+	tok = strings.TrimSpace(tok)
+	done, err := s.gate(c, tok)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return done(bullpen.Errorf(bullpen.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\""))
+	}
+	m, err := s.off.Authenticate(c.UserContext(), tok)
+	if err := done(err); err != nil {
+		return err
+	}
+	s.known.add(tok)
+	c.Locals(localMember, m)
+	return nil
+}
+
+func (s *Server) bySession(c *fiber.Ctx, cookie string) error {
+	done, err := s.gate(c, cookie)
+	if err != nil {
+		return err
+	}
+	m, csrf, err := s.off.Session(c.UserContext(), cookie)
+	if err := done(err); err != nil {
+		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+			c.ClearCookie(sessionCookie) // so that a stale cookie is not counted again
+		}
+		return err
+	}
+	s.known.add(cookie)
+	c.Locals(localMember, m)
+	c.Locals(localCSRF, csrf)
+	c.Locals(localByCookie, true)
+	return nil
+}
+
+// gate guards one authentication attempt. A credential that worked
+// recently is checked as usual, so its owner keeps working while someone
+// at the same address is limited. Any other attempt takes one of the
+// address's attempts first, atomically, so parallel guesses cannot
+// overshoot; an address without one gets 429 and Retry-After, and its
+// guess is not looked up. The returned done settles the attempt with the
+// result: a failure keeps the attempt taken, anything else gives it back.
+func (s *Server) gate(c *fiber.Ctx, secret string) (done func(error) error, err error) {
+	if s.fails == nil {
+		return func(err error) error { return err }, nil
+	}
+	key := s.clientKey(c)
+	if secret != "" && s.known.has(secret) {
+		return func(err error) error {
+			if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+				s.fails.fail(key) // it worked once, and was revoked or expired since
+			}
+			return err
+		}, nil
+	}
+	if ok, wait := s.fails.take(key); !ok {
+		secs := max(1, int(math.Ceil(wait.Seconds())))
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+		return nil, bullpen.Errorf(bullpen.ERATELIMIT, "too many failed authentication attempts from your address; try again in %d s", secs)
+	}
+	return func(err error) error {
+		if !bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+			s.fails.refund(key)
+		}
+		return err
+	}, nil
+}
+
+// clientKey is the address the request's failures count under.
+func (s *Server) clientKey(c *fiber.Ctx) string {
+	return s.proxies.client(c.Context().RemoteIP(), c.Get(fiber.HeaderXForwardedFor))
 }
 
 func changesState(method string) bool {
@@ -122,21 +187,29 @@ func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
 
 // login exchanges a token for a session cookie. The form carries a CSRF
 // token bound to a short-lived cookie (double submit), so no other site
-// can log a browser in.
+// can log a browser in. Bad tokens count as failed attempts.
 func (s *Server) login(c *fiber.Ctx) error {
 	want := c.Cookies(preCSRFCookie)
 	if err := office.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
 		c.Status(http.StatusForbidden)
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
-	_, cookie, _, err := s.off.Login(c.UserContext(), c.FormValue("token"))
+	secret := strings.TrimSpace(c.FormValue("token"))
+	done, err := s.gate(c, secret)
 	if err != nil {
+		c.Status(http.StatusTooManyRequests)
+		return s.renderLogin(c, bullpen.ErrorMessage(err))
+	}
+	_, cookie, _, err := s.off.Login(c.UserContext(), secret)
+	if err := done(err); err != nil {
 		c.Status(statusOf(bullpen.ErrorCode(err)))
 		if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
 			return s.renderLogin(c, "That token is not valid.")
 		}
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
+	s.known.add(secret)
+	s.known.add(cookie)
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: cookie, Path: "/", HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(office.SessionTTL)})
 	c.ClearCookie(preCSRFCookie)

@@ -83,15 +83,16 @@ func memberItem(m bullpen.Member) views.MemberItem {
 
 func channelItem(ch bullpen.Channel, me bullpen.Member, members map[int64]bullpen.Member) views.ChannelItem {
 	item := views.ChannelItem{ID: ch.ID, Name: ch.Name, Kind: string(ch.Kind), Topic: ch.Topic}
-	var names []string
+	var names, handles []string
 	for _, id := range ch.MemberIDs {
 		item.Joined = item.Joined || id == me.ID
 		if id != me.ID {
 			names = append(names, members[id].DisplayName)
+			handles = append(handles, "@"+members[id].Handle)
 		}
 	}
 	if ch.Kind == bullpen.ChannelDM {
-		item.Label = joinNames(names)
+		item.Label, item.LabelHandles = joinNames(names), joinNames(handles)
 	}
 	return item
 }

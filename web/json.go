@@ -18,7 +18,8 @@ import (
 const maxJSONBody = 256 << 10
 
 // decode parses the JSON body strictly into v: one object, no unknown
-// fields, within maxJSONBody.
+// fields, every string valid UTF-8, within maxJSONBody. Every handler that
+// reads JSON goes through here.
 func decode(c *fiber.Ctx, v any) error {
 	body := c.Body()
 	if len(body) > maxJSONBody {
@@ -26,6 +27,9 @@ func decode(c *fiber.Ctx, v any) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return bullpen.Errorf(bullpen.EINVALID, "request body must be a JSON object")
+	}
+	if err := checkUTF8(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -37,7 +37,19 @@ type Config struct {
 	FrameLinger time.Duration
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
-	Logger         *slog.Logger
+	// AuthFailures is how many failed authentications (a bad Bearer
+	// token, login token or session cookie) one client address may make
+	// per AuthWindow before it gets 429 (default 10; negative: no limit).
+	AuthFailures int
+	// AuthWindow is the time over which the attempts come back (default 1 min).
+	AuthWindow time.Duration
+	// TrustedProxies lists the IPs or CIDRs of reverse proxies whose
+	// X-Forwarded-For names the client. Empty (the default) counts the
+	// connection's address, so no client can pick its own.
+	TrustedProxies []string
+	// Now is the clock of the limits (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Services are what the server serves. Office is required; the others
@@ -63,6 +75,12 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
+	// fails limits failed authentications per client address; nil when
+	// off. known holds the credentials that still work while limited.
+	fails   *failLimiter
+	known   *knownCreds
+	proxies proxies
+
 	// ctx ends when the server shuts down; websockets watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -87,6 +105,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{off: svc.Office, svc: svc, cfg: cfg, log: cfg.Logger}
+	s.setupAuthLimit()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "bullpen",

@@ -233,7 +233,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 		sent := h.tg.Sent()
 		var texts []string
 		for _, s := range sent {
-			texts = append(texts, strings.TrimPrefix(s.Plain, "🤖 Lead\n"))
+			texts = append(texts, strings.TrimPrefix(s.Plain, "🤖 Lead @lead\n"))
 		}
 		if fmt.Sprint(texts) != "[first second third]" {
 			t.Errorf("delivered %q, want first, second, third once each, in order", texts)
@@ -263,7 +263,7 @@ func TestLongReplyArrivesAsTwoMessages(t *testing.T) {
 	if n := len(h.tg.Sent()); n != 2 {
 		t.Fatalf("a 6,000-character reply arrived as %d messages, want 2", n)
 	}
-	joined := strings.TrimPrefix(sent[0].Plain, "🤖 Lead\n") + "\n\n" + sent[1].Plain
+	joined := strings.TrimPrefix(sent[0].Plain, "🤖 Lead @lead\n") + "\n\n" + sent[1].Plain
 	if strings.Join(strings.Fields(joined), " ") != strings.Join(strings.Fields(body), " ") {
 		t.Error("the two parts do not carry the whole reply")
 	}

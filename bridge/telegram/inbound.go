@@ -326,7 +326,14 @@ func (b *Bridge) ensureChat(ctx context.Context, m *models.Message, actor bullpe
 	return c, err
 }
 
+// chatTitle names a chat for its channel's topic. Titles come from
+// Telegram users, so characters that hide or disguise text are dropped
+// rather than refusing the chat (topics refuse them).
 func chatTitle(m *models.Message) string {
+	return bullpen.CleanText(rawChatTitle(m))
+}
+
+func rawChatTitle(m *models.Message) string {
 	switch {
 	case m.Chat.Title != "":
 		return m.Chat.Title

@@ -180,11 +180,14 @@ func (b *Bridge) messageItems(ctx context.Context, chatID int64, m bullpen.Messa
 	return out, nil
 }
 
-// authorLine is the bold name a relayed message starts with.
+// authorLine is the bold name a relayed message starts with, and the
+// author's @handle beside it: display names are free text, so only the
+// handle tells two "Alice"s apart. The handle is code so that Telegram
+// does not link it to a Telegram user of that name.
 func authorLine(m bullpen.Message) string {
-	name := "someone"
+	name, handle := "someone", ""
 	if m.Author != nil {
-		name = m.Author.DisplayName
+		name, handle = m.Author.DisplayName, m.Author.Handle
 		if m.Author.Kind == bullpen.KindAgent {
 			name = "🤖 " + name
 		}
@@ -192,5 +195,9 @@ func authorLine(m bullpen.Message) string {
 	if m.Source == bullpen.SourceSystem {
 		name = "⚙️ " + name
 	}
-	return "<b>" + Escape(name) + "</b>"
+	line := "<b>" + Escape(name) + "</b>"
+	if handle != "" {
+		line += " <code>@" + Escape(handle) + "</code>"
+	}
+	return line
 }

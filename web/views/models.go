@@ -65,13 +65,16 @@ type MemberItem struct {
 
 // ChannelItem is a channel or a DM as the sidebar and the chat header show it.
 type ChannelItem struct {
-	ID     int64
-	Name   string
-	Label  string // for DMs: the other member's name
-	Kind   string // ChannelPublic or ChannelDM
-	Topic  string
-	Joined bool
-	Unread int
+	ID    int64
+	Name  string
+	Label string // for DMs: the other member's name
+	// LabelHandles is, for DMs, the other members' @handles, shown beside
+	// Label: display names are free text, handles are unique.
+	LabelHandles string
+	Kind         string // ChannelPublic or ChannelDM
+	Topic        string
+	Joined       bool
+	Unread       int
 }
 
 // MessageItem is one message as the chat and thread views show it.
@@ -105,6 +108,14 @@ func (c ChannelItem) DisplayName() string {
 		return c.Label
 	}
 	return c.Name
+}
+
+// FullName is DisplayName with a DM's handles: "Lead (@lead)".
+func (c ChannelItem) FullName() string {
+	if c.IsDM() && c.LabelHandles != "" {
+		return c.DisplayName() + " (" + c.LabelHandles + ")"
+	}
+	return c.DisplayName()
 }
 
 // Path is the dashboard page of the channel.

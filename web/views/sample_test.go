@@ -48,7 +48,7 @@ func sampleDashboard() DashboardPage {
 			{ID: 4, Name: "design", Kind: ChannelPublic, Joined: false},
 		},
 		DMs: []ChannelItem{
-			{ID: 7, Name: "dm-1-5", Label: "Lead", Kind: ChannelDM, Joined: true, Unread: 1},
+			{ID: 7, Name: "dm-1-5", Label: "Lead", LabelHandles: "@lead", Kind: ChannelDM, Joined: true, Unread: 1},
 		},
 		Members: []MemberItem{
 			{ID: 1, Handle: "ada", DisplayName: "Ada Lovelace", Kind: KindHuman, Title: "Founder"},

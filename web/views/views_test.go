@@ -286,6 +286,7 @@ func TestEscaping(t *testing.T) {
 	p.Current.Name = evil
 	p.Channels[0] = p.Current
 	p.DMs[0].Label = evil
+	p.DMs[0].LabelHandles = evil
 	p.Members[1].DisplayName = evil
 	p.Members[1].Title = evil
 	p.Messages[0].AuthorName = evil
