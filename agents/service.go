@@ -37,10 +37,18 @@ type Config struct {
 	Wiki       Wiki      // nil: no wiki tools
 	Sandboxes  Sandboxes // nil: no sandbox tools
 
-	Concurrency int           // turns running at once, office-wide (default 4)
-	HopBudget   int           // agent→agent messages per thread without a human (default 8)
-	Lease       time.Duration // a running turn's lease, renewed while it runs (default 2 min)
-	Sweep       time.Duration // how often expired leases are looked for (default 30 s)
+	// Concurrency bounds the turns working at once, office-wide (default
+	// 4). A turn waiting on its model gives its slot back and holds one of
+	// its provider's ProviderConcurrency slots (default 2×Concurrency)
+	// instead, so hung model calls never starve agents that could run.
+	Concurrency         int
+	ProviderConcurrency int
+	// Timeouts are the office-wide model-call timeouts, turn deadline and
+	// waiting notice (TimeoutsFromEnv); a role's timeouts override them.
+	Timeouts  Timeouts
+	HopBudget int           // agent→agent messages per thread without a human (default 8)
+	Lease     time.Duration // a running turn's lease, renewed while it runs (default 2 min)
+	Sweep     time.Duration // how often expired leases are looked for (default 30 s)
 	// SharedDatabase is true when several processes run agents on one
 	// PostgreSQL database: then only expired leases are reclaimed, never
 	// another live process's turns.
@@ -63,6 +71,7 @@ func (c *Config) defaults() {
 		}
 	}
 	def(&c.Concurrency, 4)
+	def(&c.ProviderConcurrency, 2*c.Concurrency)
 	def(&c.HopBudget, 8)
 	def(&c.MaxCoalesce, 10)
 	def(&c.ChannelContext, 6)
@@ -94,13 +103,14 @@ type Service struct {
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
 
-	mu      sync.Mutex
-	workers map[int64]chan struct{} // agent → poke
-	creds   map[int64]string        // agent → its runtime token secret
-	status  map[int64]Status
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	workers  map[int64]chan struct{} // agent → poke
+	creds    map[int64]string        // agent → its runtime token secret
+	status   map[int64]Status
+	modelSem map[string]chan struct{} // provider kind → its model-call slots
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	routed atomic.Int64 // the last event sequence the router has handled
 
@@ -126,7 +136,8 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.Office.Store(), cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{}}
+		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
+		modelSem: map[string]chan struct{}{}}
 	return s, nil
 }
 

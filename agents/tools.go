@@ -12,6 +12,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
 )
 
 // Tool names. A role's tools list picks from these.
@@ -148,12 +149,20 @@ func postMessage(ctx context.Context, e *turnEnv, raw json.RawMessage) (string, 
 	if a.ThreadID != nil {
 		in.ThreadID = *a.ThreadID
 	}
-	m, err := e.s.off.Post(ctx, e.agent, in)
+	var m bullpen.Message
+	result := func() toolOutcome {
+		return toolOutcome{Out: fmt.Sprintf(`{"message_id":%d,"thread_id":%d}`, m.ID, m.ThreadID), State: "ok"}
+	}
+	var hook func(tx *store.Tx, msg bullpen.Message) error
+	if fx := e.effect(result); fx != nil {
+		hook = func(tx *store.Tx, msg bullpen.Message) error { m = msg; return fx(tx) }
+	}
+	m, err := e.s.off.PostWith(ctx, e.agent, in, hook)
 	if err != nil {
 		return "", err
 	}
 	e.posted++
-	return fmt.Sprintf(`{"message_id":%d,"thread_id":%d}`, m.ID, m.ThreadID), nil
+	return result().Out, nil
 }
 
 func readChannel(ctx context.Context, e *turnEnv, raw json.RawMessage) (string, error) {
