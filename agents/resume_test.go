@@ -144,4 +144,3 @@ func (b *blockingBox) count() int {
 	defer b.mu.Unlock()
 	return b.n
 }
-
