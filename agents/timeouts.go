@@ -36,7 +36,11 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&s); err != nil {
 		return err
 	}
-	return d.parse(s)
+	if d.parse(s) != nil {
+		// Shaped like yaml's own type errors, so the role error names the field.
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal !!str `%s` into duration(30s,10m)", n.Line, s)}}
+	}
+	return nil
 }
 
 func (d *Duration) parse(s string) error {
