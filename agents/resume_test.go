@@ -8,6 +8,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 )
 
@@ -143,4 +144,63 @@ func (b *blockingBox) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.n
+}
+
+// A wiki write and the turn's record of it commit together: after a crash
+// the resumed turn does not write the page again.
+func TestResumeAfterCrashWritesWikiOnce(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		t.Run(d, func(t *testing.T) {
+			first := call(ToolWikiWrite, map[string]any{"title": "Plan", "body": "v1", "base_revision": 0})
+			p1 := &stepModel{first: first, hung: make(chan struct{}, 1)}
+			h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
+			w := &txWiki{memWiki: h.wiki, db: h.db}
+			h.svc.cfg.Wiki = w
+			h.hire("starter/lead")
+			h.start()
+			h.post(h.admin, h.general.ID, 0, "@lead write the plan")
+			<-p1.hung
+			h.close()
+
+			p2 := &stepModel{first: first}
+			h.open(map[string]llm.Provider{"scripted": p2}, func(c *Config) { w.db = nil; c.Wiki = w })
+			w.db = h.db
+			h.start()
+			h.waitIdle()
+			if page, _ := h.wiki.Read(context.Background(), h.admin, "Plan"); page.Revision != 1 || w.writes() != 1 {
+				t.Errorf("page at revision %d after %d writes, want revision 1 written once", page.Revision, w.writes())
+			}
+			if _, steps0, last := p2.stats(); steps0 != 0 || !strings.Contains(last, `"revision":1`) {
+				t.Errorf("resumed turn: step 0 asked %d times, saw %q; want the recorded write's result", steps0, last)
+			}
+		})
+	}
+}
+
+// txWiki is a memWiki whose writes commit in a real database transaction
+// together with the caller's rows, as the real wiki's do.
+type txWiki struct {
+	*memWiki
+	db *store.DB
+	mu sync.Mutex
+	n  int
+}
+
+func (w *txWiki) WriteWith(ctx context.Context, actor bullpen.Member, title, body string, base int64,
+	fn func(tx *store.Tx, p WikiPage) error) (WikiPage, error) {
+	p := WikiPage{Title: title, Body: body, Revision: base + 1}
+	_, err := w.db.Write(ctx, func(tx *store.Tx) error { return fn(tx, p) })
+	if err != nil {
+		return WikiPage{}, err
+	}
+	w.mu.Lock()
+	w.n++
+	w.mu.Unlock()
+	return w.memWiki.Write(ctx, actor, title, body, base)
+}
+
+func (w *txWiki) writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
 }
