@@ -4,6 +4,46 @@
 // control and approvals. It reaches the wiki and the sandboxes through the
 // small interfaces it declares (Wiki, Sandboxes) and the models through
 // package llm.
+//
+// # Crashes: a turn resumes, it does not start over
+//
+// Each turn keeps a journal (store.Step rows) keyed by its anchor wake, the
+// oldest of its wakes, which every re-run of the turn after a crash
+// shares: the wakes and work packet of its first run, each model answer,
+// and each tool call's outcome. Office effects (a posted message, a notice,
+// an approval request, a wiki save) write their journal row in the
+// transaction of the effect itself, and the row's key is unique, so an
+// effect and its record commit together or not at all, and a second
+// attempt rolls back. After a restart the reclaimed wakes start a new turn
+// that replays the journal: recorded model answers are not asked again,
+// recorded tool results are returned to the model as they were, and the
+// turn goes on from the first step it has no record of.
+//
+// Resuming was chosen over re-running with effects skipped by key: a re-run
+// would ask the model again for steps already done (tokens and time spent
+// twice), and a model asked again may choose different tool calls whose
+// keys no longer match, so skipping could not be exact. Replaying makes
+// the resumed turn see exactly what the first run saw.
+//
+// A sandbox command has effects outside the database, so it journals a
+// "started" row before it runs; started without an outcome means the
+// process died during it, and the model is told the command was
+// interrupted and may have partly run. It is never run again unseen.
+// Model calls are at-least-once: a call whose answer was not yet recorded
+// is made again (no office effect, only tokens).
+//
+// # Hung providers
+//
+// Model calls have connect, first-byte and idle timeouts and each turn a
+// deadline (Config.Timeouts from the environment, overridden per role).
+// While a call waits, the agent's live status counts the seconds (an
+// ephemeral agent.status event) and after Timeouts.Notice a notice says so
+// in the channel, once per call. A turn waiting on its model gives its
+// office-wide concurrency slot back and holds a slot of its provider's own
+// share instead: the office-wide limit bounds the work Bullpen itself does
+// (tools, sandboxes, the database), the provider share bounds what one
+// provider can hold, so a provider that hangs fills its share and never
+// the office.
 package agents
 
 import (
