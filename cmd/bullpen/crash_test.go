@@ -134,7 +134,20 @@ func assertOneReplyEach(t *testing.T, data string, triggers []bullpen.Message, a
 			t.Errorf("trigger %d: replies per agent %v, want %d agents with 1 each", id, per, agents)
 		}
 	}
-	t.Logf("duplicates: %d, lost: %d", dups, lost)
+	evs, err := db.EventsAfter(ctx, 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abandoned := 0
+	for _, ev := range evs {
+		if ev.Type == "agent.turn_abandoned" {
+			abandoned++
+		}
+	}
+	if abandoned == 0 {
+		t.Error("no turn was caught mid-turn by the kills: the test proved nothing")
+	}
+	t.Logf("turns caught mid-turn by a kill: %d, duplicates: %d, lost: %d", abandoned, dups, lost)
 }
 
 // waitQuiet waits until no wake is pending or claimed for a while.
