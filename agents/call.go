@@ -32,7 +32,9 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		args = json.RawMessage(`{}`)
 	}
 	interrupted := e.j.has("s" + key)
-	rec, err := s.toolStarted(ctx, e, c, args, key, def != nil && def.name == ToolSandboxExec && !interrupted)
+	reason := s.needsApproval(e, def, c)
+	runsNow := def != nil && def.name == ToolSandboxExec && !interrupted && reason == ""
+	rec, err := s.toolStarted(ctx, e, c, args, key, runsNow)
 	if err != nil {
 		return "internal error recording the call", true
 	}
@@ -41,7 +43,7 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		state = "ok"
 	)
 	e.callKey = key
-	switch reason := s.needsApproval(e, def, c); {
+	switch {
 	case def == nil:
 		err = bullpen.Errorf(bullpen.EFORBIDDEN, "tool %q is not available to you; use one of the tools you were given", c.Name)
 	case interrupted:
