@@ -58,6 +58,9 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		cancel()
 	}
 	e.callKey = ""
+	if s.afterTool != nil {
+		s.afterTool(ctx, key)
+	}
 	if err != nil {
 		state, out = "error", "error: "+bullpen.ErrorMessage(err)
 		if bullpen.ErrorCode(err) == bullpen.EINTERNAL && ctx.Err() == nil {

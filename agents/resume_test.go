@@ -204,3 +204,80 @@ func (w *txWiki) writes() int {
 	defer w.mu.Unlock()
 	return w.n
 }
+
+// A crash right after an effect committed, before anything else of the
+// turn is recorded: only the effect's own transaction journaled it, and
+// the resumed turn neither repeats it nor asks the model for step 0 again.
+func TestResumeAfterCrashRightAfterEffect(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		for _, tc := range []struct {
+			name string
+			call llm.ToolCall
+			role func(*Role)
+			want func(h *harness, w *txWiki) (int, string)
+		}{
+			{"post_message", call(ToolPostMessage, map[string]any{"body": "once"}), nil,
+				func(h *harness, _ *txWiki) (int, string) { return h.countBy("@lead: once"), "posts" }},
+			{"approval request", call(ToolPostMessage, map[string]any{"body": "needs a human"}),
+				func(r *Role) { r.Approvals = []string{ToolPostMessage} },
+				func(h *harness, _ *txWiki) (int, string) {
+					as, err := h.db.Approvals(context.Background(), "", 10)
+					if err != nil {
+						h.tb.Fatal(err)
+					}
+					if n := h.countNotices("asks for approval"); n != 1 {
+						h.tb.Errorf("%d approval notices, want 1", n)
+					}
+					return len(as), "approval requests"
+				}},
+			{"wiki write", call(ToolWikiWrite, map[string]any{"title": "Plan", "body": "v1", "base_revision": 0}), nil,
+				func(_ *harness, w *txWiki) (int, string) { return w.writes(), "wiki writes" }},
+		} {
+			t.Run(d+"/"+tc.name, func(t *testing.T) {
+				p1 := &stepModel{first: tc.call}
+				h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
+				w := &txWiki{memWiki: h.wiki, db: h.db}
+				h.svc.cfg.Wiki = w
+				crashed := make(chan struct{})
+				h.svc.afterTool = func(ctx context.Context, key string) { close(crashed); <-ctx.Done() }
+				r, err := h.svc.Catalog().Role("starter/lead")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.role != nil {
+					tc.role(&r)
+				}
+				if _, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &r}); err != nil {
+					t.Fatal(err)
+				}
+				h.start()
+				h.post(h.admin, h.general.ID, 0, "@lead go")
+				<-crashed
+				h.close()
+
+				p2 := &stepModel{first: tc.call}
+				h.open(map[string]llm.Provider{"scripted": p2}, func(c *Config) { c.Wiki = w })
+				w.db = h.db
+				h.start()
+				h.waitIdle()
+				if n, what := tc.want(h, w); n != 1 {
+					t.Errorf("%d %s after the crash and restart, want exactly 1", n, what)
+				}
+				if _, steps0, _ := p2.stats(); steps0 != 0 {
+					t.Errorf("the resumed turn asked the model for step 0 %d times, want it replayed", steps0)
+				}
+			})
+		}
+	}
+}
+
+// countBy counts messages rendered as "@handle: body" exactly.
+func (h *harness) countBy(line string) int {
+	n := 0
+	for _, m := range h.messages(0) {
+		if m == line {
+			n++
+		}
+	}
+	return n
+}
