@@ -23,6 +23,10 @@ type approvalPayload struct {
 // turn ends after this step; the answer wakes the agent again.
 func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, args json.RawMessage, reason string) (string, error) {
 	var a store.Approval
+	result := func() toolOutcome {
+		return toolOutcome{State: "approval", Out: fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason)}
+	}
+	fx, key := e.effect(result), e.callKey
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		var err error
 		a, err = tx.CreateApproval(store.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
@@ -30,16 +34,18 @@ func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, 
 		if err != nil {
 			return err
 		}
-		_, err = tx.Emit(EventApprovalAsked, e.channel.ID, e.aud, approvalPayload{Approval: a, Handle: e.agent.Handle})
-		return err
+		if _, err = tx.Emit(EventApprovalAsked, e.channel.ID, e.aud, approvalPayload{Approval: a, Handle: e.agent.Handle}); err != nil || fx == nil {
+			return err
+		}
+		return fx(tx) // the request and its journal entry commit together
 	})
 	if err != nil {
 		return "", err
 	}
 	e.asked = true
-	s.notice(ctx, e.agent, e.channel.ID, e.thread, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. A human can approve or deny it in the dashboard's approvals panel or with POST /api/v1/approvals/%d.",
+	s.noticeOnce(ctx, e, "n"+key, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. A human can approve or deny it in the dashboard's approvals panel or with POST /api/v1/approvals/%d.",
 		e.agent.Handle, a.ID, tool, clip(strings.ReplaceAll(string(args), "`", "'"), 200), reason, a.ID))
-	return fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason), nil
+	return result().Out, nil
 }
 
 // Answer records a human's answer to an approval and wakes the agent, in
@@ -96,7 +102,9 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 }
 
 // runApproved runs the approved calls among a turn's triggers, once: the
-// result is stored on the approval, so a re-run after a crash reuses it.
+// result is stored on the approval and in the turn's journal, so a re-run
+// after a crash reuses it, and a sandbox command a crash interrupted is
+// reported so, not run again.
 func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) error {
 	for i := range ts {
 		a := ts[i].approval
@@ -107,26 +115,53 @@ func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) err
 			ts[i].result = a.Result
 			continue
 		}
-		def := toolByName(a.Tool)
-		if def == nil || (def.needs == needsSandbox && s.cfg.Sandboxes == nil) || (def.needs == needsWiki && s.cfg.Wiki == nil) {
-			ts[i].result = "error: tool " + a.Tool + " is not available"
-		} else {
-			s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
-			out, err := def.run(ctx, e, json.RawMessage(a.Arguments))
-			if err != nil {
-				out = "error: " + bullpen.ErrorMessage(err)
+		key := fmt.Sprintf("a%d", a.ID)
+		var o toolOutcome
+		if !e.j.get(key, &o) {
+			var err error
+			if o, err = s.runApprovedCall(ctx, e, key, a); err != nil {
+				return err
 			}
-			ts[i].result = out
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		res := clip(ts[i].result, 4000)
-		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetApprovalResult(a.ID, res) }); err != nil {
+		ts[i].result = o.Out
+		res := clip(o.Out, 4000)
+		if _, err := s.db.Write(ctx, func(tx *store.Tx) error {
+			if err := e.j.note(tx, key, o); err != nil {
+				return err
+			}
+			return tx.SetApprovalResult(a.ID, res)
+		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runApprovedCall runs one approved call under its journal key.
+func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a *Approval) (toolOutcome, error) {
+	def := toolByName(a.Tool)
+	switch {
+	case def == nil || (def.needs == needsSandbox && s.cfg.Sandboxes == nil) || (def.needs == needsWiki && s.cfg.Wiki == nil):
+		return toolOutcome{Out: "error: tool " + a.Tool + " is not available", State: "error"}, nil
+	case e.j.has("s" + key):
+		return toolOutcome{Out: interruptedExec, State: "error"}, nil
+	}
+	if def.name == ToolSandboxExec {
+		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
+			return toolOutcome{}, err
+		}
+	}
+	s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
+	e.callKey = key
+	out, err := def.run(ctx, e, json.RawMessage(a.Arguments))
+	e.callKey = ""
+	if ctx.Err() != nil {
+		return toolOutcome{}, ctx.Err()
+	}
+	if err != nil {
+		return toolOutcome{Out: "error: " + bullpen.ErrorMessage(err), State: "error"}, nil
+	}
+	return toolOutcome{Out: out, State: "ok"}, nil
 }
 
 // Approvals lists approvals in a state ("" for all) that actor may see.

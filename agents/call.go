@@ -17,14 +17,24 @@ const toolTimeout = 11 * time.Minute
 
 // call runs one tool call the model made and returns its result for the
 // model. Tools outside the role's allow-list are refused; sensitive ones
-// become approval requests.
-func (s *Service) call(ctx context.Context, e *turnEnv, c llm.ToolCall) (string, bool) {
+// become approval requests. key names the call in the turn's journal: a
+// call an earlier run of the turn finished returns its recorded outcome,
+// and a sandbox command it left running is reported as interrupted.
+func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCall) (string, bool) {
+	var o toolOutcome
+	if e.j.get(key, &o) {
+		e.replayed(c.Name, o)
+		return o.Out, o.State == "error"
+	}
 	def := e.tools[c.Name]
 	args := c.Arguments
 	if !json.Valid(args) {
 		args = json.RawMessage(`{}`)
 	}
-	rec, err := s.toolStarted(ctx, e, c, args)
+	interrupted := e.j.has("s" + key)
+	reason := s.needsApproval(e, def, c)
+	runsNow := def != nil && def.name == ToolSandboxExec && !interrupted && reason == ""
+	rec, err := s.toolStarted(ctx, e, c, args, key, runsNow)
 	if err != nil {
 		return "internal error recording the call", true
 	}
@@ -32,17 +42,24 @@ func (s *Service) call(ctx context.Context, e *turnEnv, c llm.ToolCall) (string,
 		out   string
 		state = "ok"
 	)
-	switch reason := s.needsApproval(e, def, c); {
+	e.callKey = key
+	switch {
 	case def == nil:
 		err = bullpen.Errorf(bullpen.EFORBIDDEN, "tool %q is not available to you; use one of the tools you were given", c.Name)
+	case interrupted:
+		state, out = "error", interruptedExec
 	case reason != "":
 		out, err = s.requestApproval(ctx, e, c.Name, args, reason)
 		state = "approval"
 	default:
 		s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: c.Name, TurnID: e.turn.ID})
-		tctx, cancel := context.WithTimeout(ctx, toolTimeout)
+		tctx, cancel := context.WithDeadline(ctx, earliest(s.cfg.Now().Add(toolTimeout), e.deadline))
 		out, err = def.run(tctx, e, args)
 		cancel()
+	}
+	e.callKey = ""
+	if s.afterTool != nil {
+		s.afterTool(ctx, key)
 	}
 	if err != nil {
 		state, out = "error", "error: "+bullpen.ErrorMessage(err)
@@ -52,8 +69,25 @@ func (s *Service) call(ctx context.Context, e *turnEnv, c llm.ToolCall) (string,
 	}
 	rec.State, rec.Result = state, clip(out, 4000)
 	rec.DurationMS = s.cfg.Now().Sub(rec.StartedAt).Milliseconds()
-	s.toolFinished(ctx, e, rec)
+	s.toolFinished(ctx, e, rec, key, toolOutcome{Out: out, State: state})
 	return out, state == "error"
+}
+
+// replayed restores what a recorded tool call did to the turn's state.
+func (e *turnEnv) replayed(tool string, o toolOutcome) {
+	switch {
+	case o.State == "approval":
+		e.asked = true
+	case o.State == "ok" && tool == ToolPostMessage:
+		e.posted++
+	}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.IsZero() || a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func (s *Service) needsApproval(e *turnEnv, def *toolDef, c llm.ToolCall) string {
@@ -69,9 +103,16 @@ func (s *Service) needsApproval(e *turnEnv, def *toolDef, c llm.ToolCall) string
 	return ""
 }
 
-func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage) (store.ToolCall, error) {
+// toolStarted records a call as running; mark also journals it as started
+// (sandbox commands), so that a crash before it finishes is known.
+func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (store.ToolCall, error) {
 	var rec store.ToolCall
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if mark {
+			if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
+				return err
+			}
+		}
 		var err error
 		rec, err = tx.CreateToolCall(store.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)})
 		if err != nil {
@@ -85,9 +126,14 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 	return rec, err
 }
 
-func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec store.ToolCall) {
+// toolFinished records a call's outcome with its event and journal entry
+// (a no-op for effects, which journaled it in their own transaction).
+func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec store.ToolCall, key string, o toolOutcome) {
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		if err := tx.FinishToolCall(rec); err != nil {
+			return err
+		}
+		if err := e.j.note(tx, key, o); err != nil {
 			return err
 		}
 		_, err := tx.Emit(EventToolFinished, e.channel.ID, e.aud, toolPayload{TurnID: e.turn.ID, AgentID: e.agent.ID,

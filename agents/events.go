@@ -20,7 +20,8 @@ const (
 	EventToolStarted      = "agent.tool_started"
 	EventToolFinished     = "agent.tool_finished"
 	EventLimitReached     = "agent.limit_reached"
-	EventDelta            = "agent.delta" // ephemeral: model text as it streams
+	EventDelta            = "agent.delta"  // ephemeral: model text as it streams
+	EventStatus           = "agent.status" // ephemeral: the live status, e.g. waiting for the model
 	EventApprovalAsked    = "approval.requested"
 	EventApprovalAnswered = "approval.answered"
 )
@@ -32,6 +33,7 @@ const (
 	LimitSteps       = "turn_steps"
 	LimitTurnTokens  = "turn_tokens"
 	LimitDailyTokens = "daily_tokens"
+	LimitDeadline    = "turn_deadline"
 )
 
 // wakePayload is agent.wake_queued.
@@ -106,14 +108,25 @@ const (
 	StatusIdle     = "idle"
 	StatusThinking = "thinking"
 	StatusTool     = "tool"
+	StatusWaiting  = "waiting" // a model call has not answered yet
 )
 
 // Status is what an agent is doing right now.
 type Status struct {
-	State  string    `json:"state"`          // idle, thinking, tool
-	Tool   string    `json:"tool,omitempty"` // when State is tool
-	TurnID int64     `json:"turn_id,omitempty"`
-	Since  time.Time `json:"since"`
+	State  string `json:"state"`          // idle, thinking, tool, waiting
+	Tool   string `json:"tool,omitempty"` // when State is tool
+	TurnID int64  `json:"turn_id,omitempty"`
+	// Detail says it in words, e.g. "waiting for the model, 35 s".
+	Detail  string    `json:"detail,omitempty"`
+	WaitedS int64     `json:"waited_s,omitempty"` // when State is waiting
+	Since   time.Time `json:"since"`
+}
+
+// statusPayload is agent.status.
+type statusPayload struct {
+	AgentID int64  `json:"agent_id"`
+	Handle  string `json:"handle"`
+	Status  Status `json:"status"`
 }
 
 func (s *Service) setStatus(agentID int64, st Status) {

@@ -30,6 +30,7 @@ type Role struct {
 	Approvals []string    `yaml:"approvals" json:"approvals,omitempty"`
 	Sandbox   SandboxSpec `yaml:"sandbox" json:"sandbox"`
 	Budgets   Budgets     `yaml:"budgets" json:"budgets"`
+	Timeouts  Timeouts    `yaml:"timeouts" json:"timeouts,omitzero"`
 	Prompt    string      `yaml:"prompt" json:"prompt"`
 	// Source names where the role came from: "starter/lead", "local/x.md", "inline".
 	Source string `yaml:"-" json:"source"`
@@ -141,6 +142,9 @@ func (r *Role) Validate(file string) error {
 		return err
 	}
 	if err := r.Budgets.validate(file); err != nil {
+		return err
+	}
+	if err := r.Timeouts.validate(file); err != nil {
 		return err
 	}
 	if strings.TrimSpace(r.Prompt) == "" {

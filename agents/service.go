@@ -4,6 +4,46 @@
 // control and approvals. It reaches the wiki and the sandboxes through the
 // small interfaces it declares (Wiki, Sandboxes) and the models through
 // package llm.
+//
+// # Crashes: a turn resumes, it does not start over
+//
+// Each turn keeps a journal (store.Step rows) keyed by its anchor wake, the
+// oldest of its wakes, which every re-run of the turn after a crash
+// shares: the wakes and work packet of its first run, each model answer,
+// and each tool call's outcome. Office effects (a posted message, a notice,
+// an approval request, a wiki save) write their journal row in the
+// transaction of the effect itself, and the row's key is unique, so an
+// effect and its record commit together or not at all, and a second
+// attempt rolls back. After a restart the reclaimed wakes start a new turn
+// that replays the journal: recorded model answers are not asked again,
+// recorded tool results are returned to the model as they were, and the
+// turn goes on from the first step it has no record of.
+//
+// Resuming was chosen over re-running with effects skipped by key: a re-run
+// would ask the model again for steps already done (tokens and time spent
+// twice), and a model asked again may choose different tool calls whose
+// keys no longer match, so skipping could not be exact. Replaying makes
+// the resumed turn see exactly what the first run saw.
+//
+// A sandbox command has effects outside the database, so it journals a
+// "started" row before it runs; started without an outcome means the
+// process died during it, and the model is told the command was
+// interrupted and may have partly run. It is never run again unseen.
+// Model calls are at-least-once: a call whose answer was not yet recorded
+// is made again (no office effect, only tokens).
+//
+// # Hung providers
+//
+// Model calls have connect, first-byte and idle timeouts and each turn a
+// deadline (Config.Timeouts from the environment, overridden per role).
+// While a call waits, the agent's live status counts the seconds (an
+// ephemeral agent.status event) and after Timeouts.Notice a notice says so
+// in the channel, once per call. A turn waiting on its model gives its
+// office-wide concurrency slot back and holds a slot of its provider's own
+// share instead: the office-wide limit bounds the work Bullpen itself does
+// (tools, sandboxes, the database), the provider share bounds what one
+// provider can hold, so a provider that hangs fills its share and never
+// the office.
 package agents
 
 import (
@@ -37,10 +77,18 @@ type Config struct {
 	Wiki       Wiki      // nil: no wiki tools
 	Sandboxes  Sandboxes // nil: no sandbox tools
 
-	Concurrency int           // turns running at once, office-wide (default 4)
-	HopBudget   int           // agent→agent messages per thread without a human (default 8)
-	Lease       time.Duration // a running turn's lease, renewed while it runs (default 2 min)
-	Sweep       time.Duration // how often expired leases are looked for (default 30 s)
+	// Concurrency bounds the turns working at once, office-wide (default
+	// 4). A turn waiting on its model gives its slot back and holds one of
+	// its provider's ProviderConcurrency slots (default 2×Concurrency)
+	// instead, so hung model calls never starve agents that could run.
+	Concurrency         int
+	ProviderConcurrency int
+	// Timeouts are the office-wide model-call timeouts, turn deadline and
+	// waiting notice (TimeoutsFromEnv); a role's timeouts override them.
+	Timeouts  Timeouts
+	HopBudget int           // agent→agent messages per thread without a human (default 8)
+	Lease     time.Duration // a running turn's lease, renewed while it runs (default 2 min)
+	Sweep     time.Duration // how often expired leases are looked for (default 30 s)
 	// SharedDatabase is true when several processes run agents on one
 	// PostgreSQL database: then only expired leases are reclaimed, never
 	// another live process's turns.
@@ -63,6 +111,7 @@ func (c *Config) defaults() {
 		}
 	}
 	def(&c.Concurrency, 4)
+	def(&c.ProviderConcurrency, 2*c.Concurrency)
 	def(&c.HopBudget, 8)
 	def(&c.MaxCoalesce, 10)
 	def(&c.ChannelContext, 6)
@@ -94,19 +143,23 @@ type Service struct {
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
 
-	mu      sync.Mutex
-	workers map[int64]chan struct{} // agent → poke
-	creds   map[int64]string        // agent → its runtime token secret
-	status  map[int64]Status
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	workers  map[int64]chan struct{} // agent → poke
+	creds    map[int64]string        // agent → its runtime token secret
+	status   map[int64]Status
+	modelSem map[string]chan struct{} // provider kind → its model-call slots
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	routed atomic.Int64 // the last event sequence the router has handled
 
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
 	onRequest func(agentID int64, req llm.Request)
+	// afterTool, when set (tests), runs after a tool's effect and before
+	// its outcome is recorded: where a crash is worst.
+	afterTool func(ctx context.Context, key string)
 }
 
 // New returns a service; Start runs it.
@@ -126,7 +179,8 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.Office.Store(), cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{}}
+		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
+		modelSem: map[string]chan struct{}{}}
 	return s, nil
 }
 

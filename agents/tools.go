@@ -12,6 +12,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
 )
 
 // Tool names. A role's tools list picks from these.
@@ -148,12 +149,20 @@ func postMessage(ctx context.Context, e *turnEnv, raw json.RawMessage) (string, 
 	if a.ThreadID != nil {
 		in.ThreadID = *a.ThreadID
 	}
-	m, err := e.s.off.Post(ctx, e.agent, in)
+	var m bullpen.Message
+	result := func() toolOutcome {
+		return toolOutcome{Out: fmt.Sprintf(`{"message_id":%d,"thread_id":%d}`, m.ID, m.ThreadID), State: "ok"}
+	}
+	var hook func(tx *store.Tx, msg bullpen.Message) error
+	if fx := e.effect(result); fx != nil {
+		hook = func(tx *store.Tx, msg bullpen.Message) error { m = msg; return fx(tx) }
+	}
+	m, err := e.s.off.PostWith(ctx, e.agent, in, hook)
 	if err != nil {
 		return "", err
 	}
 	e.posted++
-	return fmt.Sprintf(`{"message_id":%d,"thread_id":%d}`, m.ID, m.ThreadID), nil
+	return result().Out, nil
 }
 
 func readChannel(ctx context.Context, e *turnEnv, raw json.RawMessage) (string, error) {
@@ -239,11 +248,34 @@ func wikiWrite(ctx context.Context, e *turnEnv, raw json.RawMessage) (string, er
 	if err := args(raw, &a); err != nil {
 		return "", err
 	}
-	p, err := e.s.cfg.Wiki.Write(ctx, e.agent, a.Title, a.Body, a.BaseRevision)
+	var p WikiPage
+	result := func() toolOutcome {
+		return toolOutcome{Out: fmt.Sprintf(`{"title":%q,"revision":%d}`, p.Title, p.Revision), State: "ok"}
+	}
+	var err error
+	if wt, ok := e.s.cfg.Wiki.(WikiTx); ok && e.effect(result) != nil {
+		fx := e.effect(result)
+		p, err = wt.WriteWith(ctx, e.agent, a.Title, a.Body, a.BaseRevision, func(tx *store.Tx, saved WikiPage) error {
+			p = saved
+			return fx(tx)
+		})
+	} else {
+		p, err = e.s.cfg.Wiki.Write(ctx, e.agent, a.Title, a.Body, a.BaseRevision)
+	}
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(`{"title":%q,"revision":%d}`, p.Title, p.Revision), nil
+	return result().Out, nil
+}
+
+// WikiTx is a Wiki whose writes can run the caller's writes in their own
+// transaction. With it an agent's wiki write and the turn's record of it
+// commit together, so a crash never makes the write happen twice; without
+// it a write interrupted before its record is redone (and then usually
+// refused as a stale revision).
+type WikiTx interface {
+	WriteWith(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int64,
+		fn func(tx *store.Tx, p WikiPage) error) (WikiPage, error)
 }
 
 type execArgs struct {

@@ -31,6 +31,11 @@ type turnEnv struct {
 	posted    int
 	asked     bool // an approval was requested: the turn ends after this step
 	started   time.Time
+	deadline  time.Time // the turn's own: model calls and tools stop there
+	timeouts  Timeouts  // role's, then office's, then built-in
+	kind      string    // the provider kind, for its share of model calls
+	j         *journal
+	callKey   string // the journal key of the tool call running
 }
 
 // runTurn runs a claimed turn to its end. When ctx ends (shutdown) it
@@ -38,6 +43,13 @@ type turnEnv struct {
 func (s *Service) runTurn(ctx context.Context, turn store.Turn, wakes []store.Wake) {
 	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now()}
 	defer s.setStatus(turn.AgentID, Status{State: StatusIdle})
+	wakes, err := s.openJournal(ctx, e, wakes)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.fail(ctx, e, err)
+		}
+		return
+	}
 	triggers, err := s.prepare(ctx, e, wakes)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -73,6 +85,8 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) (
 	if e.role, err = decodeRole(ag.Spec); err != nil {
 		return nil, err
 	}
+	e.timeouts = e.role.Timeouts.Or(s.cfg.Timeouts).Or(builtinTimeouts)
+	e.deadline = e.started.Add(time.Duration(e.timeouts.Turn))
 	if e.agent, err = s.authenticate(ctx, member); err != nil {
 		return nil, err
 	}
@@ -88,8 +102,9 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) (
 	if kind == "" {
 		kind = s.cfg.DefaultProvider
 	}
+	e.kind = kind
 	if e.provider = s.cfg.Providers[kind]; e.provider == nil {
-		s.notice(ctx, e.agent, e.channel.ID, e.thread, fmt.Sprintf("@%s cannot answer: no model provider is configured (role provider %q). An admin can set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY and restart.", member.Handle, kind))
+		s.noticeOnce(ctx, e, "np", fmt.Sprintf("@%s cannot answer: no model provider is configured (role provider %q). An admin can set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY and restart.", member.Handle, kind))
 		return nil, s.finish(ctx, e, store.TurnFailed, store.WakeDone, "no model provider configured")
 	}
 	e.simulated = s.cfg.Simulation || e.provider.Name() == "scripted"
@@ -159,6 +174,11 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []store.Wake
 		}
 	}
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if !e.j.resumed {
+			if err := e.j.note(tx, "w", wakesRecord{Wakes: p.Wakes}); err != nil {
+				return err
+			}
+		}
 		_, err := tx.Emit(EventTurnStarted, e.channel.ID, e.aud, p)
 		return err
 	})
@@ -167,41 +187,29 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []store.Wake
 }
 
 // loop is the tool loop: call the model, run the tools it asks for, until
-// it answers without tools, asks for an approval, or hits a limit.
+// it answers without tools, asks for an approval, or hits a limit. Steps
+// an earlier run of the turn recorded are replayed, not redone.
 func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
-	roster, err := s.roster(ctx)
+	req, err := s.firstRequest(ctx, e, triggers)
 	if err != nil {
 		s.fail(ctx, e, err)
 		return
 	}
-	_, tools := s.toolsFor(e.role)
-	req := llm.Request{Model: e.role.Model, System: prefix(e.role, e.agent, roster), Tools: tools,
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: s.workPacket(ctx, e, triggers)}}, MaxTokens: s.cfg.MaxOutput}
-	b := e.role.Budgets
 	for {
-		if e.steps >= b.MaxSteps {
-			s.limit(ctx, e, LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
+		if s.overLimit(ctx, e) {
 			return
 		}
-		if used := e.usage.InputTokens + e.usage.OutputTokens; used >= b.MaxTurnTokens {
-			s.limit(ctx, e, LimitTurnTokens, fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d).", e.agent.Handle, used, b.MaxTurnTokens))
-			return
-		}
-		s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
-		if s.onRequest != nil {
-			s.onRequest(e.agent.ID, req)
-		}
-		resp, err := e.provider.Complete(ctx, req, func(text string) {
-			body, _ := json.Marshal(deltaPayload{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
-			s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
-				Payload: body, At: s.cfg.Now().UTC()})
-		})
+		step := e.steps
+		resp, err := s.modelStep(ctx, e, req)
 		if err != nil {
-			if ctx.Err() != nil {
-				return // shutting down: the turn is re-queued at restart
+			switch {
+			case ctx.Err() != nil: // shutting down: the turn resumes at restart
+			case !s.cfg.Now().Before(e.deadline):
+				s.overLimit(ctx, e)
+			default:
+				s.noticeOnce(ctx, e, "nf", fmt.Sprintf("@%s could not answer: %s", e.agent.Handle, bullpen.ErrorMessage(err)))
+				s.fail(ctx, e, err)
 			}
-			s.notice(ctx, e.agent, e.channel.ID, e.thread, fmt.Sprintf("@%s could not answer: %s", e.agent.Handle, bullpen.ErrorMessage(err)))
-			s.fail(ctx, e, err)
 			return
 		}
 		e.steps++
@@ -212,12 +220,12 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
 			if e.posted == 0 && strings.TrimSpace(resp.Text) != "" {
-				s.postText(ctx, e, resp.Text)
+				s.postText(ctx, e, fmt.Sprintf("p%d", step), resp.Text)
 			}
 			break
 		}
-		for _, call := range resp.ToolCalls {
-			out, isErr := s.call(ctx, e, call)
+		for i, call := range resp.ToolCalls {
+			out, isErr := s.call(ctx, e, fmt.Sprintf("t%d.%d", step, i), call)
 			if ctx.Err() != nil {
 				return
 			}
@@ -232,15 +240,78 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 	}
 }
 
+// firstRequest builds the turn's first model request. A resumed turn reuses
+// the work packet of its first run, so the replayed steps answer the same
+// prompt and the provider's prompt cache stays warm.
+func (s *Service) firstRequest(ctx context.Context, e *turnEnv, triggers []trigger) (llm.Request, error) {
+	roster, err := s.roster(ctx)
+	if err != nil {
+		return llm.Request{}, err
+	}
+	var packet string
+	if !e.j.get("k", &packet) {
+		packet = s.workPacket(ctx, e, triggers)
+		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, "k", packet) }); err != nil {
+			return llm.Request{}, err
+		}
+	}
+	_, tools := s.toolsFor(e.role)
+	return llm.Request{Model: e.role.Model, System: prefix(e.role, e.agent, roster), Tools: tools,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: packet}}, MaxTokens: s.cfg.MaxOutput}, nil
+}
+
+// overLimit stops the turn when a step, token or time limit is reached.
+func (s *Service) overLimit(ctx context.Context, e *turnEnv) bool {
+	b := e.role.Budgets
+	switch used := e.usage.InputTokens + e.usage.OutputTokens; {
+	case e.steps >= b.MaxSteps:
+		s.limit(ctx, e, LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
+	case used >= b.MaxTurnTokens:
+		s.limit(ctx, e, LimitTurnTokens, fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d).", e.agent.Handle, used, b.MaxTurnTokens))
+	case !s.cfg.Now().Before(e.deadline):
+		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: the turn ran for its whole deadline of %s (timeouts.turn or %s).", e.agent.Handle, time.Duration(e.timeouts.Turn), EnvTurnDeadline))
+	default:
+		return false
+	}
+	return true
+}
+
+// modelStep returns the model's answer for the next step: the recorded one
+// when an earlier run got it, else a new call, recorded at once.
+func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
+	key := fmt.Sprintf("m%d", e.steps)
+	var resp llm.Response
+	if e.j.get(key, &resp) {
+		return resp, nil
+	}
+	s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
+	if s.onRequest != nil {
+		s.onRequest(e.agent.ID, req)
+	}
+	resp, err := s.complete(ctx, e, req)
+	if err != nil {
+		return resp, err
+	}
+	if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, key, resp) }); err != nil && ctx.Err() == nil {
+		s.log.Error("agents: record model answer", "turn", e.turn.ID, "err", err)
+	}
+	return resp, nil
+}
+
 // postText posts a final answer the model gave as text instead of through
 // post_message, so the human sees it.
-func (s *Service) postText(ctx context.Context, e *turnEnv, text string) {
+func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
+	if e.j.has(key) {
+		return // posted by an earlier run of this turn
+	}
 	body := text
 	if e.simulated {
 		body = simLabel + body
 	}
-	if _, err := s.off.Post(ctx, e.agent, office.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
-		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}); err != nil && ctx.Err() == nil {
+	if _, err := s.off.PostWith(ctx, e.agent, office.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}, func(tx *store.Tx, _ bullpen.Message) error {
+		return e.j.record(tx, key, struct{}{})
+	}); err != nil && ctx.Err() == nil {
 		s.log.Error("agents: post answer", "agent", e.agent.Handle, "err", err)
 	}
 }
@@ -258,7 +329,7 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 	if err != nil {
 		s.log.Error("agents: limit event", "err", err)
 	}
-	s.notice(ctx, e.agent, e.channel.ID, e.thread, detail)
+	s.noticeOnce(ctx, e, "n"+which, detail)
 	wakeState := store.WakeDone
 	if e.steps == 0 {
 		wakeState = store.WakeDropped

@@ -41,6 +41,7 @@
     const s = a.status || { state: "idle" };
     if (s.state === "tool") return "running " + s.tool;
     if (s.state === "thinking") return "thinking…";
+    if (s.state === "waiting") return s.detail || "waiting for the model…";
     return "idle";
   }
 
@@ -320,6 +321,10 @@
       a.stream = ((a.stream || "") + p.text).slice(-160);
       const s = tid("agent-stream-" + a.handle);
       if (s) s.textContent = a.stream;
+      return;
+    }
+    if (ev.type === "agent.status") { // ephemeral, about once a second while a model call waits
+      if (a) { a.status = p.status; renderAgents(); }
       return;
     }
     if (a) {

@@ -52,6 +52,13 @@ func (in *SaveInput) normalize() error {
 // Errors: EINVALID, ETOOLARGE, ENOTFOUND (no page at a non-zero base),
 // ECONFLICT.
 func (w *Wiki) Save(ctx context.Context, actor bullpen.Member, in SaveInput) (bullpen.WikiPage, error) {
+	return w.SaveWith(ctx, actor, in, nil)
+}
+
+// SaveWith is Save that also runs fn (when not nil) in the save's
+// transaction, after the revision is stored, so that a caller's own rows
+// (an agent's record that this write happened) commit or roll back with it.
+func (w *Wiki) SaveWith(ctx context.Context, actor bullpen.Member, in SaveInput, fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
 	if err := requireMember(actor); err != nil {
 		return bullpen.WikiPage{}, err
 	}
@@ -61,8 +68,10 @@ func (w *Wiki) Save(ctx context.Context, actor bullpen.Member, in SaveInput) (bu
 	var page bullpen.WikiPage
 	_, err := w.db.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		page, _, err = w.save(tx, actor, in, saveOpts{})
-		return err
+		if page, _, err = w.save(tx, actor, in, saveOpts{}); err != nil || fn == nil {
+			return err
+		}
+		return fn(tx, page)
 	})
 	return w.finish(ctx, page, err)
 }

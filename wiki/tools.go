@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/store"
 )
 
 // Tool is an agent tool: a name, a description and a JSON Schema of its
@@ -249,6 +250,12 @@ type WriteResult struct {
 // message naming the current revision ("conflict: page "x" changed since
 // revision 3; current revision is 4; re-read and merge").
 func (w *Wiki) ToolWrite(ctx context.Context, actor bullpen.Member, args json.RawMessage) (WriteResult, error) {
+	return w.ToolWriteWith(ctx, actor, args, nil)
+}
+
+// ToolWriteWith is ToolWrite that runs fn in the save's transaction (see
+// SaveWith).
+func (w *Wiki) ToolWriteWith(ctx context.Context, actor bullpen.Member, args json.RawMessage, fn func(tx *store.Tx, p bullpen.WikiPage) error) (WriteResult, error) {
 	var a WriteArgs
 	if err := toolArgs(args, &a); err != nil {
 		return WriteResult{}, err
@@ -256,7 +263,7 @@ func (w *Wiki) ToolWrite(ctx context.Context, actor bullpen.Member, args json.Ra
 	if a.BaseRevision == nil {
 		return WriteResult{}, toolErrorf(bullpen.EINVALID, "invalid arguments: base_revision is required: the revision you read with wiki_read, or 0 to create a page")
 	}
-	p, err := w.Save(ctx, actor, SaveInput{Slug: a.Slug, Title: a.Title, Body: a.Body, Tags: a.Tags, Summary: a.Summary, BaseRevision: *a.BaseRevision})
+	p, err := w.SaveWith(ctx, actor, SaveInput{Slug: a.Slug, Title: a.Title, Body: a.Body, Tags: a.Tags, Summary: a.Summary, BaseRevision: *a.BaseRevision}, fn)
 	if err != nil {
 		return WriteResult{}, toolError(err)
 	}

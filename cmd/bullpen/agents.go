@@ -20,6 +20,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -70,8 +71,12 @@ func (m *Main) openAgents(ctx context.Context) error {
 		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
 		providers, def = map[string]llm.Provider{"scripted": sim, "openai": sim, "anthropic": sim}, "scripted"
 	}
+	timeouts, err := agents.TimeoutsFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	cfg := agents.Config{Office: m.Office, Catalog: cat, Providers: providers, DefaultProvider: def,
-		Simulation: m.Demo, Logger: m.Logger}
+		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts}
 	if m.Wiki != nil {
 		cfg.Wiki = agentWiki{m.Wiki}
 	}
@@ -154,6 +159,19 @@ func (a agentWiki) Read(ctx context.Context, actor bullpen.Member, title string)
 
 func (a agentWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int64) (agents.WikiPage, error) {
 	res, err := a.w.ToolWrite(ctx, actor, mustJSON(map[string]any{"title": title, "body": body, "base_revision": base}))
+	if err != nil {
+		return agents.WikiPage{}, err
+	}
+	return agents.WikiPage{Title: res.Title, Body: body, Revision: int64(res.Revision)}, nil
+}
+
+// WriteWith is Write with fn run in the save's transaction (agents.WikiTx).
+func (a agentWiki) WriteWith(ctx context.Context, actor bullpen.Member, title, body string, base int64,
+	fn func(tx *store.Tx, p agents.WikiPage) error) (agents.WikiPage, error) {
+	res, err := a.w.ToolWriteWith(ctx, actor, mustJSON(map[string]any{"title": title, "body": body, "base_revision": base}),
+		func(tx *store.Tx, p bullpen.WikiPage) error {
+			return fn(tx, agents.WikiPage{Title: p.Title, Body: body, Revision: int64(p.Revision)})
+		})
 	if err != nil {
 		return agents.WikiPage{}, err
 	}

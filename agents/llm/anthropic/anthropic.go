@@ -36,6 +36,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds one attempt, streaming included. Default 120 s.
 	Timeout time.Duration
+	// Timeouts bound connecting, the wait for the first byte and silences
+	// in the stream (defaults llm.DefaultTimeouts); llm.WithTimeouts on a
+	// call's context overrides them for that call.
+	Timeouts llm.Timeouts
 	// MaxRetries on 429, 408, 409, 5xx (529 overloaded too) and network
 	// errors. 0 means 3, negative means none.
 	MaxRetries int
@@ -63,10 +67,7 @@ var _ llm.Provider = (*Provider)(nil)
 // environment defaults (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles) are
 // not read.
 func New(cfg Config) *Provider {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := call.Client(cfg.HTTPClient, cfg.Timeouts)
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithHTTPClient(hc),

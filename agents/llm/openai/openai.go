@@ -33,6 +33,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds one attempt, streaming included. Default 120 s.
 	Timeout time.Duration
+	// Timeouts bound connecting, the wait for the first byte and silences
+	// in the stream (defaults llm.DefaultTimeouts); llm.WithTimeouts on a
+	// call's context overrides them for that call.
+	Timeouts llm.Timeouts
 	// MaxRetries on 429, 408, 409, 5xx and network errors. 0 means 3,
 	// negative means none.
 	MaxRetries int
@@ -68,10 +72,7 @@ func New(cfg Config) *Provider {
 	if cfg.Name == "" {
 		cfg.Name = "openai"
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := call.Client(cfg.HTTPClient, cfg.Timeouts)
 	opts := []option.RequestOption{
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0), // ours, in call.Do

@@ -85,6 +85,13 @@ func Do(ctx context.Context, p Policy, attempt Attempt) (llm.Response, error) {
 				Message: fmt.Sprintf("%s: no complete answer within %s", p.Provider, p.timeout()),
 				Err:     errors.Join(context.DeadlineExceeded, err)}
 		}
+		var te *llm.TimeoutError
+		if errors.As(err, &te) && te.Phase != llm.PhaseConnect {
+			// The provider took the request and went silent: another
+			// attempt would most likely wait as long again, unseen.
+			return llm.Response{}, &bullpen.Error{Code: bullpen.EUNAVAILABLE,
+				Message: fmt.Sprintf("%s: %v", p.Provider, te), Err: err}
+		}
 		retryable, wait := p.retryable(err, n)
 		if !retryable || streamed || n >= max {
 			return llm.Response{}, p.final(err, n+1, retryable && !streamed)
@@ -165,6 +172,9 @@ func (p Policy) final(err error, attempts int, exhausted bool) error {
 	}
 	var se *StatusError
 	if !errors.As(err, &se) {
+		if te := (*llm.TimeoutError)(nil); errors.As(err, &te) {
+			err = te // the SDK's wrapping adds only the URL
+		}
 		return &bullpen.Error{Code: bullpen.EUNAVAILABLE,
 			Message: fmt.Sprintf("%s: request failed: %v%s", p.Provider, err, suffix), Err: err}
 	}

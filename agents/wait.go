@@ -1,0 +1,160 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+)
+
+// waitTick is how often the live status of a waiting agent is refreshed.
+const waitTick = time.Second
+
+// complete makes one model call for a turn. While the call is only waiting
+// on the network, the turn's office-wide slot goes back to the pool and a
+// slot of its provider's own share is held instead: a provider that hangs
+// can fill its share, never the office. The agent's live status counts the
+// wait, and a wait longer than the notice time is said in the channel.
+func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
+	release, err := s.modelSlot(ctx, e.kind)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	defer release()
+	cctx, cancel := context.WithDeadline(llm.WithTimeouts(ctx, e.timeouts.llm()), e.deadline)
+	defer cancel()
+	w := s.watchWait(ctx, e)
+	defer w.stop()
+	return e.provider.Complete(cctx, req, func(text string) {
+		w.answered()
+		body, _ := json.Marshal(deltaPayload{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
+		s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
+			Payload: body, At: s.cfg.Now().UTC()})
+	})
+}
+
+// modelSlot swaps the caller's office-wide slot (held by its worker) for
+// one of the provider's; the returned func swaps back.
+func (s *Service) modelSlot(ctx context.Context, kind string) (func(), error) {
+	s.mu.Lock()
+	ps := s.modelSem[kind]
+	if ps == nil {
+		ps = make(chan struct{}, s.cfg.ProviderConcurrency)
+		s.modelSem[kind] = ps
+	}
+	s.mu.Unlock()
+	<-s.sem
+	select {
+	case ps <- struct{}{}:
+	case <-ctx.Done():
+		s.sem <- struct{}{}
+		return nil, ctx.Err()
+	}
+	return func() {
+		<-ps
+		s.sem <- struct{}{} // never blocks for ever: holders of slots do not wait for one
+	}, nil
+}
+
+// waiter shows a model call's wait: a live status with the seconds waited,
+// and once per call a notice in the channel.
+type waiter struct {
+	s     *Service
+	e     *turnEnv
+	start time.Time
+	done  chan struct{}
+	once  sync.Once
+	mu    sync.Mutex
+	got   bool // the first delta arrived: no longer waiting
+	wg    sync.WaitGroup
+}
+
+func (s *Service) watchWait(ctx context.Context, e *turnEnv) *waiter {
+	w := &waiter{s: s, e: e, start: s.cfg.Now(), done: make(chan struct{})}
+	w.publish(0)
+	w.wg.Add(1)
+	go func() { defer w.wg.Done(); w.run(ctx) }()
+	return w
+}
+
+func (w *waiter) run(ctx context.Context) {
+	tick := time.NewTicker(waitTick)
+	defer tick.Stop()
+	notice := time.NewTimer(time.Duration(w.e.timeouts.Notice))
+	defer notice.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			w.publish(w.s.cfg.Now().Sub(w.start))
+		case <-notice.C:
+			if w.waiting() {
+				w.s.notice(ctx, w.e.agent, w.e.channel.ID, w.e.thread, w.noticeText())
+			}
+		}
+	}
+}
+
+func (w *waiter) noticeText() string {
+	e := w.e
+	model := e.role.Model
+	if model == "" {
+		model = "its default model"
+	}
+	return fmt.Sprintf("@%s is still waiting for the model (%s, %s): no answer after %s. It stops waiting after %s without an answer (first-byte timeout), and the turn ends by its %s deadline.",
+		e.agent.Handle, e.provider.Name(), model, time.Duration(e.timeouts.Notice), time.Duration(e.timeouts.FirstByte), time.Duration(e.timeouts.Turn))
+}
+
+func (w *waiter) waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.got
+}
+
+// answered ends the wait at the first delta: the model is writing now.
+func (w *waiter) answered() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.got {
+		w.got = true
+		w.s.setStatus(w.e.agent.ID, Status{State: StatusThinking, TurnID: w.e.turn.ID})
+		w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
+	}
+}
+
+func (w *waiter) stop() {
+	w.once.Do(func() { close(w.done) })
+	w.wg.Wait()
+	w.answered() // done waiting either way
+}
+
+// publish sets and announces the waiting status, unless the model has
+// begun to answer (checked under the lock answered takes, so a late tick
+// never overwrites the newer status).
+func (w *waiter) publish(waited time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.got {
+		return
+	}
+	secs := int64(waited / time.Second)
+	st := Status{State: StatusWaiting, TurnID: w.e.turn.ID, WaitedS: secs,
+		Detail: fmt.Sprintf("waiting for the model, %d s", secs)}
+	w.s.setStatus(w.e.agent.ID, st)
+	w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
+}
+
+// publishStatus sends an agent's live status as an ephemeral event: the
+// dashboard's agent card shows it; it is not stored.
+func (s *Service) publishStatus(e *turnEnv, st Status) {
+	body, _ := json.Marshal(statusPayload{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
+	s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventStatus, ChannelID: e.channel.ID, Audience: e.aud,
+		Payload: body, At: s.cfg.Now().UTC()})
+}
