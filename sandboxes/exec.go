@@ -107,7 +107,7 @@ func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req
 	owner := OwnerOf(in)
 	e := &Exec{ID: newExecID(), p: p, out: make(chan Chunk, 16), quit: make(chan struct{}),
 		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
-	base := ExecPayload{ID: in.ID, Name: in.Name, OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
+	base := ExecPayload{ID: in.ID, Name: NameOf(in), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
 	s.emit(EventExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
 	var wg sync.WaitGroup

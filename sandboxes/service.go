@@ -13,9 +13,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/office"
@@ -31,7 +33,13 @@ const (
 	OwnerTag = "bullpen.owner"
 	// AgentTag marks an agent's own workspace sandbox (see Ensure).
 	AgentTag = "bullpen.agent"
+	// NameTag holds a sandbox's name. Names are unique per owner, so they
+	// are kept here rather than in the runtime's global name.
+	NameTag = "bullpen.name"
 )
+
+// nameRe is what a sandbox name may look like (as the runtime's names).
+var nameRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
 
 // Config configures a Service.
 type Config struct {
@@ -46,8 +54,15 @@ type Config struct {
 	// admin (default 16).
 	MaxPerMember int
 	// RunOutputLimit caps stdout and stderr (each) that Run captures
-	// (default 16 MiB).
+	// by default (default 1 MiB); the rest is read and discarded.
 	RunOutputLimit int64
+	// MaxRunOutputLimit is the most a request may ask Run to capture per
+	// stream (default 16 MiB).
+	MaxRunOutputLimit int64
+	// DefaultLifetime is the Timeout of a sandbox made by Create whose
+	// spec sets none (0: no default). Agents' workspaces (Ensure) are
+	// persistent and get none.
+	DefaultLifetime time.Duration
 	// LiveOutputLimit caps the bytes of one command's output sent as live
 	// events (default 1 MiB); the stream to the caller is not capped.
 	LiveOutputLimit int64
@@ -77,7 +92,10 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		cfg.MaxPerMember = 16
 	}
 	if cfg.RunOutputLimit <= 0 {
-		cfg.RunOutputLimit = 16 << 20
+		cfg.RunOutputLimit = 1 << 20
+	}
+	if cfg.MaxRunOutputLimit < cfg.RunOutputLimit {
+		cfg.MaxRunOutputLimit = max(cfg.RunOutputLimit, 16<<20)
 	}
 	if cfg.LiveOutputLimit <= 0 {
 		cfg.LiveOutputLimit = 1 << 20
@@ -145,19 +163,63 @@ func canSee(actor bullpen.Member, in sandbox.Info) bool {
 }
 
 // lookup finds a sandbox the actor may act on; one that belongs to someone
-// else is not found, so its existence does not leak.
+// else is not found, so its existence does not leak. A name is looked up
+// among the actor's own sandboxes; an admin's name that is not one of
+// theirs is looked up among everyone's, and must then be unambiguous.
 func (s *Service) lookup(ctx context.Context, actor bullpen.Member, idOrName string) (sandbox.Info, error) {
 	if idOrName == "" || len(idOrName) > 128 {
 		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "invalid sandbox id or name")
 	}
-	in, err := s.m.Get(ctx, idOrName)
+	notFound := bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", idOrName)
+	if !strings.HasPrefix(idOrName, "sb_") {
+		in, err := s.byName(ctx, actor, idOrName)
+		if err == nil || !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+			return in, err
+		}
+	}
+	in, err := s.m.Get(ctx, idOrName) // an id, or a name given before NameTag
 	if err != nil {
+		if bullpen.IsCode(err, bullpen.ENOTFOUND) {
+			return sandbox.Info{}, notFound
+		}
 		return sandbox.Info{}, err
 	}
 	if !canSee(actor, in) {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", idOrName)
+		return sandbox.Info{}, notFound
 	}
 	return in, nil
+}
+
+// byName finds a live sandbox by its NameTag, the actor's own first.
+func (s *Service) byName(ctx context.Context, actor bullpen.Member, name string) (sandbox.Info, error) {
+	if actor.ID == 0 {
+		return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", name)
+	}
+	own, err := s.m.List(ctx, map[string]string{OwnerTag: strconv.FormatInt(actor.ID, 10), NameTag: name})
+	if err != nil || len(own) > 0 {
+		return first(own), err
+	}
+	if seesAll(actor) {
+		all, err := s.m.List(ctx, map[string]string{NameTag: name})
+		switch {
+		case err != nil:
+			return sandbox.Info{}, err
+		case len(all) == 1:
+			return all[0], nil
+		case len(all) > 1:
+			return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "%d members have a sandbox named %q; use its id", len(all), name)
+		}
+	}
+	return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", name)
+}
+
+// NameOf returns a sandbox's name: its NameTag, or the runtime name of a
+// sandbox made before names were per owner.
+func NameOf(in sandbox.Info) string {
+	if n := in.Tags[NameTag]; n != "" {
+		return n
+	}
+	return in.Name
 }
 
 // checkTags refuses reserved tags.
@@ -172,32 +234,46 @@ func checkTags(tags map[string]string) error {
 
 // Create creates a sandbox owned by actor. Tags starting with "bullpen."
 // are refused (EINVALID); a member who is not an admin may have at most
-// Config.MaxPerMember live sandboxes (ERATELIMIT).
+// Config.MaxPerMember live sandboxes (ERATELIMIT). A spec without a
+// Timeout gets Config.DefaultLifetime, so no sandbox outlives the
+// operator's default unless its creator asked for that.
 func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
 	if err := checkTags(spec.Tags); err != nil {
 		return sandbox.Info{}, err
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = s.cfg.DefaultLifetime
 	}
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
 	return s.create(ctx, actor, spec, nil)
 }
 
-// create creates a sandbox owned by actor (caller holds createMu).
+// create creates a sandbox owned by actor (caller holds createMu). The
+// name goes into NameTag, unique among actor's sandboxes only, so taking a
+// name never tells whether someone else has a sandbox of that name.
 func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec, extra map[string]string) (sandbox.Info, error) {
 	if actor.ID == 0 {
 		return sandbox.Info{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "no acting member")
 	}
-	tags := make(map[string]string, len(spec.Tags)+1+len(extra))
+	owner := strconv.FormatInt(actor.ID, 10)
+	tags := make(map[string]string, len(spec.Tags)+2+len(extra))
 	for k, v := range spec.Tags {
 		tags[k] = v
 	}
 	for k, v := range extra {
 		tags[k] = v
 	}
-	tags[OwnerTag] = strconv.FormatInt(actor.ID, 10)
+	tags[OwnerTag] = owner
+	if spec.Name != "" {
+		if err := s.checkName(ctx, actor, spec.Name); err != nil {
+			return sandbox.Info{}, err
+		}
+		tags[NameTag], spec.Name = spec.Name, ""
+	}
 	spec.Tags = tags
 	if !seesAll(actor) {
-		own, err := s.m.List(ctx, map[string]string{OwnerTag: tags[OwnerTag]})
+		own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
 		if err != nil {
 			return sandbox.Info{}, err
 		}
@@ -206,6 +282,23 @@ func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox
 		}
 	}
 	return s.m.Create(ctx, spec)
+}
+
+// checkName refuses a malformed name or one the actor uses already.
+func (s *Service) checkName(ctx context.Context, actor bullpen.Member, name string) error {
+	if !nameRe.MatchString(name) || strings.HasPrefix(name, "sb_") {
+		return bullpen.Errorf(bullpen.EINVALID, "invalid name %q: 1-63 of [a-zA-Z0-9_.-], not starting with sb_", name)
+	}
+	own, err := s.m.List(ctx, map[string]string{OwnerTag: strconv.FormatInt(actor.ID, 10)})
+	if err != nil {
+		return err
+	}
+	for _, in := range own {
+		if NameOf(in) == name {
+			return bullpen.Errorf(bullpen.ECONFLICT, "you have a sandbox named %q already", name)
+		}
+	}
+	return nil
 }
 
 // Get returns a sandbox by id or name.
@@ -319,44 +412,71 @@ func (s *Service) RevokePort(ctx context.Context, actor bullpen.Member, id strin
 	return s.m.RevokePort(ctx, in.ID, port)
 }
 
-// Ensure returns member's own workspace sandbox (tagged AgentTag), creating
-// it from spec when there is none and starting or resuming it when it is
-// stopped or paused. It is how each agent gets one persistent sandbox.
+// WorkspaceName is the name of an agent's workspace sandbox.
+func WorkspaceName(agent bullpen.Member) string { return "agent-" + agent.Handle }
+
+// Ensure returns member's own workspace sandbox (tagged AgentTag and named
+// WorkspaceName), creating it from spec when there is none and starting or
+// resuming it when it is stopped or paused. It is the one path by which
+// each agent gets its persistent sandbox; spec.Name and spec.Tags are
+// ignored so every workspace is named and tagged alike.
 func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
-	if member.ID == 0 {
+	if member.ID == 0 || member.Handle == "" {
 		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "no member")
 	}
-	if err := checkTags(spec.Tags); err != nil {
-		return sandbox.Info{}, err
-	}
-	own := map[string]string{OwnerTag: strconv.FormatInt(member.ID, 10), AgentTag: "workspace"}
 	s.createMu.Lock()
-	found, err := s.m.List(ctx, own)
-	if err == nil && len(found) == 0 {
-		named := spec
-		if named.Name == "" && member.Handle != "" {
-			named.Name = "ws-" + member.Handle
-		}
-		in, err := s.create(ctx, member, named, map[string]string{AgentTag: "workspace"})
-		if bullpen.IsCode(err, bullpen.ECONFLICT) && spec.Name == "" {
-			in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"}) // the name is taken
-		}
-		s.createMu.Unlock()
-		return in, err
+	in, found, err := s.findWorkspace(ctx, member)
+	if err == nil && !found {
+		spec.Name, spec.Tags = WorkspaceName(member), nil
+		in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"})
 	}
 	s.createMu.Unlock()
-	if err != nil {
-		return sandbox.Info{}, err
+	if err != nil || !found {
+		return in, err
 	}
-	in := found[0]
+	return s.wake(ctx, in)
+}
+
+// findWorkspace finds member's workspace: the one tagged AgentTag, or one
+// made before that tag existed (owned by member and named WorkspaceName).
+func (s *Service) findWorkspace(ctx context.Context, member bullpen.Member) (sandbox.Info, bool, error) {
+	owner := strconv.FormatInt(member.ID, 10)
+	found, err := s.m.List(ctx, map[string]string{OwnerTag: owner, AgentTag: "workspace"})
+	if err != nil || len(found) > 0 {
+		return first(found), len(found) > 0, err
+	}
+	own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
+	for _, in := range own {
+		if NameOf(in) == WorkspaceName(member) {
+			return in, true, nil
+		}
+	}
+	return sandbox.Info{}, false, err
+}
+
+func first(ins []sandbox.Info) sandbox.Info {
+	if len(ins) == 0 {
+		return sandbox.Info{}
+	}
+	return ins[0]
+}
+
+// wake starts a stopped sandbox or resumes a paused one. A concurrent
+// caller may have woken it first: what counts is that it runs after.
+func (s *Service) wake(ctx context.Context, in sandbox.Info) (sandbox.Info, error) {
+	var err error
 	switch in.State {
 	case sandbox.StateStopped:
 		err = s.m.Start(ctx, in.ID)
 	case sandbox.StatePaused:
 		err = s.m.Resume(ctx, in.ID)
 	}
-	if err != nil {
+	now, gerr := s.m.Get(ctx, in.ID)
+	if gerr != nil {
+		return sandbox.Info{}, gerr
+	}
+	if err != nil && now.State != sandbox.StateRunning {
 		return sandbox.Info{}, err
 	}
-	return s.m.Get(ctx, in.ID)
+	return now, nil
 }

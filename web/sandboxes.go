@@ -132,7 +132,7 @@ func timePtr(t time.Time) *time.Time {
 }
 
 func viewSandbox(in sandbox.Info) sandboxView {
-	v := sandboxView{ID: in.ID, Name: in.Name, OwnerID: sandboxes.OwnerOf(in), Tags: sandboxes.UserTags(in),
+	v := sandboxView{ID: in.ID, Name: sandboxes.NameOf(in), OwnerID: sandboxes.OwnerOf(in), Tags: sandboxes.UserTags(in),
 		Image: in.Image, State: in.State, Workdir: in.Workdir, CPU: in.CPU, MemoryBytes: in.MemoryBytes,
 		Pids: in.Pids, DiskBytes: in.DiskBytes, Env: in.Env, SecretNames: in.SecretNames,
 		Timeout: in.Timeout.Seconds(), IdleTimeout: in.IdleTimeout.Seconds(), IdleAction: in.IdleAction,
