@@ -31,7 +31,7 @@ type Sandboxes interface {
 	Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error)
 
 	Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*sandboxes.Exec, error)
-	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (sandboxes.RunResult, error)
+	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, outputLimit int64) (sandboxes.RunResult, error)
 
 	ReadFile(ctx context.Context, actor bullpen.Member, id, path string) (io.ReadCloser, error)
 	WriteFile(ctx context.Context, actor bullpen.Member, id, path string, src io.Reader, mode os.FileMode) error
