@@ -78,6 +78,7 @@ type Service struct {
 	off    *office.Office
 	log    *slog.Logger
 	q      *queue
+	owners *imageOwners
 
 	createMu sync.Mutex // serializes the per-member count and Create
 }
@@ -111,6 +112,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		sc.Images = cfg.Images
 	}
 	m, err := sandbox.New(ctx, sc)
+	if err == nil {
+		if s.owners, err = openImageOwners(ownersPath(cfg)); err != nil {
+			m.Close()
+		}
+	}
 	if err != nil {
 		s.q.close()
 		return nil, err
@@ -244,6 +250,9 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox
 	if spec.Timeout == 0 {
 		spec.Timeout = s.cfg.DefaultLifetime
 	}
+	if err := s.checkImage(ctx, actor, spec.Image); err != nil {
+		return sandbox.Info{}, err
+	}
 	s.createMu.Lock()
 	defer s.createMu.Unlock()
 	return s.create(ctx, actor, spec, nil)
@@ -364,25 +373,43 @@ func (s *Service) Stats(ctx context.Context, actor bullpen.Member, id string) (s
 	return s.m.Stats(ctx, in.ID)
 }
 
-// Snapshot turns a sandbox's filesystem into a new image named name and
-// returns its reference. An image of that name must not exist yet
-// (ECONFLICT), so nobody can repoint a name others use.
+// Snapshot turns a sandbox's filesystem into a new image and returns its
+// reference. A member's image is named "handle/name" and is private to
+// that member (and admins) until an admin publishes it; an image of that
+// name must not exist yet (ECONFLICT), so nobody can repoint a name
+// others use.
 func (s *Service) Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error) {
 	in, err := s.lookup(ctx, actor, id)
 	if err != nil {
 		return "", err
 	}
-	if s.images != nil {
-		if err := image.ValidateName(name); err != nil {
-			return "", err
-		}
-		if _, err := s.images.Get(ctx, name); err == nil {
-			return "", bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
-		} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
-			return "", err
-		}
+	if s.images == nil {
+		return s.m.Snapshot(ctx, in.ID, name)
 	}
-	return s.m.Snapshot(ctx, in.ID, name)
+	if name, err = snapshotName(actor, name); err != nil {
+		return "", err
+	}
+	if err := image.ValidateName(name); err != nil {
+		return "", err
+	}
+	if _, err := s.images.Get(ctx, name); err == nil {
+		return "", bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
+	} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return "", err
+	}
+	ref, err := s.m.Snapshot(ctx, in.ID, name)
+	if err != nil {
+		return "", err
+	}
+	img, err := s.images.Get(ctx, name)
+	if err == nil {
+		err = s.owners.set(img.ID, imageOwner{Owner: actor.ID})
+	}
+	if err != nil {
+		_ = s.images.Remove(ctx, name) // an image without its owner would be shared
+		return "", fmt.Errorf("sandboxes: snapshot: record owner: %w", err)
+	}
+	return ref, nil
 }
 
 // PublishPort publishes a port of the sandbox on a host loopback address.

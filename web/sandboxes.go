@@ -45,7 +45,8 @@ type Sandboxes interface {
 	ListPorts(ctx context.Context, actor bullpen.Member, id string) ([]sandbox.PortInfo, error)
 	RevokePort(ctx context.Context, actor bullpen.Member, id string, port int) error
 
-	Images(ctx context.Context) ([]*image.Image, error)
+	Images(ctx context.Context, actor bullpen.Member) ([]*image.Image, error)
+	PublishImage(ctx context.Context, actor bullpen.Member, ref string) (*image.Image, error)
 	PullImage(ctx context.Context, actor bullpen.Member, ref, name string) (*image.Image, error)
 	ImportImage(ctx context.Context, actor bullpen.Member, r io.Reader, name string) (*image.Image, error)
 	RemoveImage(ctx context.Context, actor bullpen.Member, ref string) error
@@ -84,6 +85,7 @@ func (s *Server) sandboxRoutes(api fiber.Router) {
 	img.Get("", s.listImages)
 	img.Post("/pull", s.pullImage)
 	img.Post("/import", s.importImage)
+	img.Post("/*", s.publishImage)
 	img.Delete("/*", s.removeImage)
 }
 
