@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -167,4 +168,73 @@ func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs age
 		return nil
 	})
 	return out, err
+}
+
+// WorkspaceName is the name of an agent's workspace sandbox.
+func WorkspaceName(agent bullpen.Member) string { return "agent-" + agent.Handle }
+
+// Ensure returns member's own workspace sandbox (tagged AgentTag and named
+// WorkspaceName), creating it from spec when there is none and starting or
+// resuming it when it is stopped or paused. It is the one path by which
+// each agent gets its persistent sandbox; spec.Name and spec.Tags are
+// ignored so every workspace is named and tagged alike.
+func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
+	if member.ID == 0 || member.Handle == "" {
+		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "no member")
+	}
+	s.createMu.Lock()
+	in, found, err := s.findWorkspace(ctx, member)
+	if err == nil && !found {
+		spec.Name, spec.Tags = WorkspaceName(member), nil
+		in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"})
+	}
+	s.createMu.Unlock()
+	if err != nil || !found {
+		return in, err
+	}
+	return s.wake(ctx, in)
+}
+
+// findWorkspace finds member's workspace: the one tagged AgentTag, or one
+// made before that tag existed (owned by member and named WorkspaceName).
+func (s *Service) findWorkspace(ctx context.Context, member bullpen.Member) (sandbox.Info, bool, error) {
+	owner := strconv.FormatInt(member.ID, 10)
+	found, err := s.m.List(ctx, map[string]string{OwnerTag: owner, AgentTag: "workspace"})
+	if err != nil || len(found) > 0 {
+		return first(found), len(found) > 0, err
+	}
+	own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
+	for _, in := range own {
+		if NameOf(in) == WorkspaceName(member) {
+			return in, true, nil
+		}
+	}
+	return sandbox.Info{}, false, err
+}
+
+func first(ins []sandbox.Info) sandbox.Info {
+	if len(ins) == 0 {
+		return sandbox.Info{}
+	}
+	return ins[0]
+}
+
+// wake starts a stopped sandbox or resumes a paused one. A concurrent
+// caller may have woken it first: what counts is that it runs after.
+func (s *Service) wake(ctx context.Context, in sandbox.Info) (sandbox.Info, error) {
+	var err error
+	switch in.State {
+	case sandbox.StateStopped:
+		err = s.m.Start(ctx, in.ID)
+	case sandbox.StatePaused:
+		err = s.m.Resume(ctx, in.ID)
+	}
+	now, gerr := s.m.Get(ctx, in.ID)
+	if gerr != nil {
+		return sandbox.Info{}, gerr
+	}
+	if err != nil && now.State != sandbox.StateRunning {
+		return sandbox.Info{}, err
+	}
+	return now, nil
 }

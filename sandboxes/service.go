@@ -5,15 +5,17 @@
 // as ephemeral events.
 //
 // Ownership is kept in the sandbox itself, as the reserved tag OwnerTag, so
-// it survives restarts with the sandbox's own metadata. Tags starting with
-// "bullpen." are reserved: users cannot set or filter on them.
+// it survives restarts with the sandbox's own metadata; so is the name
+// (NameTag), which is unique per owner. Tags starting with "bullpen." are
+// reserved: users cannot set or filter on them. Snapshot images belong to
+// whoever took them until an admin publishes them (imageowners.go), and
+// agents reach their workspaces through Workspaces (agents.go).
 package sandboxes
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,9 +39,6 @@ const (
 	// are kept here rather than in the runtime's global name.
 	NameTag = "bullpen.name"
 )
-
-// nameRe is what a sandbox name may look like (as the runtime's names).
-var nameRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
 
 // Config configures a Service.
 type Config struct {
@@ -168,66 +167,6 @@ func canSee(actor bullpen.Member, in sandbox.Info) bool {
 	return actor.ID != 0 && (seesAll(actor) || OwnerOf(in) == actor.ID)
 }
 
-// lookup finds a sandbox the actor may act on; one that belongs to someone
-// else is not found, so its existence does not leak. A name is looked up
-// among the actor's own sandboxes; an admin's name that is not one of
-// theirs is looked up among everyone's, and must then be unambiguous.
-func (s *Service) lookup(ctx context.Context, actor bullpen.Member, idOrName string) (sandbox.Info, error) {
-	if idOrName == "" || len(idOrName) > 128 {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "invalid sandbox id or name")
-	}
-	notFound := bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", idOrName)
-	if !strings.HasPrefix(idOrName, "sb_") {
-		in, err := s.byName(ctx, actor, idOrName)
-		if err == nil || !bullpen.IsCode(err, bullpen.ENOTFOUND) {
-			return in, err
-		}
-	}
-	in, err := s.m.Get(ctx, idOrName) // an id, or a name given before NameTag
-	if err != nil {
-		if bullpen.IsCode(err, bullpen.ENOTFOUND) {
-			return sandbox.Info{}, notFound
-		}
-		return sandbox.Info{}, err
-	}
-	if !canSee(actor, in) {
-		return sandbox.Info{}, notFound
-	}
-	return in, nil
-}
-
-// byName finds a live sandbox by its NameTag, the actor's own first.
-func (s *Service) byName(ctx context.Context, actor bullpen.Member, name string) (sandbox.Info, error) {
-	if actor.ID == 0 {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", name)
-	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: strconv.FormatInt(actor.ID, 10), NameTag: name})
-	if err != nil || len(own) > 0 {
-		return first(own), err
-	}
-	if seesAll(actor) {
-		all, err := s.m.List(ctx, map[string]string{NameTag: name})
-		switch {
-		case err != nil:
-			return sandbox.Info{}, err
-		case len(all) == 1:
-			return all[0], nil
-		case len(all) > 1:
-			return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "%d members have a sandbox named %q; use its id", len(all), name)
-		}
-	}
-	return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", name)
-}
-
-// NameOf returns a sandbox's name: its NameTag, or the runtime name of a
-// sandbox made before names were per owner.
-func NameOf(in sandbox.Info) string {
-	if n := in.Tags[NameTag]; n != "" {
-		return n
-	}
-	return in.Name
-}
-
 // checkTags refuses reserved tags.
 func checkTags(tags map[string]string) error {
 	for k := range tags {
@@ -291,23 +230,6 @@ func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox
 		}
 	}
 	return s.m.Create(ctx, spec)
-}
-
-// checkName refuses a malformed name or one the actor uses already.
-func (s *Service) checkName(ctx context.Context, actor bullpen.Member, name string) error {
-	if !nameRe.MatchString(name) || strings.HasPrefix(name, "sb_") {
-		return bullpen.Errorf(bullpen.EINVALID, "invalid name %q: 1-63 of [a-zA-Z0-9_.-], not starting with sb_", name)
-	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: strconv.FormatInt(actor.ID, 10)})
-	if err != nil {
-		return err
-	}
-	for _, in := range own {
-		if NameOf(in) == name {
-			return bullpen.Errorf(bullpen.ECONFLICT, "you have a sandbox named %q already", name)
-		}
-	}
-	return nil
 }
 
 // Get returns a sandbox by id or name.
@@ -437,73 +359,4 @@ func (s *Service) RevokePort(ctx context.Context, actor bullpen.Member, id strin
 		return err
 	}
 	return s.m.RevokePort(ctx, in.ID, port)
-}
-
-// WorkspaceName is the name of an agent's workspace sandbox.
-func WorkspaceName(agent bullpen.Member) string { return "agent-" + agent.Handle }
-
-// Ensure returns member's own workspace sandbox (tagged AgentTag and named
-// WorkspaceName), creating it from spec when there is none and starting or
-// resuming it when it is stopped or paused. It is the one path by which
-// each agent gets its persistent sandbox; spec.Name and spec.Tags are
-// ignored so every workspace is named and tagged alike.
-func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
-	if member.ID == 0 || member.Handle == "" {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "no member")
-	}
-	s.createMu.Lock()
-	in, found, err := s.findWorkspace(ctx, member)
-	if err == nil && !found {
-		spec.Name, spec.Tags = WorkspaceName(member), nil
-		in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"})
-	}
-	s.createMu.Unlock()
-	if err != nil || !found {
-		return in, err
-	}
-	return s.wake(ctx, in)
-}
-
-// findWorkspace finds member's workspace: the one tagged AgentTag, or one
-// made before that tag existed (owned by member and named WorkspaceName).
-func (s *Service) findWorkspace(ctx context.Context, member bullpen.Member) (sandbox.Info, bool, error) {
-	owner := strconv.FormatInt(member.ID, 10)
-	found, err := s.m.List(ctx, map[string]string{OwnerTag: owner, AgentTag: "workspace"})
-	if err != nil || len(found) > 0 {
-		return first(found), len(found) > 0, err
-	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
-	for _, in := range own {
-		if NameOf(in) == WorkspaceName(member) {
-			return in, true, nil
-		}
-	}
-	return sandbox.Info{}, false, err
-}
-
-func first(ins []sandbox.Info) sandbox.Info {
-	if len(ins) == 0 {
-		return sandbox.Info{}
-	}
-	return ins[0]
-}
-
-// wake starts a stopped sandbox or resumes a paused one. A concurrent
-// caller may have woken it first: what counts is that it runs after.
-func (s *Service) wake(ctx context.Context, in sandbox.Info) (sandbox.Info, error) {
-	var err error
-	switch in.State {
-	case sandbox.StateStopped:
-		err = s.m.Start(ctx, in.ID)
-	case sandbox.StatePaused:
-		err = s.m.Resume(ctx, in.ID)
-	}
-	now, gerr := s.m.Get(ctx, in.ID)
-	if gerr != nil {
-		return sandbox.Info{}, gerr
-	}
-	if err != nil && now.State != sandbox.StateRunning {
-		return sandbox.Info{}, err
-	}
-	return now, nil
 }
