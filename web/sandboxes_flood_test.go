@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/web"
 	"github.com/gorilla/websocket"
 )
 
@@ -252,5 +253,44 @@ func TestSandboxOutputFloodBoundsMemory(t *testing.T) {
 	}
 	if after > idle+64<<20 {
 		t.Errorf("RSS after the floods %d MiB is more than 64 MiB over idle %d MiB", after>>20, idle>>20)
+	}
+}
+
+// Property 3: the NDJSON stream writes through with backpressure. While
+// the client reads nothing, a command printing 30 MB (more than any socket buffer) is held at its pipe
+// (it cannot finish: no queue in between takes the output); once the
+// client reads, it finishes and every byte arrives.
+func TestSandboxExecStreamBackpressure(t *testing.T) {
+	s := newSandboxServer(t, web.Config{})
+	sb := s.create(s.Token, map[string]any{})
+	body := `{"cmd":"head -c 30000000 /dev/zero | tr '\\0' x; touch /tmp/finished"}`
+	resp := s.req("POST", "/api/v1/sandboxes/"+sb.ID+"/exec", s.Token, strings.NewReader(body), "application/json")
+	defer resp.Body.Close()
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	if _, err := r.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // far longer than 30 MB takes when read
+	if _, code := s.run(s.Token, sb.ID, "test -e /tmp/finished"); code == 0 {
+		t.Fatal("the command finished while its client read nothing: its output was queued somewhere")
+	}
+	var total int64
+	var last string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			break
+		}
+		var l execLine
+		if json.Unmarshal([]byte(line), &l) == nil && l.Data != nil {
+			total += int64(len(*l.Data))
+		}
+		last = line
+	}
+	if total != 3e7 || !strings.Contains(last, `"exit_code":0`) {
+		t.Errorf("stream delivered %d bytes and ended with %.100q, want 3e7 and exit 0", total, last)
+	}
+	if _, code := s.run(s.Token, sb.ID, "test -e /tmp/finished"); code != 0 {
+		t.Error("the command did not finish once its output was read")
 	}
 }
