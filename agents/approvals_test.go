@@ -24,7 +24,7 @@ func TestApprovalFlow(t *testing.T) {
 		if strings.Contains(v.Packet, "Approval #") {
 			return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "fetched it"})}}, nil
 		}
-		return llm.Response{ToolCalls: []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": "curl https://example.com", "network": true})}}, nil
+		return llm.Response{ToolCalls: []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": "curl https://example.com"})}}, nil
 	})
 	h := newHarness(t, store.SQLite, map[string]llm.Provider{"scripted": prov}, nil)
 	role, _ := h.svc.Catalog().Role("starter/engineer")

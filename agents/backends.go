@@ -32,8 +32,9 @@ type WikiPage struct {
 }
 
 // Sandboxes gives each agent its own persistent sandbox, created from the
-// role's spec on first use. Package sandbox provides it through an
-// adapter; nil leaves the sandbox tools out.
+// role's spec on first use and started again when it idled. Package
+// sandboxes provides it (sandboxes.Service.Workspaces); nil leaves the
+// sandbox tools out.
 type Sandboxes interface {
 	Exec(ctx context.Context, agent bullpen.Member, spec SandboxSpec, req ExecRequest) (ExecResult, error)
 	ReadFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, limit int64) ([]byte, error)
@@ -45,9 +46,9 @@ type Sandboxes interface {
 type ExecRequest struct {
 	Command string        // run by /bin/sh -c
 	Timeout time.Duration // 0: the default
-	// Network asks for the role's network policy for this command; without
-	// it the command runs with no network. It needs a human's approval.
-	Network bool
+	// There is no per-command network switch: a command has the network
+	// of the role's sandbox, and with any network at all every command
+	// needs a human's approval (see execNeedsApproval).
 }
 
 // ExecResult is how a command ended.

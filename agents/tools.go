@@ -89,8 +89,8 @@ var toolDefs = []*toolDef{
 		desc:   "Create or update a wiki page (Markdown). To edit, pass the revision you read as base_revision; 0 creates a page.",
 		params: `{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"},"base_revision":{"type":"integer"}},"required":["title","body"],"additionalProperties":false}`},
 	{name: ToolSandboxExec, needs: needsSandbox, run: sandboxExec, sensitive: execNeedsApproval,
-		desc:   "Run a shell command in your own sandbox (files persist between turns). No network unless network is true, which needs a human's approval.",
-		params: `{"type":"object","properties":{"command":{"type":"string"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600},"network":{"type":"boolean"}},"required":["command"],"additionalProperties":false}`},
+		desc:   "Run a shell command in your own sandbox (files persist between turns). It has your role's network policy; if that allows any network, each command needs a human's approval.",
+		params: `{"type":"object","properties":{"command":{"type":"string"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600}},"required":["command"],"additionalProperties":false}`},
 	{name: ToolSandboxReadFile, needs: needsSandbox, run: sandboxReadFile,
 		desc:   "Read a text file from your sandbox (first 64 KiB).",
 		params: `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`},
@@ -281,7 +281,6 @@ type WikiTx interface {
 type execArgs struct {
 	Command        string `json:"command"`
 	TimeoutSeconds int    `json:"timeout_seconds"`
-	Network        bool   `json:"network"`
 }
 
 // execNeedsApproval gates commands that can reach outside the office: a
@@ -302,14 +301,11 @@ func sandboxExec(ctx context.Context, e *turnEnv, raw json.RawMessage) (string, 
 	if strings.TrimSpace(a.Command) == "" {
 		return "", bullpen.Errorf(bullpen.EINVALID, "command is empty")
 	}
-	if a.Network && e.role.Sandbox.Network == NetworkNone {
-		return "", bullpen.Errorf(bullpen.EFORBIDDEN, "your role's sandbox has no network access")
-	}
 	if a.TimeoutSeconds <= 0 || a.TimeoutSeconds > 600 {
 		a.TimeoutSeconds = 120
 	}
 	res, err := e.s.cfg.Sandboxes.Exec(ctx, e.agent, e.role.Sandbox,
-		ExecRequest{Command: a.Command, Timeout: time.Duration(a.TimeoutSeconds) * time.Second, Network: a.Network})
+		ExecRequest{Command: a.Command, Timeout: time.Duration(a.TimeoutSeconds) * time.Second})
 	if err != nil {
 		return "", err
 	}

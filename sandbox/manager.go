@@ -385,7 +385,11 @@ func (m *Manager) checkTimeouts() {
 		s.mu.Lock()
 		md := s.meta
 		expired := !md.ExpiresAt.IsZero() && now.After(md.ExpiresAt)
-		idle := md.IdleTimeout > 0 && md.State == StateRunning && s.inflight == 0 && now.Sub(s.lastAct) > md.IdleTimeout
+		// Pausing does not stop the idle clock, and a command frozen by the
+		// pause is no activity: a paused sandbox idles out like a running
+		// one (into stopped or terminated; IdlePause has nothing more to do).
+		idle := md.IdleTimeout > 0 && now.Sub(s.lastAct) > md.IdleTimeout &&
+			((md.State == StateRunning && s.inflight == 0) || (md.State == StatePaused && md.IdleAction != IdlePause))
 		s.mu.Unlock()
 		switch {
 		case md.State == StateTerminated || md.State == stateCreating:

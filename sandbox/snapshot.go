@@ -22,7 +22,9 @@ import (
 // and match [a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}; only sandboxes on the host
 // base or on such images can be snapshotted that way).
 func (m *Manager) Snapshot(ctx context.Context, id, name string) (string, error) {
-	if name == "" || len(name) > 255 || strings.ContainsAny(name, "\x00/\n") {
+	// Without an image store the name is a directory name; with one,
+	// names may hold slashes (members' images are "handle/…").
+	if name == "" || len(name) > 255 || strings.ContainsAny(name, "\x00\n") || (m.cfg.Images == nil && strings.Contains(name, "/")) {
 		return "", invalid("invalid image name %q", name)
 	}
 	if m.cfg.Images == nil && !nameRe.MatchString(name) {

@@ -107,7 +107,7 @@ func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req
 	owner := OwnerOf(in)
 	e := &Exec{ID: newExecID(), p: p, out: make(chan Chunk, 16), quit: make(chan struct{}),
 		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
-	base := ExecPayload{ID: in.ID, Name: in.Name, OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
+	base := ExecPayload{ID: in.ID, Name: NameOf(in), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
 	s.emit(EventExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
 	var wg sync.WaitGroup
@@ -238,29 +238,65 @@ func setData(p *OutputPayload, b []byte) {
 type RunResult struct {
 	Result
 	Stdout, Stderr []byte
-	Truncated      bool // output beyond Config.RunOutputLimit was dropped
+	// StdoutBytes and StderrBytes are how much the command wrote, captured
+	// or not.
+	StdoutBytes, StderrBytes int64
+	// StdoutTruncated and StderrTruncated say that output beyond the
+	// limit was read and dropped; Truncated is either.
+	StdoutTruncated, StderrTruncated bool
+	Truncated                        bool
+}
+
+// capture keeps the first limit bytes of a stream and counts the rest.
+type capture struct {
+	buf   []byte
+	limit int64
+	total int64
+}
+
+func (c *capture) add(b []byte) {
+	c.total += int64(len(b))
+	if room := c.limit - int64(len(c.buf)); room > 0 {
+		c.buf = append(c.buf, b[:min(int64(len(b)), room)]...)
+	}
+}
+
+// trim drops a character cut in two by the limit, so captured text stays
+// valid UTF-8.
+func (c *capture) trim() {
+	if c.total > int64(len(c.buf)) {
+		c.buf = c.buf[:len(c.buf)-partialRune(c.buf)]
+	}
 }
 
 // Run runs a command to completion and returns its output, each stream
-// captured up to Config.RunOutputLimit.
-func (s *Service) Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (RunResult, error) {
+// captured up to limit bytes (0: Config.RunOutputLimit; at most
+// Config.MaxRunOutputLimit). The rest is read and dropped, so the command
+// never blocks on a full pipe and the server never holds more than limit.
+func (s *Service) Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, limit int64) (RunResult, error) {
+	if limit == 0 {
+		limit = s.cfg.RunOutputLimit
+	}
+	if limit < 0 || limit > s.cfg.MaxRunOutputLimit {
+		return RunResult{}, bullpen.Errorf(bullpen.EINVALID, "output_limit must be between 1 and %d bytes (stream larger output with exec)", s.cfg.MaxRunOutputLimit)
+	}
 	e, err := s.Exec(ctx, actor, id, req)
 	if err != nil {
 		return RunResult{}, err
 	}
-	var rr RunResult
-	limit := s.cfg.RunOutputLimit
+	out, errs := &capture{limit: limit}, &capture{limit: limit}
 	for c := range e.Output() {
-		dst := &rr.Stdout
 		if c.Stream == Stderr {
-			dst = &rr.Stderr
+			errs.add(c.Data)
+		} else {
+			out.add(c.Data)
 		}
-		room := limit - int64(len(*dst))
-		if int64(len(c.Data)) > room {
-			c.Data, rr.Truncated = c.Data[:max(room, 0)], true
-		}
-		*dst = append(*dst, c.Data...)
 	}
+	out.trim()
+	errs.trim()
+	rr := RunResult{Stdout: out.buf, Stderr: errs.buf, StdoutBytes: out.total, StderrBytes: errs.total,
+		StdoutTruncated: out.total > limit, StderrTruncated: errs.total > limit}
+	rr.Truncated = rr.StdoutTruncated || rr.StderrTruncated
 	rr.Result, err = e.Wait()
 	if err != nil {
 		return rr, err

@@ -30,13 +30,24 @@ func needAdmin(actor bullpen.Member, what string) error {
 	return nil
 }
 
-// Images lists the image store's images, oldest first. Any member may.
-func (s *Service) Images(ctx context.Context) ([]*image.Image, error) {
+// Images lists the images actor may use, oldest first: the shared ones,
+// actor's own snapshots and published snapshots (admins see all).
+func (s *Service) Images(ctx context.Context, actor bullpen.Member) ([]*image.Image, error) {
 	st, err := s.imageStore()
 	if err != nil {
 		return nil, err
 	}
-	return st.List(ctx)
+	all, err := st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, img := range all {
+		if s.owners.canUse(actor, img) {
+			out = append(out, img)
+		}
+	}
+	return out, nil
 }
 
 // PullImage fetches ref from its registry and names it name. Admins only.

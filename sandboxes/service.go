@@ -5,8 +5,11 @@
 // as ephemeral events.
 //
 // Ownership is kept in the sandbox itself, as the reserved tag OwnerTag, so
-// it survives restarts with the sandbox's own metadata. Tags starting with
-// "bullpen." are reserved: users cannot set or filter on them.
+// it survives restarts with the sandbox's own metadata; so is the name
+// (NameTag), which is unique per owner. Tags starting with "bullpen." are
+// reserved: users cannot set or filter on them. Snapshot images belong to
+// whoever took them until an admin publishes them (imageowners.go), and
+// agents reach their workspaces through Workspaces (agents.go).
 package sandboxes
 
 import (
@@ -16,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/office"
@@ -31,6 +35,9 @@ const (
 	OwnerTag = "bullpen.owner"
 	// AgentTag marks an agent's own workspace sandbox (see Ensure).
 	AgentTag = "bullpen.agent"
+	// NameTag holds a sandbox's name. Names are unique per owner, so they
+	// are kept here rather than in the runtime's global name.
+	NameTag = "bullpen.name"
 )
 
 // Config configures a Service.
@@ -46,8 +53,15 @@ type Config struct {
 	// admin (default 16).
 	MaxPerMember int
 	// RunOutputLimit caps stdout and stderr (each) that Run captures
-	// (default 16 MiB).
+	// by default (default 1 MiB); the rest is read and discarded.
 	RunOutputLimit int64
+	// MaxRunOutputLimit is the most a request may ask Run to capture per
+	// stream (default 16 MiB).
+	MaxRunOutputLimit int64
+	// DefaultLifetime is the Timeout of a sandbox made by Create whose
+	// spec sets none (0: no default). Agents' workspaces (Ensure) are
+	// persistent and get none.
+	DefaultLifetime time.Duration
 	// LiveOutputLimit caps the bytes of one command's output sent as live
 	// events (default 1 MiB); the stream to the caller is not capped.
 	LiveOutputLimit int64
@@ -63,6 +77,7 @@ type Service struct {
 	off    *office.Office
 	log    *slog.Logger
 	q      *queue
+	owners *imageOwners
 
 	createMu sync.Mutex // serializes the per-member count and Create
 }
@@ -77,7 +92,10 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		cfg.MaxPerMember = 16
 	}
 	if cfg.RunOutputLimit <= 0 {
-		cfg.RunOutputLimit = 16 << 20
+		cfg.RunOutputLimit = 1 << 20
+	}
+	if cfg.MaxRunOutputLimit < cfg.RunOutputLimit {
+		cfg.MaxRunOutputLimit = max(cfg.RunOutputLimit, 16<<20)
 	}
 	if cfg.LiveOutputLimit <= 0 {
 		cfg.LiveOutputLimit = 1 << 20
@@ -93,6 +111,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		sc.Images = cfg.Images
 	}
 	m, err := sandbox.New(ctx, sc)
+	if err == nil {
+		if s.owners, err = openImageOwners(ownersPath(cfg)); err != nil {
+			m.Close()
+		}
+	}
 	if err != nil {
 		s.q.close()
 		return nil, err
@@ -144,22 +167,6 @@ func canSee(actor bullpen.Member, in sandbox.Info) bool {
 	return actor.ID != 0 && (seesAll(actor) || OwnerOf(in) == actor.ID)
 }
 
-// lookup finds a sandbox the actor may act on; one that belongs to someone
-// else is not found, so its existence does not leak.
-func (s *Service) lookup(ctx context.Context, actor bullpen.Member, idOrName string) (sandbox.Info, error) {
-	if idOrName == "" || len(idOrName) > 128 {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "invalid sandbox id or name")
-	}
-	in, err := s.m.Get(ctx, idOrName)
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	if !canSee(actor, in) {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", idOrName)
-	}
-	return in, nil
-}
-
 // checkTags refuses reserved tags.
 func checkTags(tags map[string]string) error {
 	for k := range tags {
@@ -172,9 +179,17 @@ func checkTags(tags map[string]string) error {
 
 // Create creates a sandbox owned by actor. Tags starting with "bullpen."
 // are refused (EINVALID); a member who is not an admin may have at most
-// Config.MaxPerMember live sandboxes (ERATELIMIT).
+// Config.MaxPerMember live sandboxes (ERATELIMIT). A spec without a
+// Timeout gets Config.DefaultLifetime, so no sandbox outlives the
+// operator's default unless its creator asked for that.
 func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
 	if err := checkTags(spec.Tags); err != nil {
+		return sandbox.Info{}, err
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = s.cfg.DefaultLifetime
+	}
+	if err := s.checkImage(ctx, actor, spec.Image); err != nil {
 		return sandbox.Info{}, err
 	}
 	s.createMu.Lock()
@@ -182,22 +197,31 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox
 	return s.create(ctx, actor, spec, nil)
 }
 
-// create creates a sandbox owned by actor (caller holds createMu).
+// create creates a sandbox owned by actor (caller holds createMu). The
+// name goes into NameTag, unique among actor's sandboxes only, so taking a
+// name never tells whether someone else has a sandbox of that name.
 func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec, extra map[string]string) (sandbox.Info, error) {
 	if actor.ID == 0 {
 		return sandbox.Info{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "no acting member")
 	}
-	tags := make(map[string]string, len(spec.Tags)+1+len(extra))
+	owner := strconv.FormatInt(actor.ID, 10)
+	tags := make(map[string]string, len(spec.Tags)+2+len(extra))
 	for k, v := range spec.Tags {
 		tags[k] = v
 	}
 	for k, v := range extra {
 		tags[k] = v
 	}
-	tags[OwnerTag] = strconv.FormatInt(actor.ID, 10)
+	tags[OwnerTag] = owner
+	if spec.Name != "" {
+		if err := s.checkName(ctx, actor, spec.Name); err != nil {
+			return sandbox.Info{}, err
+		}
+		tags[NameTag], spec.Name = spec.Name, ""
+	}
 	spec.Tags = tags
 	if !seesAll(actor) {
-		own, err := s.m.List(ctx, map[string]string{OwnerTag: tags[OwnerTag]})
+		own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
 		if err != nil {
 			return sandbox.Info{}, err
 		}
@@ -271,25 +295,43 @@ func (s *Service) Stats(ctx context.Context, actor bullpen.Member, id string) (s
 	return s.m.Stats(ctx, in.ID)
 }
 
-// Snapshot turns a sandbox's filesystem into a new image named name and
-// returns its reference. An image of that name must not exist yet
-// (ECONFLICT), so nobody can repoint a name others use.
+// Snapshot turns a sandbox's filesystem into a new image and returns its
+// reference. A member's image is named "handle/name" and is private to
+// that member (and admins) until an admin publishes it; an image of that
+// name must not exist yet (ECONFLICT), so nobody can repoint a name
+// others use.
 func (s *Service) Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error) {
 	in, err := s.lookup(ctx, actor, id)
 	if err != nil {
 		return "", err
 	}
-	if s.images != nil {
-		if err := image.ValidateName(name); err != nil {
-			return "", err
-		}
-		if _, err := s.images.Get(ctx, name); err == nil {
-			return "", bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
-		} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
-			return "", err
-		}
+	if s.images == nil {
+		return s.m.Snapshot(ctx, in.ID, name)
 	}
-	return s.m.Snapshot(ctx, in.ID, name)
+	if name, err = snapshotName(actor, name); err != nil {
+		return "", err
+	}
+	if err := image.ValidateName(name); err != nil {
+		return "", err
+	}
+	if _, err := s.images.Get(ctx, name); err == nil {
+		return "", bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
+	} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return "", err
+	}
+	ref, err := s.m.Snapshot(ctx, in.ID, name)
+	if err != nil {
+		return "", err
+	}
+	img, err := s.images.Get(ctx, name)
+	if err == nil {
+		err = s.owners.set(img.ID, imageOwner{Owner: actor.ID})
+	}
+	if err != nil {
+		_ = s.images.Remove(ctx, name) // an image without its owner would be shared
+		return "", fmt.Errorf("sandboxes: snapshot: record owner: %w", err)
+	}
+	return ref, nil
 }
 
 // PublishPort publishes a port of the sandbox on a host loopback address.
@@ -317,46 +359,4 @@ func (s *Service) RevokePort(ctx context.Context, actor bullpen.Member, id strin
 		return err
 	}
 	return s.m.RevokePort(ctx, in.ID, port)
-}
-
-// Ensure returns member's own workspace sandbox (tagged AgentTag), creating
-// it from spec when there is none and starting or resuming it when it is
-// stopped or paused. It is how each agent gets one persistent sandbox.
-func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbox.Spec) (sandbox.Info, error) {
-	if member.ID == 0 {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.EINVALID, "no member")
-	}
-	if err := checkTags(spec.Tags); err != nil {
-		return sandbox.Info{}, err
-	}
-	own := map[string]string{OwnerTag: strconv.FormatInt(member.ID, 10), AgentTag: "workspace"}
-	s.createMu.Lock()
-	found, err := s.m.List(ctx, own)
-	if err == nil && len(found) == 0 {
-		named := spec
-		if named.Name == "" && member.Handle != "" {
-			named.Name = "ws-" + member.Handle
-		}
-		in, err := s.create(ctx, member, named, map[string]string{AgentTag: "workspace"})
-		if bullpen.IsCode(err, bullpen.ECONFLICT) && spec.Name == "" {
-			in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"}) // the name is taken
-		}
-		s.createMu.Unlock()
-		return in, err
-	}
-	s.createMu.Unlock()
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	in := found[0]
-	switch in.State {
-	case sandbox.StateStopped:
-		err = s.m.Start(ctx, in.ID)
-	case sandbox.StatePaused:
-		err = s.m.Resume(ctx, in.ID)
-	}
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	return s.m.Get(ctx, in.ID)
 }

@@ -31,7 +31,7 @@ type Sandboxes interface {
 	Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error)
 
 	Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*sandboxes.Exec, error)
-	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (sandboxes.RunResult, error)
+	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, outputLimit int64) (sandboxes.RunResult, error)
 
 	ReadFile(ctx context.Context, actor bullpen.Member, id, path string) (io.ReadCloser, error)
 	WriteFile(ctx context.Context, actor bullpen.Member, id, path string, src io.Reader, mode os.FileMode) error
@@ -45,7 +45,8 @@ type Sandboxes interface {
 	ListPorts(ctx context.Context, actor bullpen.Member, id string) ([]sandbox.PortInfo, error)
 	RevokePort(ctx context.Context, actor bullpen.Member, id string, port int) error
 
-	Images(ctx context.Context) ([]*image.Image, error)
+	Images(ctx context.Context, actor bullpen.Member) ([]*image.Image, error)
+	PublishImage(ctx context.Context, actor bullpen.Member, ref string) (*image.Image, error)
 	PullImage(ctx context.Context, actor bullpen.Member, ref, name string) (*image.Image, error)
 	ImportImage(ctx context.Context, actor bullpen.Member, r io.Reader, name string) (*image.Image, error)
 	RemoveImage(ctx context.Context, actor bullpen.Member, ref string) error
@@ -84,6 +85,7 @@ func (s *Server) sandboxRoutes(api fiber.Router) {
 	img.Get("", s.listImages)
 	img.Post("/pull", s.pullImage)
 	img.Post("/import", s.importImage)
+	img.Post("/*", s.publishImage)
 	img.Delete("/*", s.removeImage)
 }
 
@@ -132,7 +134,7 @@ func timePtr(t time.Time) *time.Time {
 }
 
 func viewSandbox(in sandbox.Info) sandboxView {
-	v := sandboxView{ID: in.ID, Name: in.Name, OwnerID: sandboxes.OwnerOf(in), Tags: sandboxes.UserTags(in),
+	v := sandboxView{ID: in.ID, Name: sandboxes.NameOf(in), OwnerID: sandboxes.OwnerOf(in), Tags: sandboxes.UserTags(in),
 		Image: in.Image, State: in.State, Workdir: in.Workdir, CPU: in.CPU, MemoryBytes: in.MemoryBytes,
 		Pids: in.Pids, DiskBytes: in.DiskBytes, Env: in.Env, SecretNames: in.SecretNames,
 		Timeout: in.Timeout.Seconds(), IdleTimeout: in.IdleTimeout.Seconds(), IdleAction: in.IdleAction,

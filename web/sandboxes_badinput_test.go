@@ -77,10 +77,11 @@ func TestSandboxCreateBadInput(t *testing.T) {
 	if s.do("GET", "/api/v1/sandboxes", s.Token, nil, &page); len(page.Items) != 0 {
 		t.Errorf("bad specs left %d sandboxes", len(page.Items))
 	}
-	// A taken name is a conflict.
+	// A name the member uses already is a conflict (names are per owner:
+	// see TestSandboxNamesArePerOwner).
 	s.create(s.Token, map[string]any{"name": "taken"})
 	var e apiError
-	st := s.do("POST", "/api/v1/sandboxes", s.BobToken, map[string]any{"name": "taken"}, &e)
+	st := s.do("POST", "/api/v1/sandboxes", s.Token, map[string]any{"name": "taken"}, &e)
 	wantError(t, "taken name", st, e, 409, bullpen.ECONFLICT)
 	// Bad ids, actions and ports.
 	st = s.do("GET", "/api/v1/sandboxes/"+strings.Repeat("x", 300), s.Token, nil, &e)

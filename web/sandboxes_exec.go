@@ -120,38 +120,6 @@ func (s *Server) execSandbox(c *fiber.Ctx) error {
 	return nil
 }
 
-// runSandbox runs a command to completion: {stdout, stderr, exit_code, …};
-// output that is not valid UTF-8 comes as stdout_b64 / stderr_b64.
-func (s *Server) runSandbox(c *fiber.Ctx) error {
-	var in execIn
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	req, err := in.request()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	defer cancel()
-	rr, err := s.svc.Sandboxes.Run(ctx, actor(c), c.Params("id"), req)
-	if err != nil {
-		return err
-	}
-	out := fiber.Map{"exit_code": rr.ExitCode, "timed_out": rr.TimedOut, "truncated": rr.Truncated,
-		"duration_ms": rr.Duration.Milliseconds()}
-	if rr.Signal != "" {
-		out["signal"] = rr.Signal
-	}
-	for name, b := range map[string][]byte{"stdout": rr.Stdout, "stderr": rr.Stderr} {
-		if utf8.Valid(b) {
-			out[name] = string(b)
-		} else {
-			out[name+"_b64"] = b
-		}
-	}
-	return c.JSON(out)
-}
-
 // execWSUpgrade checks an interactive exec's handshake: a websocket, and
 // for cookie sessions a page of this site (browsers apply no CSRF rules
 // to websockets).

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/image"
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -46,6 +48,14 @@ func needRoot(t *testing.T) {
 // Cleanup terminates them all and checks that nothing is left on the
 // host: no mount, cgroup or state directory of any sandbox.
 func newSandboxServer(t *testing.T, cfg web.Config) *sbServer {
+	return newSandboxServerWith(t, cfg, sandboxes.Config{}, nil)
+}
+
+// newSandboxServerWith is newSandboxServer with the service's config
+// adjusted and, when withAgents is set, an agents service (made by it from
+// the office and the sandboxes) behind the API too.
+func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
+	withAgents func(*office.Office, *sandboxes.Service) *agents.Service) *sbServer {
 	t.Helper()
 	needRoot(t)
 	ctx := context.Background()
@@ -55,13 +65,25 @@ func newSandboxServer(t *testing.T, cfg web.Config) *sbServer {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	svc, err := sandboxes.Open(ctx, sandboxes.Config{Office: off, Images: images, MaxPerMember: 4,
-		Sandbox: sandbox.Config{StateDir: state, CheckInterval: 100 * time.Millisecond}})
+	sc.Office, sc.Images, sc.Sandbox = off, images, sandbox.Config{StateDir: state, CheckInterval: 100 * time.Millisecond}
+	if sc.MaxPerMember == 0 {
+		sc.MaxPerMember = 4
+	}
+	svc, err := sandboxes.Open(ctx, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &sbServer{Svc: svc, stateDir: state}
-	s.testServer = serve(t, db, off, token, cfg, web.Services{Office: off, Sandboxes: svc}, func() {
+	services := web.Services{Office: off, Sandboxes: svc}
+	var ag *agents.Service
+	if withAgents != nil {
+		ag = withAgents(off, svc)
+		services.Agents = ag
+	}
+	s.testServer = serve(t, db, off, token, cfg, services, func() {
+		if ag != nil {
+			ag.Close()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		ids := s.allIDs()

@@ -3,13 +3,14 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/gofiber/fiber/v2"
 )
 
 func (s *Server) listImages(c *fiber.Ctx) error {
-	imgs, err := s.svc.Sandboxes.Images(c.UserContext())
+	imgs, err := s.svc.Sandboxes.Images(c.UserContext(), actor(c))
 	if err != nil {
 		return err
 	}
@@ -64,4 +65,19 @@ func (s *Server) removeImage(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(http.StatusNoContent)
+}
+
+// publishImage shares a member's snapshot with everyone (admins only):
+// POST /api/v1/images/alice/tool/publish.
+func (s *Server) publishImage(c *fiber.Ctx) error {
+	rest, err := url.PathUnescape(c.Params("*"))
+	ref, ok := strings.CutSuffix(rest, "/publish")
+	if err != nil || !ok || ref == "" {
+		return bullpen.Errorf(bullpen.ENOTFOUND, "no such image action: POST /api/v1/images/NAME/publish publishes an image")
+	}
+	img, err := s.svc.Sandboxes.PublishImage(c.UserContext(), actor(c), ref)
+	if err != nil {
+		return err
+	}
+	return c.JSON(img)
 }

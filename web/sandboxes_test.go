@@ -312,7 +312,7 @@ func TestSandboxEnsure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Name != "ws-robo" || first.State != sandbox.StateRunning {
+	if sandboxes.NameOf(first) != "agent-robo" || first.State != sandbox.StateRunning {
 		t.Fatalf("first Ensure = %+v", first)
 	}
 	if err := s.Svc.Stop(ctx, robo, first.ID); err != nil {
@@ -323,16 +323,17 @@ func TestSandboxEnsure(t *testing.T) {
 		t.Fatalf("second Ensure = %+v, %v; want %s running", again, err, first.ID)
 	}
 	var v sbView
-	if st := s.do("GET", "/api/v1/sandboxes/ws-robo", roboToken, nil, &v); st != 200 || v.OwnerID != robo.ID {
+	if st := s.do("GET", "/api/v1/sandboxes/agent-robo", roboToken, nil, &v); st != 200 || v.OwnerID != robo.ID {
 		t.Errorf("agent GET its workspace = %d %+v", st, v)
 	}
-	if st := s.do("GET", "/api/v1/sandboxes/ws-robo", s.BobToken, nil, nil); st != 404 {
+	if st := s.do("GET", "/api/v1/sandboxes/agent-robo", s.BobToken, nil, nil); st != 404 {
 		t.Errorf("bob GET the agent's workspace = %d, want 404", st)
 	}
-	// Another member's workspace is its own, even with the name taken.
-	s.create(s.Token, map[string]any{"name": "ws-bob"})
+	// Another member's workspace is its own, named alike, even when
+	// someone else has a sandbox of that name.
+	s.create(s.Token, map[string]any{"name": "agent-bob"})
 	bobs, err := s.Svc.Ensure(ctx, s.Bob, sandbox.Spec{})
-	if err != nil || bobs.ID == first.ID || bobs.Name != "" || sandboxes.OwnerOf(bobs) != s.Bob.ID {
-		t.Errorf("Ensure for bob with ws-bob taken = %+v, %v", bobs, err)
+	if err != nil || bobs.ID == first.ID || sandboxes.NameOf(bobs) != "agent-bob" || sandboxes.OwnerOf(bobs) != s.Bob.ID {
+		t.Errorf("Ensure for bob with agent-bob taken by the admin = %+v, %v", bobs, err)
 	}
 }

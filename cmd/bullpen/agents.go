@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,8 +15,6 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/openai"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
@@ -81,7 +76,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 		cfg.Wiki = agentWiki{m.Wiki}
 	}
 	if m.Sandboxes != nil {
-		cfg.Sandboxes = agentSandboxes{m.Sandboxes}
+		cfg.Sandboxes = m.Sandboxes.Workspaces(m.SandboxTimes.AgentIdle)
 	}
 	svc, err := agents.New(cfg)
 	if err != nil {
@@ -176,94 +171,6 @@ func (a agentWiki) WriteWith(ctx context.Context, actor bullpen.Member, title, b
 		return agents.WikiPage{}, err
 	}
 	return agents.WikiPage{Title: res.Title, Body: body, Revision: int64(res.Revision)}, nil
-}
-
-// agentSandboxes gives each agent one persistent sandbox, named after it
-// and owned by it, created from its role's spec on first use.
-type agentSandboxes struct{ s *sandboxes.Service }
-
-func (a agentSandboxes) ensure(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec) (string, error) {
-	name := "agent-" + agent.Handle
-	if info, err := a.s.Get(ctx, agent, name); err == nil {
-		return info.ID, nil
-	} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
-		return "", err
-	}
-	sp := sandbox.Spec{Image: spec.Image, Name: name, CPU: spec.CPU, Tags: map[string]string{"agent": agent.Handle},
-		IdleAction: sandbox.IdleStop}
-	if spec.Memory != "" {
-		sp.MemoryBytes, _ = agents.ParseBytes(spec.Memory)
-	}
-	switch spec.Network {
-	case agents.NetworkOpen:
-		sp.Network.Allow = []string{"0.0.0.0/0"}
-	case agents.NetworkAllowlist:
-		for _, x := range spec.Allow {
-			if _, _, err := net.ParseCIDR(x); err == nil {
-				sp.Network.Allow = append(sp.Network.Allow, x)
-			} else {
-				sp.Network.Domains = append(sp.Network.Domains, x)
-			}
-		}
-	}
-	info, err := a.s.Create(ctx, agent, sp)
-	if err != nil {
-		return "", err
-	}
-	return info.ID, nil
-}
-
-func (a agentSandboxes) Exec(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
-	id, err := a.ensure(ctx, agent, spec)
-	if err != nil {
-		return agents.ExecResult{}, err
-	}
-	res, err := a.s.Run(ctx, agent, id, sandbox.ExecRequest{Cmd: []string{"/bin/sh", "-c", req.Command}, Timeout: req.Timeout})
-	if err != nil {
-		return agents.ExecResult{}, err
-	}
-	out := agents.ExecResult{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Truncated: res.Truncated}
-	if res.TimedOut {
-		out.Stderr += "\n(timed out)"
-	}
-	return out, nil
-}
-
-func (a agentSandboxes) ReadFile(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, path string, limit int64) ([]byte, error) {
-	id, err := a.ensure(ctx, agent, spec)
-	if err != nil {
-		return nil, err
-	}
-	rc, err := a.s.ReadFile(ctx, agent, id, path)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, limit))
-}
-
-func (a agentSandboxes) WriteFile(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, path string, data []byte) error {
-	id, err := a.ensure(ctx, agent, spec)
-	if err != nil {
-		return err
-	}
-	return a.s.WriteFile(ctx, agent, id, path, bytes.NewReader(data), 0o644)
-}
-
-func (a agentSandboxes) ListFiles(ctx context.Context, agent bullpen.Member, spec agents.SandboxSpec, dir string) ([]agents.FileEntry, error) {
-	id, err := a.ensure(ctx, agent, spec)
-	if err != nil {
-		return nil, err
-	}
-	fs, err := a.s.ListFiles(ctx, agent, id, dir)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agents.FileEntry, len(fs))
-	for i, f := range fs {
-		out[i] = agents.FileEntry{Name: f.Name, Size: f.Size, Dir: f.IsDir}
-	}
-	return out, nil
 }
 
 func mustJSON(v any) json.RawMessage {

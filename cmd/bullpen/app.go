@@ -29,6 +29,8 @@ type Main struct {
 	SandboxesOn bool
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
+	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
+	SandboxTimes SandboxTimes
 
 	Logger *slog.Logger
 	Stdout io.Writer
@@ -67,7 +69,11 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
+	m.SandboxTimes.flags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := m.SandboxTimes.check(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
