@@ -96,6 +96,9 @@ func (db *DB) TryLock(ctx context.Context, key int64) (*SessionLock, error) {
 // Held checks that the lock's session is still alive, and so the lock
 // still held.
 func (l *SessionLock) Held(ctx context.Context) bool {
+	if l == nil {
+		return false
+	}
 	if l.conn == nil {
 		return true
 	}
@@ -104,9 +107,9 @@ func (l *SessionLock) Held(ctx context.Context) bool {
 	return l.conn.Ping(ctx) == nil
 }
 
-// Release gives the lock up by closing its session.
+// Release gives the lock up by closing its session; a nil lock is none.
 func (l *SessionLock) Release() {
-	if l.conn != nil {
+	if l != nil && l.conn != nil {
 		l.conn.Close(context.Background())
 	}
 }

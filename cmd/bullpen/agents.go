@@ -71,7 +71,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 		providers, def = map[string]llm.Provider{"scripted": sim, "openai": sim, "anthropic": sim}, "scripted"
 	}
 	cfg := agents.Config{Office: m.Office, Catalog: cat, Providers: providers, DefaultProvider: def,
-		Simulation: m.Demo, Logger: m.Logger}
+		Simulation: m.Demo, Logger: m.Logger, SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
 	if m.Wiki != nil {
 		cfg.Wiki = agentWiki{m.Wiki}
 	}
