@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -158,12 +160,41 @@ func TestTwoReplicasShareTheWork(t *testing.T) {
 	for i, f := range feeds {
 		f.assertAll(t, i, n)
 	}
+	// The router's process dies: the survivor takes the router over and
+	// answers what is posted to it, once.
+	a.kill()
+	for i := tasks; i < tasks+4; i++ {
+		body := fmt.Sprintf("@eng%d please do task-%02d", i%agentsN, i)
+		if st, err := b.api(token, "POST", "/channels/1/messages", map[string]string{"body": body}, nil); err != nil || st != http.StatusCreated {
+			t.Fatalf("post %q to the survivor: %d %v", body, st, err)
+		}
+	}
+	answers = waitAnswers(t, g, tasks+4, replicas)
+	for i := range tasks + 4 {
+		if id := fmt.Sprintf("task-%02d", i); answers[id] != 1 {
+			t.Errorf("%s answered %d times, want exactly once", id, answers[id])
+		}
+	}
 	var owners []struct {
 		Owner string
 		N     int
 	}
 	g.Raw("SELECT owner, COUNT(*) AS n FROM agent_turns GROUP BY owner").Scan(&owners)
 	t.Logf("events 1..%d on both replicas; turns per process: %+v", n, owners)
+}
+
+// Without BULLPEN_SHARED_DATABASE a second process on the same database
+// refuses to run a second wake router, and says how to share instead.
+func TestSecondUnsharedReplicaRefused(t *testing.T) {
+	url := replicaPostgres(t)
+	bin := buildReplicaBinary(t)
+	startReplica(t, bin, "BULLPEN_DATABASE_URL="+url)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "BULLPEN_DATABASE_URL="+url, "BULLPEN_ADDR=127.0.0.1:0", "BULLPEN_DATA="+t.TempDir(), "BULLPEN_SANDBOXES=off")
+	out, err := cmd.CombinedOutput() // returns once it gives up
+	if err == nil || !strings.Contains(string(out), "BULLPEN_SHARED_DATABASE=on") {
+		t.Fatalf("second unshared process: err %v, output:\n%s\nwant a refusal naming BULLPEN_SHARED_DATABASE=on", err, out)
+	}
 }
 
 // waitAnswers waits until the agents' replies name every task, then a
