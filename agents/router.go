@@ -59,6 +59,7 @@ func (s *Service) runRouter(ctx context.Context, lock *store.SessionLock, since 
 		cancel()
 		lock.Release()
 		lock = nil
+		sleepCtx(ctx, time.Second) // the feed or the lock failed: do not spin
 	}
 }
 
