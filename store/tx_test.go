@@ -122,3 +122,28 @@ func TestConcurrentWritersTwoHandlesGapFree(t *testing.T) {
 		assertGapFree(t, dbs[0], committed)
 	})
 }
+
+// BenchmarkWriteOneEvent measures a write transaction that stores one
+// event: the price of numbering it inside the transaction (and, on
+// PostgreSQL, of the advisory lock and the NOTIFY).
+func BenchmarkWriteOneEvent(b *testing.B) {
+	for _, d := range storetest.Dialects(b) {
+		b.Run(d, func(b *testing.B) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, storetest.Config(b, d))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := db.Write(ctx, func(tx *store.Tx) error {
+					_, err := tx.Emit("bench.event", 0, nil, map[string]int{"n": 1})
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
