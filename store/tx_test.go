@@ -10,6 +10,9 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 )
 
 var errRollback = errors.New("roll back")
@@ -145,5 +148,50 @@ func BenchmarkWriteOneEvent(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A writer whose connection dies mid-transaction, after its event was
+// inserted (a crash, as far as PostgreSQL can tell), leaves no gap: the
+// next committed event takes the number the dead one had.
+func TestCrashedWriterLeavesNoGapPostgres(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		if d != store.Postgres {
+			continue
+		}
+		cfg := storetest.Config(t, d)
+		ctx := context.Background()
+		db, err := store.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		killer, err := gorm.Open(postgres.Open(cfg.URL), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, err := killer.DB(); err == nil {
+			defer k.Close()
+		}
+		for i := range 3 {
+			if err := emit(ctx, db, false); err != nil {
+				t.Fatal(err)
+			}
+			_, err := db.Write(ctx, func(tx *store.Tx) error {
+				if _, err := tx.Emit("test.event", 0, nil, map[string]int{"doomed": i}); err != nil {
+					return err
+				}
+				var n int
+				return killer.Raw(`SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+					WHERE datname = current_database() AND state = 'idle in transaction'`).Scan(&n).Error
+			})
+			if err == nil {
+				t.Fatal("a write whose connection was killed committed")
+			}
+		}
+		if err := emit(ctx, db, false); err != nil {
+			t.Fatal(err)
+		}
+		assertGapFree(t, db, 8)
 	}
 }
