@@ -223,9 +223,17 @@ func waitAnswers(t *testing.T, g *gorm.DB, tasks int, ps []*replicaProc) map[str
 			continue
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 90 s only %d of %d tasks were answered: %v\nreplica A:\n%s\nreplica B:\n%s",
-				len(count), tasks, count, ps[0].Stderr(), ps[1].Stderr())
+			t.Fatalf("after 90 s only %d of %d tasks were answered: %v\nagents wrote: %q\n%s\nreplica A:\n%s\nreplica B:\n%s",
+				len(count), tasks, count, bodies, inboxDump(g), ps[0].Stderr(), ps[1].Stderr())
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+}
+
+// inboxDump lists the wakes and turns, to explain a failure.
+func inboxDump(g *gorm.DB) string {
+	var wakes, turns []map[string]any
+	g.Raw("SELECT id, agent_id, message_id, state, turn_id FROM agent_wakes ORDER BY id").Scan(&wakes)
+	g.Raw("SELECT id, agent_id, state, owner, lease_until, error FROM agent_turns ORDER BY id").Scan(&turns)
+	return fmt.Sprintf("wakes: %v\nturns: %v", wakes, turns)
 }
