@@ -180,7 +180,16 @@ func TestTwoReplicasShareTheWork(t *testing.T) {
 		N     int
 	}
 	g.Raw("SELECT owner, COUNT(*) AS n FROM agent_turns GROUP BY owner").Scan(&owners)
-	t.Logf("events 1..%d on both replicas; turns per process: %+v", n, owners)
+	dups, lost := 0, 0
+	for i := range tasks + 4 {
+		if c := answers[fmt.Sprintf("task-%02d", i)]; c == 0 {
+			lost++
+		} else {
+			dups += c - 1
+		}
+	}
+	t.Logf("%d wakes, %d duplicates, %d lost; events 1..%d on both websockets (1..%d after the failover); turns per process: %+v",
+		tasks+4, dups, lost, n, assertSeqGapFree(t, g), owners)
 }
 
 // Without BULLPEN_SHARED_DATABASE a second process on the same database
