@@ -164,11 +164,11 @@ func (s *Service) authenticate(ctx context.Context, agent bullpen.Member) (bullp
 	secret := s.creds[agent.ID]
 	s.mu.Unlock()
 	if secret == "" {
-		_, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, runtimeToken) })
+		_, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, s.runtimeTokenName()) })
 		if err != nil {
 			return agent, err
 		}
-		if secret, _, err = s.off.CreateToken(ctx, agent, 0, runtimeToken); err != nil {
+		if secret, _, err = s.off.CreateToken(ctx, agent, 0, s.runtimeTokenName()); err != nil {
 			return agent, fmt.Errorf("agents: credential for @%s: %w", agent.Handle, err)
 		}
 		s.mu.Lock()

@@ -34,9 +34,38 @@ func (s *Service) routerStart(ctx context.Context) (int64, error) {
 	return last, err
 }
 
-// runRouter consumes the event feed from since and turns messages into
+// runRouter routes while this process holds the router lock, from since
+// when it already does (lock not nil), and otherwise stands by until the
+// lock comes free: one router per database, whichever replica it is in.
+func (s *Service) runRouter(ctx context.Context, lock *store.SessionLock, since int64) {
+	for ctx.Err() == nil {
+		if lock == nil {
+			if lock = s.awaitRouterLock(ctx); lock == nil {
+				return
+			}
+			var err error
+			if since, err = s.routerStart(ctx); err != nil {
+				s.log.Error("agents: router cursor", "err", err)
+				lock.Release()
+				lock = nil
+				sleepCtx(ctx, time.Second)
+				continue
+			}
+			s.log.Info("agents: this process now routes wakes", "from", since)
+		}
+		lctx, cancel := context.WithCancel(ctx)
+		go s.watchRouterLock(lctx, lock, cancel)
+		s.routeFrom(lctx, since)
+		cancel()
+		lock.Release()
+		lock = nil
+		sleepCtx(ctx, time.Second) // the feed or the lock failed: do not spin
+	}
+}
+
+// routeFrom consumes the event feed from since and turns messages into
 // wakes. It blocks on the feed: nothing runs while nothing happens.
-func (s *Service) runRouter(ctx context.Context, since int64) {
+func (s *Service) routeFrom(ctx context.Context, since int64) {
 	feed := s.off.Subscribe(since)
 	defer feed.Close()
 	saved, pending := since, since

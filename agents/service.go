@@ -210,16 +210,24 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.Unlock()
-	if err := s.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
-		return err
-	}
-	since, err := s.routerStart(ctx)
+	lock, err := s.takeRouterLock(ctx) // nil: another replica routes
 	if err != nil {
 		return err
 	}
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.runRouter(s.ctx, since) }()
+	since, err := s.startLocked(ctx, lock)
+	if err != nil {
+		lock.Release()
+		return err
+	}
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); s.runRouter(s.ctx, lock, since) }()
 	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
+	go func() {
+		defer s.wg.Done()
+		if s.cfg.SharedDatabase {
+			s.watchWakes(s.ctx)
+		}
+	}()
 	ids, err := s.db.PendingAgents(ctx)
 	if err != nil {
 		return err

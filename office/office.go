@@ -6,6 +6,7 @@ package office
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -29,6 +30,7 @@ type Config struct {
 	// off and resumes from the store.
 	HubBuffer int
 	Now       func() time.Time
+	Logger    *slog.Logger // nil: slog.Default()
 }
 
 // New wires an Office to an open store and attaches its hub as the store's
@@ -42,7 +44,21 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
 	if o.now == nil {
 		o.now = time.Now
 	}
-	db.SetPublisher(o.hub.Publish)
+	if !db.Shared() {
+		db.SetPublisher(o.hub.Publish)
+		return o, nil
+	}
+	// Other processes may write to this database: feed the hub from the
+	// table too, woken by their notifications. Both stop when the store
+	// closes.
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	p := newPump(o.hub, db, log)
+	db.SetPublisher(p.local)
+	go db.Listen(context.Background(), store.EventsChannel, p.notified)
+	go p.run(db.Done())
 	return o, nil
 }
 

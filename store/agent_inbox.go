@@ -168,14 +168,28 @@ func (r *turnRow) toTurn() Turn {
 // ClaimWakes starts a turn for an agent with its oldest pending wakes in
 // one channel (up to max): the wakes are claimed by the new running turn,
 // leased to owner until leaseUntil. ENOTFOUND when nothing is pending.
+//
+// With replicas on one PostgreSQL database the rows are locked FOR UPDATE
+// SKIP LOCKED, and an agent whose turn runs in another live process (its
+// lease not expired) is left to that process, whose worker claims the
+// rest when its turn ends: an agent takes one turn at a time.
 func (tx *Tx) ClaimWakes(agentID int64, owner string, leaseUntil time.Time, max int) (Turn, []Wake, error) {
+	var busy int64
+	err := tx.g.Model(&turnRow{}).Where("agent_id = ? AND state = ? AND owner <> ? AND lease_until >= ?",
+		agentID, TurnRunning, owner, tx.now).Count(&busy).Error
+	if err != nil {
+		return Turn{}, nil, fmt.Errorf("store: running turns: %w", err)
+	}
+	if busy > 0 {
+		return Turn{}, nil, bullpen.Errorf(bullpen.ENOTFOUND, "agent %d has a turn running elsewhere", agentID)
+	}
 	var first wakeRow
-	err := tx.g.Where("agent_id = ? AND state = ?", agentID, WakePending).Order("id").First(&first).Error
+	err = tx.skipLocked().Where("agent_id = ? AND state = ?", agentID, WakePending).Order("id").First(&first).Error
 	if err != nil {
 		return Turn{}, nil, notFound(err, "no pending wakes for agent %d", agentID)
 	}
 	var rows []wakeRow
-	err = tx.g.Where("agent_id = ? AND state = ? AND channel_id = ?", agentID, WakePending, first.ChannelID).
+	err = tx.skipLocked().Where("agent_id = ? AND state = ? AND channel_id = ?", agentID, WakePending, first.ChannelID).
 		Order("id").Limit(max).Find(&rows).Error
 	if err != nil {
 		return Turn{}, nil, fmt.Errorf("store: pending wakes: %w", err)
@@ -197,6 +211,15 @@ func (tx *Tx) ClaimWakes(agentID int64, owner string, leaseUntil time.Time, max 
 		return Turn{}, nil, fmt.Errorf("store: claim wakes: %w", err)
 	}
 	return turn.toTurn(), wakes, nil
+}
+
+// skipLocked returns a query that locks the rows it reads and passes over
+// rows another transaction has locked (PostgreSQL; SQLite has one writer).
+func (tx *Tx) skipLocked() *gorm.DB {
+	if tx.db.dialect != Postgres {
+		return tx.g
+	}
+	return tx.g.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
 }
 
 // FinishTurn stores a turn's outcome and closes its wakes: done, or

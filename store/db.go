@@ -41,6 +41,10 @@ type DB struct {
 	dialect string
 	publish func([]bullpen.Event)
 	now     func() time.Time
+	url     string // PostgreSQL: for the listener's and locks' own connections
+	// life ends when the store closes, stopping listeners.
+	life context.Context
+	stop context.CancelFunc
 
 	// writeMu serializes writers in this process so that event sequence
 	// numbers commit, and are published, in order.
@@ -49,7 +53,8 @@ type DB struct {
 
 // Open connects, applies pending migrations and returns the database.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	db := &DB{now: cfg.Now}
+	db := &DB{now: cfg.Now, url: cfg.URL}
+	db.life, db.stop = context.WithCancel(context.Background())
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -88,6 +93,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	sqlDB.SetMaxIdleConns(8)
 	if err := db.migrate(ctx); err != nil {
+		db.stop()
 		sqlDB.Close()
 		return nil, err
 	}
@@ -104,6 +110,7 @@ func (db *DB) SetPublisher(p func([]bullpen.Event)) { db.publish = p }
 
 // Close closes the connection pool.
 func (db *DB) Close() error {
+	db.stop()
 	db.writeMu.Lock() // let a running write finish
 	defer db.writeMu.Unlock()
 	sqlDB, err := db.gdb.DB()

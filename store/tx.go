@@ -17,6 +17,11 @@ import (
 // across replicas, so that sequence numbers become visible in order.
 const eventLockKey = 7410
 
+// EventsChannel is the PostgreSQL NOTIFY channel on which every write that
+// stored events announces its last sequence, so that other replicas read
+// them from the table.
+const EventsChannel = "bullpen_events"
+
 // Tx is a write transaction. Changes and the events that describe them
 // commit together.
 type Tx struct {
@@ -24,6 +29,11 @@ type Tx struct {
 	db     *DB
 	now    time.Time
 	events []bullpen.Event
+	// nextSeq is the sequence the next event gets on PostgreSQL; 0 until
+	// the first Emit reads the highest stored one. Writers hold the
+	// advisory lock, so MAX(seq)+1 taken inside the transaction is never
+	// shared, and a rollback leaves no gap.
+	nextSeq int64
 }
 
 // Write runs fn in a transaction. When fn returns nil the transaction
@@ -46,6 +56,9 @@ func (db *DB) Write(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, e
 	if err := fn(tx); err != nil {
 		return nil, err
 	}
+	if err := tx.notify(); err != nil {
+		return nil, err
+	}
 	if err := g.Commit().Error; err != nil {
 		return nil, fmt.Errorf("store: commit: %w", err)
 	}
@@ -53,6 +66,39 @@ func (db *DB) Write(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, e
 		db.publish(tx.events)
 	}
 	return tx.events, nil
+}
+
+// notify tells the other replicas, on PostgreSQL, that this transaction
+// stored events; NOTIFY is delivered only if the transaction commits.
+func (tx *Tx) notify() error {
+	if tx.db.dialect != Postgres || len(tx.events) == 0 {
+		return nil
+	}
+	last := strconv.FormatInt(tx.events[len(tx.events)-1].Seq, 10)
+	if err := tx.g.Exec("SELECT pg_notify(?, ?)", EventsChannel, last).Error; err != nil {
+		return fmt.Errorf("store: notify events: %w", err)
+	}
+	return nil
+}
+
+// seq returns the next event sequence number of the transaction; 0 on
+// SQLite, whose AUTOINCREMENT is already gap-free: its counter
+// (sqlite_sequence) is written in the same transaction and rolls back
+// with it, and there is one writer at a time. Leaving it to SQLite saves
+// a query per write (TestWriteRollbackLeavesNoGap checks both).
+func (tx *Tx) seq() (int64, error) {
+	if tx.db.dialect != Postgres {
+		return 0, nil
+	}
+	if tx.nextSeq == 0 {
+		var max int64
+		if err := tx.g.Raw("SELECT COALESCE(MAX(seq), 0) FROM events").Scan(&max).Error; err != nil {
+			return 0, fmt.Errorf("store: next event seq: %w", err)
+		}
+		tx.nextSeq = max + 1
+	}
+	tx.nextSeq++
+	return tx.nextSeq - 1, nil
 }
 
 // Now is the transaction's timestamp, shared by all rows it writes.
@@ -77,7 +123,11 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 	if err != nil {
 		return bullpen.Event{}, fmt.Errorf("store: encode %s event: %w", typ, err)
 	}
-	row := eventRow{Type: typ, Audience: joinIDs(audience), Payload: string(body), CreatedAt: tx.now}
+	seq, err := tx.seq()
+	if err != nil {
+		return bullpen.Event{}, err
+	}
+	row := eventRow{Seq: seq, Type: typ, Audience: joinIDs(audience), Payload: string(body), CreatedAt: tx.now}
 	if channelID != 0 {
 		row.ChannelID = &channelID
 	}

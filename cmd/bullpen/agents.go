@@ -71,7 +71,8 @@ func (m *Main) openAgents(ctx context.Context) error {
 		return err
 	}
 	cfg := agents.Config{Office: m.Office, Catalog: cat, Providers: providers, DefaultProvider: def,
-		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts}
+		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
+		SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
 	if m.Wiki != nil {
 		cfg.Wiki = agentWiki{m.Wiki}
 	}

@@ -1,0 +1,138 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// routerLockKey is the PostgreSQL session advisory lock whose holder runs
+// the database's one wake router.
+const routerLockKey = 7412
+
+// routerLockWait is how long a process that does not share the database
+// waits for the router lock at start: a killed predecessor's session may
+// take a moment to end.
+const routerLockWait = 10 * time.Second
+
+// pendingPoll is how often a replica looks for pending wakes it was not
+// told about (a turn that ran elsewhere and died, a lost notification).
+const pendingPoll = 2 * time.Second
+
+// takeRouterLock is called by Start. A process that shares the database
+// may start without the lock (nil: it stands by); one that does not must
+// get it, or refuse to run a second router with a clear message.
+func (s *Service) takeRouterLock(ctx context.Context) (*store.SessionLock, error) {
+	deadline := time.Now().Add(routerLockWait)
+	for {
+		lock, err := s.db.TryLock(ctx, routerLockKey)
+		if err != nil || lock != nil || s.cfg.SharedDatabase {
+			return lock, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("agents: another Bullpen process runs agents on this database (it holds the wake router lock); stop it, or set BULLPEN_SHARED_DATABASE=on on every process so that they share the work")
+		}
+		if !sleepCtx(ctx, 500*time.Millisecond) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// awaitRouterLock waits until this process holds the router lock; nil
+// when ctx ends first.
+func (s *Service) awaitRouterLock(ctx context.Context) *store.SessionLock {
+	for {
+		lock, err := s.db.TryLock(ctx, routerLockKey)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("agents: router lock", "err", err)
+		}
+		if lock != nil {
+			return lock
+		}
+		if !sleepCtx(ctx, time.Second) {
+			return nil
+		}
+	}
+}
+
+// watchRouterLock cancels routing when the lock's session is lost, so
+// that a process cut off from the database stops routing before another
+// one takes over.
+func (s *Service) watchRouterLock(ctx context.Context, lock *store.SessionLock, lost context.CancelFunc) {
+	for sleepCtx(ctx, 2*time.Second) {
+		if !lock.Held(ctx) && ctx.Err() == nil {
+			s.log.Warn("agents: lost the wake router lock; standing by")
+			lost()
+			return
+		}
+	}
+}
+
+// watchWakes pokes this process's workers for wakes queued by whichever
+// replica routes: it follows the wake events of the shared log, and polls
+// for pending wakes as a fallback.
+func (s *Service) watchWakes(ctx context.Context) {
+	go func() {
+		for sleepCtx(ctx, pendingPoll) {
+			ids, err := s.db.PendingAgents(ctx)
+			if err != nil {
+				continue
+			}
+			for _, id := range ids {
+				s.poke(id)
+			}
+		}
+	}()
+	feed := s.off.Subscribe(s.off.Hub().Last())
+	defer feed.Close()
+	for {
+		evs, err := feed.Next(ctx, 200)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			var p wakePayload
+			if ev.Type == EventWakeQueued && json.Unmarshal(ev.Payload, &p) == nil {
+				s.poke(p.AgentID)
+			}
+		}
+	}
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// startLocked reclaims turns a previous run left behind and, when this
+// process holds the router lock, returns where its router resumes.
+func (s *Service) startLocked(ctx context.Context, lock *store.SessionLock) (int64, error) {
+	if err := s.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
+		return 0, err
+	}
+	if lock == nil {
+		return 0, nil
+	}
+	return s.routerStart(ctx)
+}
+
+// runtimeTokenName names the credential this process mints for each
+// agent. Minting one revokes the earlier ones of that name; processes
+// that share the database each use their own name, so that one does not
+// revoke the credential another's running turn holds.
+func (s *Service) runtimeTokenName() string {
+	if s.cfg.SharedDatabase {
+		return runtimeToken + " " + s.owner
+	}
+	return runtimeToken
+}
