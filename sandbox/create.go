@@ -33,6 +33,8 @@ type meta struct {
 	MemoryBytes int64               `json:"memory_bytes"`
 	Pids        int64               `json:"pids"`
 	DiskBytes   int64               `json:"disk_bytes"`
+	Inodes      int64               `json:"inodes,omitempty"`
+	NoFile      int64               `json:"nofile,omitempty"` // 0 (older metadata): Config.DefaultNoFile
 	Env         map[string]string   `json:"env,omitempty"`
 	SecretNames []string            `json:"secret_names,omitempty"`
 	SecretFiles []string            `json:"secret_files,omitempty"`
@@ -80,7 +82,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 		secrets: append([]Secret(nil), sp.Secrets...)}
 	s.meta = meta{ID: id, Name: sp.Name, Tags: copyMap(sp.Tags), Image: sp.Image, Layers: layers,
 		HostBase: hostBase, ImageEnv: imgEnv, Workdir: sp.Workdir, CPU: sp.CPU, MemoryBytes: sp.MemoryBytes,
-		Pids: sp.Pids, DiskBytes: sp.DiskBytes, Env: copyMap(sp.Env), Timeout: sp.Timeout,
+		Pids: sp.Pids, NoFile: sp.NoFile, DiskBytes: sp.DiskBytes, Inodes: sp.Inodes, Env: copyMap(sp.Env), Timeout: sp.Timeout,
 		IdleTimeout: sp.IdleTimeout, IdleAction: sp.IdleAction, Network: sp.Network, Allowed: allowed,
 		Hosts: hosts, NetIndex: -1, State: stateCreating, CreatedAt: now, IDMapBase: m.cfg.IDMapBase}
 	for _, sec := range sp.Secrets {
@@ -195,7 +197,11 @@ func (m *Manager) provision(s *sandbox) error {
 	layerDir := s.dir
 	if s.meta.DiskBytes > 0 {
 		layerDir = filepath.Join(s.dir, "disk")
-		if err := setupDisk(filepath.Join(s.dir, "disk.img"), layerDir, s.meta.DiskBytes, true); err != nil {
+		img := filepath.Join(s.dir, "disk.img")
+		if err := m.newDisk(img, s.meta.DiskBytes, s.meta.Inodes); err != nil {
+			return err
+		}
+		if err := mountDisk(img, layerDir); err != nil {
 			return err
 		}
 	}
@@ -219,7 +225,7 @@ func (m *Manager) provision(s *sandbox) error {
 func (m *Manager) mountRootfs(s *sandbox) error {
 	base := int(s.meta.IDMapBase)
 	if s.meta.DiskBytes > 0 {
-		if err := setupDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk"), s.meta.DiskBytes, false); err != nil {
+		if err := mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
 			return err
 		}
 	}

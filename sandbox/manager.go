@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -32,10 +33,13 @@ type Manager struct {
 	net     *network
 	init    *initBinary
 
-	mu    sync.Mutex
-	sbs   map[string]*sandbox
-	tombs map[string]Info
-	imgMu sync.Mutex
+	mu     sync.Mutex
+	sbs    map[string]*sandbox
+	tombs  map[string]Info
+	imgMu  sync.Mutex
+	diskMu sync.Mutex // disk templates
+
+	lookPath func(string) (string, error) // exec.LookPath; tests replace it
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -86,11 +90,8 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.CgroupParent == "" {
 		cfg.CgroupParent = "bullpen-sandbox"
 	}
-	if cfg.DefaultMemoryBytes == 0 {
-		cfg.DefaultMemoryBytes = 512 << 20
-	}
-	if cfg.DefaultPids == 0 {
-		cfg.DefaultPids = 512
+	if err := setLimitDefaults(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.RunOutputLimit == 0 {
 		cfg.RunOutputLimit = 16 << 20
@@ -113,7 +114,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		tmpDir:  filepath.Join(cfg.StateDir, "tmp"),
 		runDir:  filepath.Join(cfg.RunDir, hex.EncodeToString(sum[:6])),
 		sbs:     map[string]*sandbox{}, tombs: map[string]Info{},
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), lookPath: exec.LookPath,
 	}
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")
@@ -302,6 +303,7 @@ func (s *sandbox) info() Info {
 	md := &s.meta
 	in := Info{ID: md.ID, Name: md.Name, Tags: copyMap(md.Tags), Image: md.Image, State: md.State,
 		Workdir: md.Workdir, CPU: md.CPU, MemoryBytes: md.MemoryBytes, Pids: md.Pids, DiskBytes: md.DiskBytes,
+		Inodes: md.Inodes, NoFile: md.NoFile, DiskUnbounded: md.DiskBytes == 0,
 		Env: copyMap(md.Env), SecretNames: append([]string(nil), md.SecretNames...), Timeout: md.Timeout,
 		IdleTimeout: md.IdleTimeout, IdleAction: md.IdleAction, Network: md.Network,
 		AllowedCIDRs: append([]string(nil), md.Allowed...), CreatedAt: md.CreatedAt, StartedAt: md.StartedAt,
