@@ -27,6 +27,8 @@ type Main struct {
 	AdminHandle string
 	OfficeName  string
 	SandboxesOn bool
+	// SandboxLimits are the operator's default sandbox limits.
+	SandboxLimits sandboxLimits
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
 
@@ -67,7 +69,11 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
+	checkSandboxFlags := m.sandboxFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkSandboxFlags(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
