@@ -15,13 +15,17 @@ import (
 // diskTemplateVer names the mkfs options below; change it with them.
 const diskTemplateVer = "v1"
 
-// newDisk makes the sandbox's disk image img: a copy of a freshly made
-// ext4 file system of that size and inode count. mkfs runs once per
-// (size, inodes) into a template under StateDir/disk-templates; each
-// sandbox copies it (reflink where the host file system can, else a
-// sparse copy of its few hundred KiB of metadata), which is much faster
-// than running mkfs on every create.
+// newDisk makes the sandbox's disk image img: a fresh ext4 file system of
+// that size and inode count. For the operator's default size, mkfs runs
+// once into a template under StateDir/disk-templates and each sandbox
+// copies it (reflink where the host file system can, else a sparse copy
+// of its few hundred KiB of metadata), which is much faster than mkfs on
+// every create. Other sizes get their own mkfs: one template per size a
+// user asks for would let users fill the host disk with templates.
 func (m *Manager) newDisk(img string, size, inodes int64) error {
+	if size != m.cfg.DefaultDiskBytes || inodes != min(m.cfg.DefaultInodes, size/bytesPerInode) {
+		return m.mkfs(img, size, inodes)
+	}
 	tpl, err := m.diskTemplate(size, inodes)
 	if err != nil {
 		return err
@@ -42,33 +46,44 @@ func (m *Manager) diskTemplate(size, inodes int64) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	mkfs, err := m.lookPath("mkfs.ext4")
-	if err != nil {
-		return "", noQuota("mkfs.ext4 (e2fsprogs) is not installed")
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("sandbox: disk template: %w", err)
 	}
 	tmp := p + ".tmp"
 	os.Remove(tmp)
-	if err := os.WriteFile(tmp, nil, 0o600); err != nil {
-		return "", fmt.Errorf("sandbox: disk template: %w", err)
-	}
 	defer os.Remove(tmp)
-	if err := os.Truncate(tmp, size); err != nil {
-		return "", fmt.Errorf("sandbox: disk template: %w", err)
-	}
-	// No journal (the layer is scratch space), nothing reserved for root,
-	// and inode tables left unzeroed (mounted with noinit_itable).
-	out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-N", fmt.Sprint(inodes),
-		"-E", "nodiscard,lazy_itable_init=1", tmp).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("sandbox: mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))
+	if err := m.mkfs(tmp, size, inodes); err != nil {
+		return "", err
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		return "", fmt.Errorf("sandbox: disk template: %w", err)
 	}
 	return p, nil
+}
+
+// mkfs makes a new image file p holding an empty ext4 file system.
+func (m *Manager) mkfs(p string, size, inodes int64) error {
+	mkfs, err := m.lookPath("mkfs.ext4")
+	if err != nil {
+		return noQuota("mkfs.ext4 (e2fsprogs) is not installed")
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("sandbox: disk image: %w", err)
+	}
+	err = f.Truncate(size)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("sandbox: disk image: %w", err)
+	}
+	// No journal (the layer is scratch space), nothing reserved for root,
+	// and inode tables left unzeroed (mounted with noinit_itable).
+	out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-N", fmt.Sprint(inodes),
+		"-E", "nodiscard,lazy_itable_init=1", p).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sandbox: mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // noQuota is the error for a host that cannot enforce a disk quota.
