@@ -124,7 +124,7 @@ time.sleep(30)
 // that bound for all of them together.
 func openFilesBomb(t *testing.T, e *testEnv, id string, limit int64) {
 	const procs = 8
-	before := fileNr(t)
+	before, kmem0 := fileNr(t), kmemUsage(e, id)
 	p, err := e.m.Exec(context.Background(), id, ExecRequest{Cmd: []string{"python3", "-c", pyOpenFiles, strconv.Itoa(procs)}})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,8 @@ func openFilesBomb(t *testing.T, e *testEnv, id string, limit int64) {
 		out = string(e.run(id, "cat", "/tmp/nofile.out").Stdout)
 	}
 	grown := fileNr(t) - before
-	t.Logf("host file table grew by %d while %d processes held their files:\n%s", grown, procs, out)
+	t.Logf("host file table grew by %d while %d processes held their files (kernel memory charged to the sandbox's cgroup: %+d KiB):\n%s",
+		grown, procs, (kmemUsage(e, id)-kmem0)>>10, out)
 	for _, line := range strings.Split(strings.TrimSuffix(strings.TrimSpace(out), "ready"), "\n") {
 		var n, hard int64
 		var code string
@@ -151,6 +152,14 @@ func openFilesBomb(t *testing.T, e *testEnv, id string, limit int64) {
 	if bound := int64(procs)*limit + 16384; grown > bound {
 		t.Errorf("host file table grew by %d, bound %d", grown, bound)
 	}
+}
+
+// kmemUsage is the kernel memory charged to the sandbox's memory cgroup
+// (cgroup v1; 0 elsewhere).
+func kmemUsage(e *testEnv, id string) int64 {
+	b, _ := os.ReadFile(filepath.Join(e.m.cg.dir("memory", id), "memory.kmem.usage_in_bytes"))
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
 }
 
 // fileNr is the number of allocated file handles on the host.

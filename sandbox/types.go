@@ -44,6 +44,9 @@ type Config struct {
 	// RouterNetNS is the path of the network namespace that holds the host
 	// ends of the veth pairs and the nftables rules (e.g.
 	// /var/run/netns/NAME). Default: the Manager's own network namespace.
+	// An allowlist never reaches an address of this namespace (nor another
+	// sandbox); with a separate router namespace, keeping the real host
+	// unreachable from it is up to the operator's routing there.
 	RouterNetNS string
 	// Resolve resolves Spec.Network.Domains; default net.DefaultResolver.
 	Resolve func(ctx context.Context, host string) ([]net.IP, error)
