@@ -201,7 +201,7 @@ func (m *Manager) provision(s *sandbox) error {
 		if err := m.newDisk(img, s.meta.DiskBytes, s.meta.Inodes); err != nil {
 			return err
 		}
-		if err := mountDisk(img, layerDir); err != nil {
+		if err := mountNewDisk(img, layerDir); err != nil {
 			return err
 		}
 	}
@@ -215,7 +215,9 @@ func (m *Manager) provision(s *sandbox) error {
 	if err := os.Mkdir(s.meta.Work, 0o700); err != nil {
 		return fmt.Errorf("sandbox: work dir: %w", err)
 	}
-	if err := m.mountRootfs(s); err != nil {
+	// Nothing of this new sandbox is mounted yet: skip reading the host's
+	// mount table (long with hundreds of sandboxes).
+	if err := m.mountOverlayAt(s, false); err != nil {
 		return err
 	}
 	return m.prepareRootfs(s)
@@ -223,19 +225,25 @@ func (m *Manager) provision(s *sandbox) error {
 
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.
 func (m *Manager) mountRootfs(s *sandbox) error {
-	base := int(s.meta.IDMapBase)
 	if s.meta.DiskBytes > 0 {
 		if err := mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
 			return err
 		}
 	}
+	return m.mountOverlayAt(s, true)
+}
+
+// mountOverlayAt mounts the sandbox's overlay at its mount point; with
+// check, not if it is mounted already.
+func (m *Manager) mountOverlayAt(s *sandbox, check bool) error {
+	base := int(s.meta.IDMapBase)
 	if err := os.Mkdir(s.rootfs, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("sandbox: mount point: %w", err)
 	}
 	if err := os.Chown(s.rootfs, base, base); err != nil {
 		return fmt.Errorf("sandbox: mount point: %w", err)
 	}
-	if isMounted(s.rootfs) {
+	if check && isMounted(s.rootfs) {
 		return nil
 	}
 	return mountOverlay(s.meta.Layers, s.meta.Upper, s.meta.Work, s.rootfs)

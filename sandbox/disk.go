@@ -96,11 +96,17 @@ func noQuota(why string) error {
 // The writable layer lives there: overlay on the host's file system
 // cannot enforce a quota.
 func mountDisk(img, mnt string) error {
-	if err := os.MkdirAll(mnt, 0o700); err != nil {
-		return fmt.Errorf("sandbox: disk mount point: %w", err)
-	}
 	if isMounted(mnt) {
 		return nil
+	}
+	return mountNewDisk(img, mnt)
+}
+
+// mountNewDisk mounts the disk image at mnt, which is not a mount point
+// (a fresh sandbox: no need to read the host's mount table).
+func mountNewDisk(img, mnt string) error {
+	if err := os.MkdirAll(mnt, 0o700); err != nil {
+		return fmt.Errorf("sandbox: disk mount point: %w", err)
 	}
 	dev, loop, err := attachLoop(img)
 	if err != nil {
