@@ -185,8 +185,12 @@ func (m *Manager) resolveImage(ctx context.Context, ref string) (layers []string
 // provision makes the sandbox's directories, disk and root filesystem.
 func (m *Manager) provision(s *sandbox) error {
 	base := int(m.cfg.IDMapBase)
-	if err := os.Mkdir(s.dir, 0o700); err != nil {
-		return fmt.Errorf("sandbox: create dir: %w", err)
+	md := &s.meta
+	ready := md.DiskBytes == m.cfg.DefaultDiskBytes && md.Inodes == m.defaultInodes(md.DiskBytes) && m.takeReadyDisk(s.dir)
+	if !ready {
+		if err := os.Mkdir(s.dir, 0o700); err != nil {
+			return fmt.Errorf("sandbox: create dir: %w", err)
+		}
 	}
 	if err := s.saveMeta(); err != nil {
 		return err
@@ -195,8 +199,10 @@ func (m *Manager) provision(s *sandbox) error {
 		return err
 	}
 	layerDir := s.dir
-	if s.meta.DiskBytes > 0 {
+	if md.DiskBytes > 0 {
 		layerDir = filepath.Join(s.dir, "disk")
+	}
+	if md.DiskBytes > 0 && !ready {
 		img := filepath.Join(s.dir, "disk.img")
 		if err := m.newDisk(img, s.meta.DiskBytes, s.meta.Inodes); err != nil {
 			return err

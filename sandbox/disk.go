@@ -23,7 +23,7 @@ const diskTemplateVer = "v1"
 // every create. Other sizes get their own mkfs: one template per size a
 // user asks for would let users fill the host disk with templates.
 func (m *Manager) newDisk(img string, size, inodes int64) error {
-	if size != m.cfg.DefaultDiskBytes || inodes != min(m.cfg.DefaultInodes, size/bytesPerInode) {
+	if size != m.cfg.DefaultDiskBytes || inodes != m.defaultInodes(size) {
 		return m.mkfs(img, size, inodes)
 	}
 	tpl, err := m.diskTemplate(size, inodes)
@@ -34,6 +34,12 @@ func (m *Manager) newDisk(img string, size, inodes int64) error {
 		return fmt.Errorf("sandbox: disk image: %w", err)
 	}
 	return nil
+}
+
+// defaultInodes is the inode count of a disk of size bytes whose spec
+// does not say.
+func (m *Manager) defaultInodes(size int64) int64 {
+	return min(m.cfg.DefaultInodes, size/bytesPerInode)
 }
 
 // diskTemplate returns the template image for (size, inodes), making it

@@ -83,7 +83,7 @@ func (m *Manager) fillLimits(sp *Spec) error {
 	case sp.DiskBytes == 0:
 		return nil
 	case sp.Inodes == 0:
-		sp.Inodes = min(c.DefaultInodes, sp.DiskBytes/bytesPerInode)
+		sp.Inodes = m.defaultInodes(sp.DiskBytes)
 	case sp.Inodes < 1024 || sp.Inodes > sp.DiskBytes/minBytesPerInode:
 		return invalid("inodes must be between 1024 and one per KiB of disk (%d)", sp.DiskBytes/minBytesPerInode)
 	}

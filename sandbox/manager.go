@@ -41,6 +41,10 @@ type Manager struct {
 
 	lookPath func(string) (string, error) // exec.LookPath; tests replace it
 
+	readyDir string        // StateDir/disk-ready: disks made ahead of time
+	ready    chan string   // names of ready directories in readyDir
+	refill   chan struct{} // wakes fillReady
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -90,6 +94,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.CgroupParent == "" {
 		cfg.CgroupParent = "bullpen-sandbox"
 	}
+	if cfg.lookPath == nil {
+		cfg.lookPath = exec.LookPath
+	}
 	if err := setLimitDefaults(&cfg); err != nil {
 		return nil, err
 	}
@@ -114,7 +121,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		tmpDir:  filepath.Join(cfg.StateDir, "tmp"),
 		runDir:  filepath.Join(cfg.RunDir, hex.EncodeToString(sum[:6])),
 		sbs:     map[string]*sandbox{}, tombs: map[string]Info{},
-		stop: make(chan struct{}), lookPath: exec.LookPath,
+		stop: make(chan struct{}), lookPath: cfg.lookPath,
+		readyDir: filepath.Join(cfg.StateDir, "disk-ready"),
+		ready:    make(chan string, readyDisks), refill: make(chan struct{}, 1),
 	}
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")
@@ -154,12 +163,17 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := buildSkeleton(m.baseDir, cfg.IDMapBase, m.binds); err != nil {
 		return nil, fmt.Errorf("sandbox: host base: %w", err)
 	}
+	m.clearReady()
 	if err := m.restore(ctx); err != nil {
 		return nil, err
 	}
 	started = true
 	m.wg.Add(1)
 	go m.loop()
+	if !cfg.DiskQuotaOff {
+		m.wg.Add(1)
+		go m.fillReady()
+	}
 	return m, nil
 }
 
@@ -175,6 +189,7 @@ func (m *Manager) Close() error {
 	}
 	close(m.stop)
 	m.wg.Wait()
+	m.clearReady()
 	m.mu.Lock()
 	sbs := make([]*sandbox, 0, len(m.sbs))
 	for _, s := range m.sbs {

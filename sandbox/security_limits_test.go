@@ -234,8 +234,7 @@ func TestSecurityDiskQuotaOff(t *testing.T) {
 	wantCode(t, err, bullpen.EINVALID)
 
 	// No mkfs.ext4 on PATH: the host cannot make the disk.
-	on := newEnv(t)
-	on.m.lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+	on := newEnv(t, func(c *Config) { c.lookPath = func(string) (string, error) { return "", exec.ErrNotFound } })
 	_, err = on.m.Create(context.Background(), Spec{})
 	wantCode(t, err, bullpen.EUNSUPPORTED)
 	if !strings.Contains(err.Error(), "DiskQuotaOff") {

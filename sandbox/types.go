@@ -98,6 +98,8 @@ type Config struct {
 	// executable by others; it is opened once, at New. "/proc/self/exe"
 	// forces the re-exec.
 	InitPath string
+
+	lookPath func(string) (string, error) // default exec.LookPath; tests replace it
 }
 
 // RestartPolicy is what New does with sandboxes found in StateDir.
