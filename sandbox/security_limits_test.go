@@ -72,13 +72,13 @@ else:
 // forkBomb forks until the pids limit stops it; the sandbox survives.
 func forkBomb(t *testing.T, e *testEnv, id string, limit int64) {
 	ctx := context.Background()
-	p, err := e.m.Exec(ctx, id, ExecRequest{Cmd: []string{"sh", "-c", "b() { b | b & }; b; sleep 3"}, Timeout: 4 * time.Second})
+	p, err := e.m.Exec(ctx, id, ExecRequest{Cmd: []string{"sh", "-c", "b() { b | b & }; b; sleep 4"}, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	var peak int64
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		u, err := e.m.Stats(ctx, id)
 		if err != nil {
 			t.Fatal(err)

@@ -28,7 +28,7 @@ for t in targets:
     host, p = t.rsplit("|", 1)
     try:
         ai = socket.getaddrinfo(host, int(p), type=socket.SOCK_STREAM)[0]
-        s = socket.socket(ai[0], ai[1]); s.settimeout(1.5)
+        s = socket.socket(ai[0], ai[1]); s.settimeout(1)
         s.connect(ai[4]); print(t, "ok", s.recv(100).decode(errors="replace"))
     except OSError as e:
         print(t, "blocked", e)
