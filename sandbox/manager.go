@@ -156,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if m.cg, err = detectCgroups(cfg.CgroupParent); err != nil {
 		return nil, err
 	}
+	m.cg.defaultCPU = cfg.DefaultCPU
 	if m.net, err = newNetwork(cfg.NetworkCIDR, cfg.RouterNetNS); err != nil {
 		return nil, err
 	}

@@ -244,3 +244,29 @@ func TestSecurityDiskQuotaOff(t *testing.T) {
 		t.Fatalf("failed create left %d sandboxes", len(infos))
 	}
 }
+
+// A sandbox whose metadata predates the cpu default (cpu 0) gets the
+// default quota when it starts again, not unlimited cpu.
+func TestSecurityOldSandboxGetsDefaultCPU(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.DefaultCPU = 0.5 })
+	ctx := context.Background()
+	id := e.create(Spec{}).ID
+	if err := e.m.Stop(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := e.m.lookup(id)
+	s.mu.Lock()
+	s.meta.CPU = 0
+	err := s.saveMeta()
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if quota, period := cpuQuota(t, e, id); quota != period/2 {
+		t.Fatalf("cpu quota %d/%d after restart, want the 0.5-core default", quota, period)
+	}
+}
