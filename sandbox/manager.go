@@ -39,7 +39,7 @@ type Manager struct {
 	imgMu  sync.Mutex
 	diskMu sync.Mutex // disk templates
 
-	lookPath func(string) (string, error) // exec.LookPath; tests replace it
+	lookPath func(string) (string, error) // Config.lookPath (exec.LookPath)
 
 	readyDir string        // StateDir/disk-ready: disks made ahead of time
 	ready    chan string   // names of ready directories in readyDir
