@@ -97,7 +97,7 @@
 //     hard) is set on init and inherited by every command. The writable
 //     layer lives on an ext4 image of DiskBytes with Inodes inodes
 //     (default 1 GiB, 65536), copied from a template for the default size,
-//     two of which are kept made and mounted ahead of time (disk-ready);
+//     eight of which are kept made and mounted ahead of time (disk-ready);
 //     this needs mkfs.ext4 and loop devices, else Create fails with
 //     EUNSUPPORTED unless the operator set Config.DiskQuotaOff (then
 //     Info.DiskUnbounded). Snapshots count files at their apparent size
