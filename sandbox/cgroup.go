@@ -22,6 +22,10 @@ type cgroups struct {
 	root   string            // v2 mount point
 	v1     map[string]string // v1 controller -> mount point
 	parent string
+	// defaultCPU (cores) replaces a cpu of 0, which only metadata from
+	// before cpu had a default holds: such sandboxes are bounded too once
+	// they start again.
+	defaultCPU float64
 }
 
 var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer"}
@@ -149,6 +153,9 @@ func (c *cgroups) create(id string, cpu float64, mem, pids int64) error {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("sandbox: create cgroup: %w", err)
 		}
+	}
+	if cpu == 0 {
+		cpu = c.defaultCPU
 	}
 	quota := "max"
 	if cpu > 0 {

@@ -33,6 +33,8 @@ type meta struct {
 	MemoryBytes int64               `json:"memory_bytes"`
 	Pids        int64               `json:"pids"`
 	DiskBytes   int64               `json:"disk_bytes"`
+	Inodes      int64               `json:"inodes,omitempty"`
+	NoFile      int64               `json:"nofile,omitempty"` // 0 (older metadata): Config.DefaultNoFile
 	Env         map[string]string   `json:"env,omitempty"`
 	SecretNames []string            `json:"secret_names,omitempty"`
 	SecretFiles []string            `json:"secret_files,omitempty"`
@@ -80,7 +82,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 		secrets: append([]Secret(nil), sp.Secrets...)}
 	s.meta = meta{ID: id, Name: sp.Name, Tags: copyMap(sp.Tags), Image: sp.Image, Layers: layers,
 		HostBase: hostBase, ImageEnv: imgEnv, Workdir: sp.Workdir, CPU: sp.CPU, MemoryBytes: sp.MemoryBytes,
-		Pids: sp.Pids, DiskBytes: sp.DiskBytes, Env: copyMap(sp.Env), Timeout: sp.Timeout,
+		Pids: sp.Pids, NoFile: sp.NoFile, DiskBytes: sp.DiskBytes, Inodes: sp.Inodes, Env: copyMap(sp.Env), Timeout: sp.Timeout,
 		IdleTimeout: sp.IdleTimeout, IdleAction: sp.IdleAction, Network: sp.Network, Allowed: allowed,
 		Hosts: hosts, NetIndex: -1, State: stateCreating, CreatedAt: now, IDMapBase: m.cfg.IDMapBase}
 	for _, sec := range sp.Secrets {
@@ -183,8 +185,12 @@ func (m *Manager) resolveImage(ctx context.Context, ref string) (layers []string
 // provision makes the sandbox's directories, disk and root filesystem.
 func (m *Manager) provision(s *sandbox) error {
 	base := int(m.cfg.IDMapBase)
-	if err := os.Mkdir(s.dir, 0o700); err != nil {
-		return fmt.Errorf("sandbox: create dir: %w", err)
+	md := &s.meta
+	ready := md.DiskBytes == m.cfg.DefaultDiskBytes && md.Inodes == m.defaultInodes(md.DiskBytes) && m.takeReadyDisk(s.dir)
+	if !ready {
+		if err := os.Mkdir(s.dir, 0o700); err != nil {
+			return fmt.Errorf("sandbox: create dir: %w", err)
+		}
 	}
 	if err := s.saveMeta(); err != nil {
 		return err
@@ -193,9 +199,15 @@ func (m *Manager) provision(s *sandbox) error {
 		return err
 	}
 	layerDir := s.dir
-	if s.meta.DiskBytes > 0 {
+	if md.DiskBytes > 0 {
 		layerDir = filepath.Join(s.dir, "disk")
-		if err := setupDisk(filepath.Join(s.dir, "disk.img"), layerDir, s.meta.DiskBytes, true); err != nil {
+	}
+	if md.DiskBytes > 0 && !ready {
+		img := filepath.Join(s.dir, "disk.img")
+		if err := m.newDisk(img, s.meta.DiskBytes, s.meta.Inodes); err != nil {
+			return err
+		}
+		if err := mountNewDisk(img, layerDir); err != nil {
 			return err
 		}
 	}
@@ -209,7 +221,9 @@ func (m *Manager) provision(s *sandbox) error {
 	if err := os.Mkdir(s.meta.Work, 0o700); err != nil {
 		return fmt.Errorf("sandbox: work dir: %w", err)
 	}
-	if err := m.mountRootfs(s); err != nil {
+	// Nothing of this new sandbox is mounted yet: skip reading the host's
+	// mount table (long with hundreds of sandboxes).
+	if err := m.mountOverlayAt(s, false); err != nil {
 		return err
 	}
 	return m.prepareRootfs(s)
@@ -217,19 +231,25 @@ func (m *Manager) provision(s *sandbox) error {
 
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.
 func (m *Manager) mountRootfs(s *sandbox) error {
-	base := int(s.meta.IDMapBase)
 	if s.meta.DiskBytes > 0 {
-		if err := setupDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk"), s.meta.DiskBytes, false); err != nil {
+		if err := mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
 			return err
 		}
 	}
+	return m.mountOverlayAt(s, true)
+}
+
+// mountOverlayAt mounts the sandbox's overlay at its mount point; with
+// check, not if it is mounted already.
+func (m *Manager) mountOverlayAt(s *sandbox, check bool) error {
+	base := int(s.meta.IDMapBase)
 	if err := os.Mkdir(s.rootfs, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("sandbox: mount point: %w", err)
 	}
 	if err := os.Chown(s.rootfs, base, base); err != nil {
 		return fmt.Errorf("sandbox: mount point: %w", err)
 	}
-	if isMounted(s.rootfs) {
+	if check && isMounted(s.rootfs) {
 		return nil
 	}
 	return mountOverlay(s.meta.Layers, s.meta.Upper, s.meta.Work, s.rootfs)

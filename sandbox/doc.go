@@ -32,7 +32,7 @@
 // /home/sandbox, /tmp, ... plus read-only binds of the host's /usr and
 // /etc/ssl, /etc/alternatives, /etc/ld.so.cache; merged-/usr symlinks such
 // as /bin are replicated), mounts the overlay (upper and work directories in
-// StateDir, or on a size-limited ext4 loop image when DiskBytes is set) at
+// a size-limited ext4 loop image, or in StateDir when disk quotas are off) at
 // RunDir/<hash>/<id>, makes cgroups, and starts the init binary as the
 // sandbox's PID 1 in new user, pid, mount, net, uts and ipc namespaces. The
 // Manager opens the init binary once, at New, and executes it through that
@@ -74,9 +74,15 @@
 //     bpf, keyctl, reboot, ... fail with EPERM; clone3 with ENOSYS).
 //   - Network: a private network namespace with loopback only. With an
 //     allowlist, a veth pair (host end in Config.RouterNetNS, default the
-//     Manager's namespace) and a per-sandbox nftables table (inet family,
-//     input and forward hooks) accept only replies and the allowed IPv4
-//     CIDRs and reject the rest, IPv6 included. Domains are resolved once,
+//     Manager's namespace) and a per-sandbox nftables table (inet family)
+//     forward only replies and the allowed IPv4 CIDRs and reject the rest,
+//     IPv6 included. An allowlist never reaches the router itself: packets
+//     from the veth to any of its addresses (fib daddr type local,
+//     broadcast, multicast; checked before DNAT) or into the sandbox pool
+//     are rejected, input from the veth is dropped, and the router's own
+//     processes cannot connect into the sandbox (published ports are the
+//     way in). 0.0.0.0/0 thus means "anywhere but this host and other
+//     sandboxes". Domains are resolved once,
 //     at Create, into /32s (also written to the sandbox's /etc/hosts); no
 //     DNS server is reachable unless allowed. No NAT or forwarding is set
 //     up: reaching beyond the router namespace needs the operator to
@@ -86,9 +92,16 @@
 //     too; commands live in a "user" pids sub-cgroup limited to Spec.Pids
 //     while init keeps a little headroom, so a fork bomb cannot starve it;
 //     init's oom_score_adj is -900 and each command's is reset to 0, so the
-//     OOM killer picks the command. DiskBytes puts the writable layer on an
-//     ext4 image of that size (needs mkfs.ext4 and loop devices, else
-//     EUNSUPPORTED).
+//     OOM killer picks the command. Every limit has a Config default, cpu
+//     included (1 core). RLIMIT_NOFILE (Config.DefaultNoFile, soft and
+//     hard) is set on init and inherited by every command. The writable
+//     layer lives on an ext4 image of DiskBytes with Inodes inodes
+//     (default 1 GiB, 65536), copied from a template for the default size,
+//     eight of which are kept made and mounted ahead of time (disk-ready);
+//     this needs mkfs.ext4 and loop devices, else Create fails with
+//     EUNSUPPORTED unless the operator set Config.DiskQuotaOff (then
+//     Info.DiskUnbounded). Snapshots count files at their apparent size
+//     against the quota and fail with ETOOLARGE beyond it.
 //   - File API: works on the host side on the overlay mount, resolving
 //     every path with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
 //     RESOLVE_NO_XDEV) from the sandbox root, so ".." and symlinks made in

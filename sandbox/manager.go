@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -32,10 +33,17 @@ type Manager struct {
 	net     *network
 	init    *initBinary
 
-	mu    sync.Mutex
-	sbs   map[string]*sandbox
-	tombs map[string]Info
-	imgMu sync.Mutex
+	mu     sync.Mutex
+	sbs    map[string]*sandbox
+	tombs  map[string]Info
+	imgMu  sync.Mutex
+	diskMu sync.Mutex // disk templates
+
+	lookPath func(string) (string, error) // Config.lookPath (exec.LookPath)
+
+	readyDir string        // StateDir/disk-ready: disks made ahead of time
+	ready    chan string   // names of ready directories in readyDir
+	refill   chan struct{} // wakes fillReady
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -86,11 +94,11 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.CgroupParent == "" {
 		cfg.CgroupParent = "bullpen-sandbox"
 	}
-	if cfg.DefaultMemoryBytes == 0 {
-		cfg.DefaultMemoryBytes = 512 << 20
+	if cfg.lookPath == nil {
+		cfg.lookPath = exec.LookPath
 	}
-	if cfg.DefaultPids == 0 {
-		cfg.DefaultPids = 512
+	if err := setLimitDefaults(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.RunOutputLimit == 0 {
 		cfg.RunOutputLimit = 16 << 20
@@ -113,7 +121,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		tmpDir:  filepath.Join(cfg.StateDir, "tmp"),
 		runDir:  filepath.Join(cfg.RunDir, hex.EncodeToString(sum[:6])),
 		sbs:     map[string]*sandbox{}, tombs: map[string]Info{},
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), lookPath: cfg.lookPath,
+		readyDir: filepath.Join(cfg.StateDir, "disk-ready"),
+		ready:    make(chan string, readyDisks), refill: make(chan struct{}, 1),
 	}
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")
@@ -146,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if m.cg, err = detectCgroups(cfg.CgroupParent); err != nil {
 		return nil, err
 	}
+	m.cg.defaultCPU = cfg.DefaultCPU
 	if m.net, err = newNetwork(cfg.NetworkCIDR, cfg.RouterNetNS); err != nil {
 		return nil, err
 	}
@@ -153,12 +164,17 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := buildSkeleton(m.baseDir, cfg.IDMapBase, m.binds); err != nil {
 		return nil, fmt.Errorf("sandbox: host base: %w", err)
 	}
+	m.clearReady()
 	if err := m.restore(ctx); err != nil {
 		return nil, err
 	}
 	started = true
 	m.wg.Add(1)
 	go m.loop()
+	if !cfg.DiskQuotaOff {
+		m.wg.Add(1)
+		go m.fillReady()
+	}
 	return m, nil
 }
 
@@ -174,6 +190,7 @@ func (m *Manager) Close() error {
 	}
 	close(m.stop)
 	m.wg.Wait()
+	m.clearReady()
 	m.mu.Lock()
 	sbs := make([]*sandbox, 0, len(m.sbs))
 	for _, s := range m.sbs {
@@ -302,6 +319,7 @@ func (s *sandbox) info() Info {
 	md := &s.meta
 	in := Info{ID: md.ID, Name: md.Name, Tags: copyMap(md.Tags), Image: md.Image, State: md.State,
 		Workdir: md.Workdir, CPU: md.CPU, MemoryBytes: md.MemoryBytes, Pids: md.Pids, DiskBytes: md.DiskBytes,
+		Inodes: md.Inodes, NoFile: md.NoFile, DiskUnbounded: md.DiskBytes == 0,
 		Env: copyMap(md.Env), SecretNames: append([]string(nil), md.SecretNames...), Timeout: md.Timeout,
 		IdleTimeout: md.IdleTimeout, IdleAction: md.IdleAction, Network: md.Network,
 		AllowedCIDRs: append([]string(nil), md.Allowed...), CreatedAt: md.CreatedAt, StartedAt: md.StartedAt,

@@ -9,19 +9,17 @@ import (
 	"sync"
 
 	"github.com/google/nftables"
-	"github.com/google/nftables/binaryutil"
-	"github.com/google/nftables/expr"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // network gives allowlisted sandboxes a veth pair (host end in the router
 // namespace, "eth0" in the sandbox) on a /30 from the pool, and a
-// per-sandbox nftables table in the router namespace that lets the sandbox
-// reach only its allowed CIDRs (and replies). No NAT is set up: reaching
-// anything beyond the router namespace needs forwarding and NAT configured
-// by the operator.
+// per-sandbox nftables table in the router namespace (netrules.go) that
+// lets the sandbox reach only its allowed CIDRs, through the router's
+// routing, and never the router itself or another sandbox. No NAT is set
+// up: reaching anything beyond the router namespace needs forwarding and
+// NAT configured by the operator.
 type network struct {
 	mu       sync.Mutex
 	pool     *net.IPNet
@@ -155,63 +153,6 @@ func (n *network) setup(id string, idx int, nsfd int, allowed []*net.IPNet) (err
 		return fmt.Errorf("default route: %w", err)
 	}
 	return nil
-}
-
-// installRules creates the sandbox's nftables table in the router namespace.
-func (n *network) installRules(id, hostIf string, allowed []*net.IPNet) error {
-	c, done, err := n.nft()
-	if err != nil {
-		return err
-	}
-	defer done()
-	t := c.AddTable(&nftables.Table{Name: nftTableName(id), Family: nftables.TableFamilyINet})
-	accept := nftables.ChainPolicyAccept
-	for _, hook := range []struct {
-		name string
-		hook *nftables.ChainHook
-	}{{"input", nftables.ChainHookInput}, {"forward", nftables.ChainHookForward}} {
-		ch := c.AddChain(&nftables.Chain{Name: hook.name, Table: t, Type: nftables.ChainTypeFilter,
-			Hooknum: hook.hook, Priority: nftables.ChainPriorityFilter, Policy: &accept})
-		add := func(e ...expr.Any) { c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: e}) }
-		add(append(ifMatch(expr.MetaKeyIIFNAME, hostIf), established(expr.VerdictAccept)...)...)
-		for _, a := range allowed {
-			e := ifMatch(expr.MetaKeyIIFNAME, hostIf)
-			e = append(e, &expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
-				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
-				&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte(a.Mask), Xor: make([]byte, 4)},
-				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte(a.IP.To4())},
-				&expr.Verdict{Kind: expr.VerdictAccept})
-			add(e...)
-		}
-		add(append(ifMatch(expr.MetaKeyIIFNAME, hostIf),
-			&expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_ADMIN_PROHIBITED})...)
-		if hook.name == "forward" {
-			add(append(ifMatch(expr.MetaKeyOIFNAME, hostIf), established(expr.VerdictAccept)...)...)
-			add(append(ifMatch(expr.MetaKeyOIFNAME, hostIf), &expr.Verdict{Kind: expr.VerdictDrop})...)
-		}
-	}
-	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables: %w", err)
-	}
-	return nil
-}
-
-func ifMatch(key expr.MetaKey, name string) []expr.Any {
-	b := make([]byte, unix.IFNAMSIZ)
-	copy(b, name)
-	return []expr.Any{&expr.Meta{Key: key, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: b}}
-}
-
-func established(v expr.VerdictKind) []expr.Any {
-	return []expr.Any{
-		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
-			Mask: binaryutil.NativeEndian.PutUint32(expr.CtStateBitESTABLISHED | expr.CtStateBitRELATED),
-			Xor:  binaryutil.NativeEndian.PutUint32(0)},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)},
-		&expr.Verdict{Kind: v},
-	}
 }
 
 // teardown removes the sandbox's veth pair and nftables table (idempotent).

@@ -6,57 +6,59 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
-// newRouterNS makes a network namespace for the test with a veth link
-// holding addrs; all sandbox traffic of the test stays inside it.
-func newRouterNS(t *testing.T, addrs ...string) string {
+// newRouterNS makes a router network namespace for the test and, behind
+// it, an "outside" namespace holding addrs on a veth; the router forwards
+// to them. All sandbox traffic of the test stays inside these namespaces.
+// The sandboxes' allowlists grant egress through the router, never the
+// router itself, so listeners belong in the outside namespace.
+func newRouterNS(t *testing.T, addrs ...string) (router, outside string) {
 	t.Helper()
 	name := fmt.Sprintf("bpt-%d-%d", time.Now().UnixNano()%1e9, len(addrs))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	ns, err := netns.NewNamed(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer netns.Set(orig)
-	ns.Close()
-	t.Cleanup(func() { netns.DeleteNamed(name) })
-	lo, _ := netlink.LinkByName("lo")
-	netlink.LinkSetUp(lo)
-	// A veth pair (dummy links may be missing from the kernel) holds the
-	// listener addresses.
-	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "bpt0"}, PeerName: "bpt1"}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := netlink.LinkByName("bpt0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	router, outside = addNetNS(t, name+"r"), addNetNS(t, name+"o")
+	script := `set -e
+ip link add bpt0 type veth peer name bpt1 netns ` + name + `o
+ip link set lo up; ip link set bpt0 up
+ip addr add 10.198.0.1/30 dev bpt0
+ip route add 10.199.0.0/24 via 10.198.0.2
+echo 1 > /proc/sys/net/ipv4/ip_forward`
+	nsExec(t, name+"r", script)
+	script = `set -e
+ip link set lo up; ip link set bpt1 up
+ip addr add 10.198.0.2/30 dev bpt1
+ip route add default via 10.198.0.1`
 	for _, a := range addrs {
-		ad, _ := netlink.ParseAddr(a + "/32")
-		if err := netlink.AddrAdd(d, ad); err != nil {
-			t.Fatal(err)
-		}
+		script += "\nip addr add " + a + "/32 dev bpt1"
 	}
-	netlink.LinkSetUp(d)
-	if p, err := netlink.LinkByName("bpt1"); err == nil {
-		netlink.LinkSetUp(p)
+	nsExec(t, name+"o", script)
+	return router, outside
+}
+
+// addNetNS creates a named network namespace, deleted when the test ends.
+func addNetNS(t *testing.T, name string) string {
+	t.Helper()
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
 	}
+	t.Cleanup(func() { netns.DeleteNamed(name) })
 	return "/var/run/netns/" + name
+}
+
+// nsExec runs a shell script in the named network namespace.
+func nsExec(t *testing.T, name, script string) {
+	t.Helper()
+	if out, err := exec.Command("ip", "netns", "exec", name, "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("in netns %s: %v: %s", name, err, out)
+	}
 }
 
 // listenIn starts a TCP server in the namespace at path that greets with
@@ -106,9 +108,9 @@ for target in sys.argv[1:]:
 
 func TestNetworkAllowlist(t *testing.T) {
 	t.Parallel()
-	router := newRouterNS(t, "10.199.0.1", "10.199.0.2", "10.199.0.3")
+	router, outside := newRouterNS(t, "10.199.0.1", "10.199.0.2", "10.199.0.3")
 	for _, a := range []string{"10.199.0.1:8080", "10.199.0.2:8080", "10.199.0.3:8080"} {
-		listenIn(t, router, a)
+		listenIn(t, outside, a)
 	}
 	e := newEnv(t, func(c *Config) {
 		c.RouterNetNS = router

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -197,81 +196,4 @@ func unmountAll(path string) error {
 		}
 	}
 	return nil
-}
-
-// setupDisk creates (if needed) and mounts a size-limited ext4 image that
-// holds the sandbox's writable layer: overlay on the host's filesystem
-// cannot enforce a quota, so the upper directory lives on a loop device.
-func setupDisk(img, mnt string, size int64, create bool) error {
-	if create {
-		mkfs, err := exec.LookPath("mkfs.ext4")
-		if err != nil {
-			return bullpen.Errorf(bullpen.EUNSUPPORTED, "disk limits need mkfs.ext4 (e2fsprogs) on the host")
-		}
-		f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("sandbox: disk image: %w", err)
-		}
-		err = f.Truncate(size)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("sandbox: disk image: %w", err)
-		}
-		out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal",
-			"-E", "nodiscard,lazy_itable_init=1", img).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("sandbox: mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))
-		}
-	}
-	if err := os.MkdirAll(mnt, 0o700); err != nil {
-		return fmt.Errorf("sandbox: disk mount point: %w", err)
-	}
-	if isMounted(mnt) {
-		return nil
-	}
-	dev, loop, err := attachLoop(img)
-	if err != nil {
-		return err
-	}
-	defer loop.Close() // autoclear: the loop device goes away with the mount
-	if err := unix.Mount(dev, mnt, "ext4", unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("sandbox: mount disk: %w", err)
-	}
-	return nil
-}
-
-// attachLoop binds file to a free loop device with autoclear set.
-func attachLoop(file string) (string, *os.File, error) {
-	back, err := os.OpenFile(file, os.O_RDWR, 0)
-	if err != nil {
-		return "", nil, fmt.Errorf("sandbox: open disk image: %w", err)
-	}
-	defer back.Close()
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		return "", nil, bullpen.Errorf(bullpen.EUNSUPPORTED, "disk limits need loop devices: %v", err)
-	}
-	defer ctl.Close()
-	for try := 0; try < 20; try++ {
-		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-		if err != nil {
-			return "", nil, fmt.Errorf("sandbox: loop get free: %w", err)
-		}
-		dev := fmt.Sprintf("/dev/loop%d", n)
-		f, err := os.OpenFile(dev, os.O_RDWR, 0)
-		if err != nil {
-			return "", nil, fmt.Errorf("sandbox: open %s: %w", dev, err)
-		}
-		cfg := unix.LoopConfig{Fd: uint32(back.Fd())}
-		cfg.Info.Flags = unix.LO_FLAGS_AUTOCLEAR
-		if err := unix.IoctlLoopConfigure(int(f.Fd()), &cfg); err != nil {
-			f.Close()
-			if errors.Is(err, unix.EBUSY) {
-				continue
-			}
-			return "", nil, fmt.Errorf("sandbox: loop configure: %w", err)
-		}
-		return dev, f, nil
-	}
-	return "", nil, errors.New("sandbox: no free loop device")
 }

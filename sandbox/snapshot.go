@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +15,11 @@ import (
 
 // Snapshot turns the sandbox's filesystem changes (its writable layer) into
 // a new image named name and returns its reference, for Spec.Image. A
-// running sandbox is frozen while its layer is copied. Secret files are
+// running sandbox is frozen while its layer is copied. The layer's files,
+// counted at their apparent size (a sparse file as if it were full, as an
+// image layer's tar stores it), must fit the sandbox's disk quota
+// (Config.DefaultDiskBytes if it has none), else Snapshot fails with
+// ETOOLARGE before it writes anything. Secret files are
 // left out. With Config.Images the copy is handed to ImageSource.Commit;
 // without, it is kept under StateDir/images/<name> (names must then be new
 // and match [a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}; only sandboxes on the host
@@ -53,6 +56,9 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (string, error)
 			skip[strings.TrimPrefix(filepath.Clean(f), "/")] = true
 		}
 		md = s.meta
+		if err := m.checkSnapshotSize(&s.meta, skip); err != nil {
+			return err
+		}
 		return copyTree(s.meta.Upper, layer, "", skip)
 	})
 	if err != nil {
@@ -171,21 +177,12 @@ func copyTree(src, dst, rel string, skip map[string]bool) error {
 	return nil
 }
 
+// copyFile copies a regular file; holes stay holes.
 func copyFile(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if err != nil {
+	if err := copySparse(src, dst); err != nil {
 		return fmt.Errorf("sandbox: snapshot: %w", err)
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("sandbox: snapshot: %w", err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("sandbox: snapshot: %w", err)
-	}
-	return out.Close()
+	return nil
 }
 
 func copyXattrs(src, dst string) {

@@ -132,6 +132,9 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	if err := m.cg.add(s.id, p.pid); err != nil {
 		return err
 	}
+	if err := m.setNoFile(p.pid, md.NoFile); err != nil {
+		return err
+	}
 	// init itself should be the last thing the OOM killer picks; it resets
 	// the score of each command it starts.
 	_ = os.WriteFile("/proc/"+strconv.Itoa(p.pid)+"/oom_score_adj", []byte("-900"), 0)

@@ -44,6 +44,9 @@ type Config struct {
 	// RouterNetNS is the path of the network namespace that holds the host
 	// ends of the veth pairs and the nftables rules (e.g.
 	// /var/run/netns/NAME). Default: the Manager's own network namespace.
+	// An allowlist never reaches an address of this namespace (nor another
+	// sandbox); with a separate router namespace, keeping the real host
+	// unreachable from it is up to the operator's routing there.
 	RouterNetNS string
 	// Resolve resolves Spec.Network.Domains; default net.DefaultResolver.
 	Resolve func(ctx context.Context, host string) ([]net.IP, error)
@@ -53,9 +56,27 @@ type Config struct {
 	// CgroupParent is the cgroup (relative to each hierarchy's root) under
 	// which per-sandbox cgroups are made. Default "bullpen-sandbox".
 	CgroupParent string
-	// Defaults for Spec fields left zero.
-	DefaultMemoryBytes int64 // default 512 MiB
-	DefaultPids        int64 // default 512
+	// Defaults for Spec fields left zero: every sandbox is bounded. The
+	// zero value of each means the library default.
+	DefaultMemoryBytes int64   // default 512 MiB
+	DefaultPids        int64   // tasks (threads) of the commands; default 256
+	DefaultCPU         float64 // cores; default 1 (the host's cores if fewer)
+	// DefaultNoFile is RLIMIT_NOFILE (soft and hard) of init and every
+	// command: open files per process. The files one sandbox holds open are
+	// then at most about Pids × NoFile, and their kernel memory is charged
+	// to its memory cgroup. Default 1024.
+	DefaultNoFile int64
+	// DefaultDiskBytes is the size of the writable layer (an ext4 image on
+	// a loop device); default 1 GiB. DefaultInodes is its inode count;
+	// default 65536 (fewer on small disks: one per 4 KiB).
+	DefaultDiskBytes int64
+	DefaultInodes    int64
+	// DiskQuotaOff is for hosts that cannot enforce disk quotas (no loop
+	// devices or mkfs.ext4): sandboxes that do not ask for DiskBytes get an
+	// unbounded writable layer, flagged Info.DiskUnbounded. Without it, a
+	// Create the host cannot give a quota fails; there is no silent
+	// fallback.
+	DiskQuotaOff bool
 	// RunOutputLimit caps the stdout and the stderr Run captures (each);
 	// the rest is read and discarded and RunResult.Truncated is set.
 	// Default 16 MiB.
@@ -77,6 +98,8 @@ type Config struct {
 	// executable by others; it is opened once, at New. "/proc/self/exe"
 	// forces the re-exec.
 	InitPath string
+
+	lookPath func(string) (string, error) // default exec.LookPath; tests replace it
 }
 
 // RestartPolicy is what New does with sandboxes found in StateDir.
@@ -128,10 +151,15 @@ type Spec struct {
 	Tags    map[string]string
 	Workdir string // default /home/sandbox (host) or the image's workdir
 
-	CPU         float64 // cores, fractional; 0 = unlimited
+	CPU         float64 // cores, fractional; 0 = Config.DefaultCPU
 	MemoryBytes int64   // 0 = Config.DefaultMemoryBytes
 	Pids        int64   // 0 = Config.DefaultPids
-	DiskBytes   int64   // quota on the writable layer; 0 = none
+	NoFile      int64   // open files per process; 0 = Config.DefaultNoFile
+	// DiskBytes is the quota on the writable layer and Inodes its inode
+	// count; 0 = Config.DefaultDiskBytes / DefaultInodes (no quota when
+	// Config.DiskQuotaOff).
+	DiskBytes int64
+	Inodes    int64
 
 	Env     map[string]string
 	Secrets []Secret
@@ -177,12 +205,17 @@ type Info struct {
 	MemoryBytes int64             `json:"memory_bytes"`
 	Pids        int64             `json:"pids"`
 	DiskBytes   int64             `json:"disk_bytes"`
-	Env         map[string]string `json:"env,omitempty"`
-	SecretNames []string          `json:"secret_names,omitempty"`
-	Timeout     time.Duration     `json:"timeout"`
-	IdleTimeout time.Duration     `json:"idle_timeout"`
-	IdleAction  IdleAction        `json:"idle_action"`
-	Network     NetworkPolicy     `json:"network"`
+	Inodes      int64             `json:"inodes,omitempty"`
+	NoFile      int64             `json:"nofile,omitempty"`
+	// DiskUnbounded is set when the writable layer has no quota (the
+	// operator turned disk quotas off).
+	DiskUnbounded bool              `json:"disk_unbounded,omitempty"`
+	Env           map[string]string `json:"env,omitempty"`
+	SecretNames   []string          `json:"secret_names,omitempty"`
+	Timeout       time.Duration     `json:"timeout"`
+	IdleTimeout   time.Duration     `json:"idle_timeout"`
+	IdleAction    IdleAction        `json:"idle_action"`
+	Network       NetworkPolicy     `json:"network"`
 	// AllowedCIDRs are the resolved allowed destinations.
 	AllowedCIDRs []string   `json:"allowed_cidrs,omitempty"`
 	Ports        []PortInfo `json:"ports,omitempty"`

@@ -80,11 +80,8 @@ func (m *Manager) normalize(sp Spec) (Spec, error) {
 	case sp.Timeout > 0 && sp.Timeout < time.Second, sp.IdleTimeout > 0 && sp.IdleTimeout < time.Second:
 		return sp, invalid("timeouts must be at least 1s")
 	}
-	if sp.MemoryBytes == 0 {
-		sp.MemoryBytes = m.cfg.DefaultMemoryBytes
-	}
-	if sp.Pids == 0 {
-		sp.Pids = m.cfg.DefaultPids
+	if err := m.fillLimits(&sp); err != nil {
+		return sp, err
 	}
 	switch sp.IdleAction {
 	case "":

@@ -92,7 +92,8 @@
 
   function usageText(sb) {
     const u = sb.usage;
-    const limit = `limit ${mib(sb.memory_bytes)}${sb.cpu ? `, ${sb.cpu} CPU` : ""}`;
+    const disk = sb.disk_unbounded ? ", unbounded disk" : sb.disk_bytes ? `, disk ${mib(sb.disk_bytes)}` : "";
+    const limit = `limit ${mib(sb.memory_bytes)}${sb.cpu ? `, ${sb.cpu} CPU` : ""}${disk}`;
     if (!u) return limit;
     return `mem ${mib(u.memory_bytes)} · cpu ${u.cpu_seconds.toFixed(2)} s · ${u.pids} procs · ${limit}`;
   }

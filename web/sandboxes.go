@@ -124,6 +124,11 @@ type sandboxView struct {
 	ExpiresAt    *time.Time            `json:"expires_at,omitempty"`
 	LastActivity time.Time             `json:"last_activity"`
 	Usage        *sandbox.Usage        `json:"usage,omitempty"`
+
+	// DiskUnbounded: the operator turned disk quotas off; no disk limit.
+	DiskUnbounded bool  `json:"disk_unbounded"`
+	Inodes        int64 `json:"inodes,omitempty"`
+	NoFile        int64 `json:"nofile,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -139,7 +144,8 @@ func viewSandbox(in sandbox.Info) sandboxView {
 		Pids: in.Pids, DiskBytes: in.DiskBytes, Env: in.Env, SecretNames: in.SecretNames,
 		Timeout: in.Timeout.Seconds(), IdleTimeout: in.IdleTimeout.Seconds(), IdleAction: in.IdleAction,
 		Network: in.Network, AllowedCIDRs: in.AllowedCIDRs, Ports: in.Ports, CreatedAt: in.CreatedAt,
-		StartedAt: timePtr(in.StartedAt), ExpiresAt: timePtr(in.ExpiresAt), LastActivity: in.LastActivity}
+		StartedAt: timePtr(in.StartedAt), ExpiresAt: timePtr(in.ExpiresAt), LastActivity: in.LastActivity,
+		DiskUnbounded: in.DiskUnbounded, Inodes: in.Inodes, NoFile: in.NoFile}
 	if v.Ports == nil {
 		v.Ports = []sandbox.PortInfo{}
 	}

@@ -30,6 +30,8 @@ type Main struct {
 	// SharedDatabase: several processes run on one PostgreSQL database
 	// and share the agents' work.
 	SharedDatabase bool
+	// SandboxLimits are the operator's default sandbox limits.
+	SandboxLimits sandboxLimits
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
@@ -73,11 +75,15 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
 	m.SandboxTimes.flags(fs)
+	checkSandboxFlags := m.sandboxFlags(fs)
 	fs.BoolVar(&m.SharedDatabase, "shared-database", envOr("BULLPEN_SHARED_DATABASE", "off") == "on", "several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE=on)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := m.SandboxTimes.check(); err != nil {
+		return err
+	}
+	if err := checkSandboxFlags(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

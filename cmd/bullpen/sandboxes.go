@@ -32,9 +32,14 @@ func (m *Main) openSandboxes(ctx context.Context) {
 		m.Logger.Error("sandboxes are unavailable", "err", err)
 		return
 	}
+	cfg := sandbox.Config{StateDir: filepath.Join(m.DataDir, "sandboxes")}
+	m.SandboxLimits.apply(&cfg)
+	if cfg.DiskQuotaOff {
+		m.Logger.Warn("sandbox disk quotas are off: sandboxes' writable layers are unbounded")
+	}
 	svc, err := sandboxes.Open(ctx, sandboxes.Config{
 		Office:          m.Office,
-		Sandbox:         sandbox.Config{StateDir: filepath.Join(m.DataDir, "sandboxes")},
+		Sandbox:         cfg,
 		Images:          images,
 		DefaultLifetime: m.SandboxTimes.DefaultLifetime,
 		Logger:          m.Logger,

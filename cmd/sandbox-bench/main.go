@@ -35,6 +35,7 @@ func main() {
 	n := flag.Int("n", 40, "iterations per latency figure")
 	alive := flag.Int("alive", 200, "sandboxes kept alive at once for the memory figure")
 	noBwrap := flag.Bool("no-bwrap", false, "skip the bubblewrap comparison")
+	diskQuota := flag.String("disk-quota", "on", "on: every sandbox gets the default disk quota (an ext4 image on a loop device); off: unbounded writable layers, to compare")
 	initFlag := flag.String("init", "", "init binary: a path, \"self\" (re-execute this binary), or empty to build cmd/bullpen-sandbox-init")
 	flag.Parse()
 	initPath, cleanup, err := resolveInit(*initFlag)
@@ -42,7 +43,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
 		os.Exit(1)
 	}
-	err = run(*n, *alive, !*noBwrap, initPath)
+	err = run(*n, *alive, !*noBwrap, initPath, *diskQuota == "off")
 	cleanup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
@@ -72,20 +73,21 @@ func resolveInit(flagVal string) (string, func(), error) {
 	}
 }
 
-func run(n, alive int, bwrap bool, initPath string) error {
+func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "sandbox-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir, InitPath: initPath})
+	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir, InitPath: initPath, DiskQuotaOff: diskQuotaOff})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	defer m.TerminateAll(ctx)
 	fmt.Printf("host: %d cores, %s, Go %s, load average %s\n", runtime.NumCPU(), kernel(), runtime.Version(), loadavg())
+	fmt.Printf("disk quota: %s\n", map[bool]string{false: "on (default ext4 image per sandbox)", true: "off (unbounded writable layers)"}[diskQuotaOff])
 	desc := m.InitPath()
 	if desc == "/proc/self/exe" {
 		exe, _ := os.Executable()
