@@ -2,7 +2,7 @@
 # test.sh: the one test command (make test, .ci/run).
 #
 # 1. installs what the tests need when it is missing (as root, with apt):
-#    chromium (browser tests), bubblewrap, nftables, iproute2, postgresql;
+#    chromium (browser tests), bubblewrap, nftables, iproute2, e2fsprogs (sandbox disks), postgresql;
 # 2. starts a throwaway PostgreSQL and exports BULLPEN_TEST_POSTGRES_URL;
 # 3. checks gofmt, go vet, staticcheck, and that the templ output is generated and committed;
 # 4. runs go test -race on every package.
@@ -15,7 +15,7 @@ section() { printf '\n==== %s ====\n' "$*"; }
 section "tools"
 # command -> Debian package
 missing=()
-for pair in chromium:chromium bwrap:bubblewrap nft:nftables ip:iproute2; do
+for pair in chromium:chromium bwrap:bubblewrap nft:nftables ip:iproute2 mkfs.ext4:e2fsprogs; do
 	cmd=${pair%%:*} pkg=${pair#*:}
 	if ! command -v "$cmd" >/dev/null 2>&1 && ! [ -x "/usr/sbin/$cmd" ]; then
 		missing+=("$pkg")
@@ -31,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 		apt-get install -y -q "${missing[@]}"
 	fi
 else
-	echo "chromium, bubblewrap, nftables, iproute2: present"
+	echo "chromium, bubblewrap, nftables, iproute2, e2fsprogs: present"
 fi
 go version
 
