@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,7 +84,7 @@ func (m *Manager) adopt(s *sandbox) {
 				p.pidfd.Close()
 			}
 		}
-		if err == nil && (md.State == StatePaused || pingInit(s.sock) == nil) {
+		if err == nil && (md.State == StatePaused || pingInit(s.sock, p.pid) == nil) {
 			s.proc = p
 			go m.watch(s, p)
 		} else {
@@ -142,13 +141,16 @@ func (m *Manager) reap(s *sandbox) {
 	os.RemoveAll(s.dir)
 }
 
-func pingInit(sock string) error {
-	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+// pingInit checks that the init at sock (pid on the host) answers; the
+// peer check in dialInit makes sure nothing else does.
+func pingInit(sock string, pid int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	uc, err := dialInit(ctx, sock, pid)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	uc := c.(*net.UnixConn)
+	defer uc.Close()
 	_ = uc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := writeFrame(uc, initRequest{Op: "ping"}, nil); err != nil {
 		return err

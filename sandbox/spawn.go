@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -50,29 +49,26 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			return err
 		}
 	}
-	os.Remove(s.sock)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.sock, Net: "unix"})
+	lf, err := bindControl(s.sock)
 	if err != nil {
-		return fmt.Errorf("sandbox: control socket: %w", err)
-	}
-	ln.SetUnlinkOnClose(false)
-	lf, err := ln.File()
-	ln.Close()
-	if err != nil {
-		return fmt.Errorf("sandbox: control socket: %w", err)
+		return err
 	}
 	defer lf.Close()
-	if err := os.Chmod(s.sock, 0o600); err != nil {
-		return fmt.Errorf("sandbox: control socket: %w", err)
-	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("sandbox: status pipe: %w", err)
 	}
 	defer statusR.Close()
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		statusW.Close()
+		return fmt.Errorf("sandbox: go pipe: %w", err)
+	}
+	defer goW.Close()
 	filter, err := seccompFilter()
 	if err != nil {
 		statusW.Close()
+		goR.Close()
 		return err
 	}
 	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
@@ -84,6 +80,7 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	logf, err := os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		statusW.Close()
+		goR.Close()
 		return fmt.Errorf("sandbox: init log: %w", err)
 	}
 	defer logf.Close()
@@ -96,8 +93,11 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
 		Stdout:     logf,
 		Stderr:     logf,
-		ExtraFiles: []*os.File{lf, statusW},
+		ExtraFiles: []*os.File{lf, statusW, goR}, // sbinit.ListenFd, StatusFd, GoFd
 		SysProcAttr: &syscall.SysProcAttr{
+			// No CLONE_NEWCGROUP here: init is not in its cgroups yet.
+			// Its spawner thread enters a cgroup namespace itself once
+			// it is (see sbinit.GoFd).
 			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
@@ -110,6 +110,7 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	}
 	err = cmd.Start()
 	statusW.Close()
+	goR.Close()
 	if err != nil {
 		return fmt.Errorf("sandbox: start init: %w", err)
 	}
@@ -135,7 +136,9 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	// init itself should be the last thing the OOM killer picks; it resets
 	// the score of each command it starts.
 	_ = os.WriteFile("/proc/"+strconv.Itoa(p.pid)+"/oom_score_adj", []byte("-900"), 0)
-	nsTid, err := waitReady(ctx, statusR, filepath.Join(s.dir, "init.log"))
+	st := newInitStatus(ctx, statusR, filepath.Join(s.dir, "init.log"))
+	defer st.close()
+	nsTid, err := st.spawnerTid()
 	if err != nil {
 		return err
 	}
@@ -144,6 +147,12 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 		return err
 	}
 	if err := m.cg.addThread(s.id, tid); err != nil {
+		return err
+	}
+	if _, err := goW.Write([]byte("g")); err != nil {
+		return fmt.Errorf("sandbox: init go-ahead: %w", err)
+	}
+	if err := st.ready(); err != nil {
 		return err
 	}
 	if p.pidfd, err = openPidfd(p.pid); err != nil {
@@ -196,42 +205,6 @@ func hostTid(pid, nsTid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("sandbox: init spawner thread %d not found", nsTid)
-}
-
-// waitReady waits for init's "ok <tid>" and returns the spawner's tid.
-func waitReady(ctx context.Context, r *os.File, logPath string) (int, error) {
-	ch := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, 4096))
-		ch <- string(b)
-	}()
-	t := time.NewTimer(initReadyTimeout)
-	defer t.Stop()
-	select {
-	case st := <-ch:
-		if v, ok := strings.CutPrefix(st, "ok "); ok {
-			tid, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return 0, fmt.Errorf("sandbox: init: bad ready message %q", st)
-			}
-			return tid, nil
-		}
-		msg := strings.TrimSpace(strings.TrimPrefix(st, "error: "))
-		if msg == "" {
-			msg = "init exited during setup"
-			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
-				if len(b) > 2000 {
-					b = b[len(b)-2000:]
-				}
-				msg += ": " + strings.TrimSpace(string(b))
-			}
-		}
-		return 0, fmt.Errorf("sandbox: init: %s", msg)
-	case <-t.C:
-		return 0, errors.New("sandbox: init did not become ready")
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 }
 
 func openPidfd(pid int) (*os.File, error) {
