@@ -34,8 +34,8 @@ type server struct {
 	// hostUID and hostGID are how the host's Manager appears here: the
 	// overflow ids (see checkPeer).
 	hostUID, hostGID uint32
-	spawn    chan *spawnReq
-	trim     *time.Timer
+	spawn            chan *spawnReq
+	trim             *time.Timer
 
 	mu       sync.Mutex
 	waiters  map[int]chan unix.WaitStatus // pid -> exit status
