@@ -142,8 +142,38 @@ func run(raw string, status *os.File) error {
 	if err != nil {
 		return err
 	}
-	hostUID, hostGID := overflowIDs()
-	if err := setupRootfs(&cfg); err != nil {
+	srv := newServer(cfg.UID, cfg.GID)
+	srv.hostUID, srv.hostGID = overflowIDs()
+	// The host moves the spawner thread (whose children are the commands)
+	// into the sandbox's "user" cgroup while init builds the sandbox.
+	tid, confine := srv.startSpawner(filter)
+	if _, err := status.WriteString("tid " + strconv.Itoa(tid) + "\n"); err != nil {
+		return err
+	}
+	if err := setup(&cfg); err != nil {
+		return err
+	}
+	if err := awaitGo(os.NewFile(GoFd, "go")); err != nil {
+		return err
+	}
+	if err := confine(); err != nil {
+		return err
+	}
+	if _, err := status.WriteString("ok\n"); err != nil {
+		return err
+	}
+	status.Close()
+	cfg, filter = Config{}, nil
+	// Setup garbage goes back to the kernel once init is idle, not now:
+	// the first exec usually follows at once.
+	srv.end()
+	return srv.serve(os.NewFile(ListenFd, "listener"))
+}
+
+// setup builds the sandbox from the inside: root filesystem, hostname,
+// loopback, and the control socket's listen.
+func setup(cfg *Config) error {
+	if err := setupRootfs(cfg); err != nil {
 		return err
 	}
 	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
@@ -162,30 +192,7 @@ func run(raw string, status *os.File) error {
 	if err := unix.SetNonblock(ListenFd, true); err != nil {
 		return wrap("listener", err)
 	}
-	ln := os.NewFile(ListenFd, "listener")
-	srv := newServer(cfg.UID, cfg.GID)
-	srv.hostUID, srv.hostGID = hostUID, hostGID
-	tid, confine := srv.startSpawner(filter)
-	// The host moves the spawner thread (whose children are the commands)
-	// into the sandbox's "user" cgroup, then lets it go on.
-	if _, err := status.WriteString("tid " + strconv.Itoa(tid) + "\n"); err != nil {
-		return err
-	}
-	if err := awaitGo(os.NewFile(GoFd, "go")); err != nil {
-		return err
-	}
-	if err := confine(); err != nil {
-		return err
-	}
-	if _, err := status.WriteString("ok\n"); err != nil {
-		return err
-	}
-	status.Close()
-	cfg, filter = Config{}, nil
-	// Setup garbage goes back to the kernel once init is idle, not now:
-	// the first exec usually follows at once.
-	srv.end()
-	return srv.serve(ln)
+	return nil
 }
 
 // awaitGo waits for the host's go-ahead byte on f and closes f.
