@@ -117,6 +117,7 @@ func MaybeRun() {
 	if !ok {
 		return
 	}
+	setName(ProcName) // first: still on the main thread, whose name is the process's
 	sealFds()
 	status := os.NewFile(StatusFd, "status")
 	err := run(v, status)
@@ -127,7 +128,6 @@ func MaybeRun() {
 // run sets the sandbox up, reports readiness and serves exec requests until
 // the sandbox is killed. It returns only on a setup error.
 func run(raw string, status *os.File) error {
-	setName(ProcName)
 	var cfg Config
 	if err := decodeConfig([]byte(raw), &cfg); err != nil {
 		return errors.New("decode config: " + err.Error())
