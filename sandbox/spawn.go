@@ -49,68 +49,17 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			return err
 		}
 	}
-	lf, err := bindControl(s.sock)
+	f, err := openInitFiles(s)
 	if err != nil {
 		return err
 	}
-	defer lf.Close()
-	statusR, statusW, err := os.Pipe()
+	defer f.close()
+	cmd, err := m.initCmd(s, f)
 	if err != nil {
-		return fmt.Errorf("sandbox: status pipe: %w", err)
-	}
-	defer statusR.Close()
-	goR, goW, err := os.Pipe()
-	if err != nil {
-		statusW.Close()
-		return fmt.Errorf("sandbox: go pipe: %w", err)
-	}
-	defer goW.Close()
-	filter, err := seccompFilter()
-	if err != nil {
-		statusW.Close()
-		goR.Close()
 		return err
-	}
-	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
-		UID: sandboxUID, GID: sandboxUID, Seccomp: filter}
-	if md.HostBase {
-		cfg.Binds = m.binds
-	}
-	raw, _ := json.Marshal(cfg)
-	logf, err := os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		statusW.Close()
-		goR.Close()
-		return fmt.Errorf("sandbox: init log: %w", err)
-	}
-	defer logf.Close()
-	base := int(md.IDMapBase)
-	cmd := &exec.Cmd{
-		Path: m.init.execPath(),
-		Args: []string{InitBinaryName, s.id},
-		// One P, a small heap target, freed memory returned at once and no
-		// heap profiling: init is idle most of its life.
-		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
-		Stdout:     logf,
-		Stderr:     logf,
-		ExtraFiles: []*os.File{lf, statusW, goR}, // sbinit.ListenFd, StatusFd, GoFd
-		SysProcAttr: &syscall.SysProcAttr{
-			// No CLONE_NEWCGROUP here: init is not in its cgroups yet.
-			// Its spawner thread enters a cgroup namespace itself once
-			// it is (see sbinit.GoFd).
-			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
-			GidMappingsEnableSetgroups: true,
-			// Become the namespace's root (host uid IDMapBase).
-			Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
-			Setsid:     true,
-		},
 	}
 	err = cmd.Start()
-	statusW.Close()
-	goR.Close()
+	f.closeChildEnds()
 	if err != nil {
 		return fmt.Errorf("sandbox: start init: %w", err)
 	}
@@ -130,29 +79,7 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			}
 		}
 	}()
-	if err := m.cg.add(s.id, p.pid); err != nil {
-		return err
-	}
-	// init itself should be the last thing the OOM killer picks; it resets
-	// the score of each command it starts.
-	_ = os.WriteFile("/proc/"+strconv.Itoa(p.pid)+"/oom_score_adj", []byte("-900"), 0)
-	st := newInitStatus(ctx, statusR, filepath.Join(s.dir, "init.log"))
-	defer st.close()
-	nsTid, err := st.spawnerTid()
-	if err != nil {
-		return err
-	}
-	tid, err := hostTid(p.pid, nsTid)
-	if err != nil {
-		return err
-	}
-	if err := m.cg.addThread(s.id, tid); err != nil {
-		return err
-	}
-	if _, err := goW.Write([]byte("g")); err != nil {
-		return fmt.Errorf("sandbox: init go-ahead: %w", err)
-	}
-	if err := st.ready(); err != nil {
+	if err := m.initHandshake(ctx, s, p.pid, f); err != nil {
 		return err
 	}
 	if p.pidfd, err = openPidfd(p.pid); err != nil {
@@ -180,6 +107,122 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	s.lastAct = md.StartedAt
 	go m.watch(s, p)
 	return nil
+}
+
+// initFiles are the files a starting init gets (the child ends, which
+// the host closes once init runs) and the host's ends of its pipes.
+type initFiles struct {
+	listen, statusW, goR *os.File // sbinit.ListenFd, StatusFd, GoFd
+	statusR, goW, log    *os.File
+}
+
+func openInitFiles(s *sandbox) (_ *initFiles, err error) {
+	f := &initFiles{}
+	defer func() {
+		if err != nil {
+			f.closeChildEnds()
+			f.close()
+		}
+	}()
+	if f.listen, err = bindControl(s.sock); err != nil {
+		return nil, err
+	}
+	if f.statusR, f.statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	if f.goR, f.goW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: go pipe: %w", err)
+	}
+	f.log, err = os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: init log: %w", err)
+	}
+	return f, nil
+}
+
+func (f *initFiles) closeChildEnds() {
+	for _, x := range []*os.File{f.listen, f.statusW, f.goR} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
+func (f *initFiles) close() {
+	for _, x := range []*os.File{f.statusR, f.goW, f.log} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
+// initCmd is the command that starts the sandbox's init in its new
+// namespaces.
+func (m *Manager) initCmd(s *sandbox, f *initFiles) (*exec.Cmd, error) {
+	md := &s.meta
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
+		UID: sandboxUID, GID: sandboxUID, Seccomp: filter}
+	if md.HostBase {
+		cfg.Binds = m.binds
+	}
+	raw, _ := json.Marshal(cfg)
+	base := int(md.IDMapBase)
+	return &exec.Cmd{
+		Path: m.init.execPath(),
+		Args: []string{InitBinaryName, s.id},
+		// One P, a small heap target, freed memory returned at once and no
+		// heap profiling: init is idle most of its life.
+		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
+		Stdout:     f.log,
+		Stderr:     f.log,
+		ExtraFiles: []*os.File{f.listen, f.statusW, f.goR}, // sbinit.ListenFd, StatusFd, GoFd
+		SysProcAttr: &syscall.SysProcAttr{
+			// No CLONE_NEWCGROUP here: init is not in its cgroups yet.
+			// Its spawner thread enters a cgroup namespace itself once
+			// it is (see sbinit.GoFd).
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
+			GidMappingsEnableSetgroups: true,
+			// Become the namespace's root (host uid IDMapBase).
+			Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
+			Setsid:     true,
+		},
+	}, nil
+}
+
+// initHandshake puts a started init (host pid) into the sandbox's cgroups,
+// its spawner thread into the commands' one, lets it go on and waits for
+// it to report ready.
+func (m *Manager) initHandshake(ctx context.Context, s *sandbox, pid int, f *initFiles) error {
+	if err := m.cg.add(s.id, pid); err != nil {
+		return err
+	}
+	// init itself should be the last thing the OOM killer picks; it resets
+	// the score of each command it starts.
+	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-900"), 0)
+	st := newInitStatus(ctx, f.statusR, filepath.Join(s.dir, "init.log"))
+	defer st.close()
+	nsTid, err := st.spawnerTid()
+	if err != nil {
+		return err
+	}
+	tid, err := hostTid(pid, nsTid)
+	if err != nil {
+		return err
+	}
+	if err := m.cg.addThread(s.id, tid); err != nil {
+		return err
+	}
+	if _, err := f.goW.Write([]byte("g")); err != nil {
+		return fmt.Errorf("sandbox: init go-ahead: %w", err)
+	}
+	return st.ready()
 }
 
 // hostTid maps a thread id inside init's pid namespace to the host's.
