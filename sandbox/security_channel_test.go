@@ -69,32 +69,10 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 		}
 	})
 	t.Run("host talks only to init", func(t *testing.T) {
-		// An impostor takes the socket path.
-		if err := os.Rename(sock, sock+".real"); err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("unix", sock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan string, 2)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				// Read what the host sends until it hangs up (or 2 s,
-				// should it wait for an answer).
-				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				b, _ := io.ReadAll(c)
-				c.Close()
-				got <- string(b)
-			}
-		}()
+		got, stop := impostor(t, sock)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = e.m.Run(ctx, id, ExecRequest{Cmd: []string{"true"}, Env: map[string]string{"K": "exec-secret"}})
+		_, err := e.m.Run(ctx, id, ExecRequest{Cmd: []string{"true"}, Env: map[string]string{"K": "exec-secret"}})
 		wantCode(t, err, bullpen.ECONFLICT)
 		if err := pingInit(sock, pid); err == nil {
 			t.Error("an adoption ping answered by an impostor was accepted")
@@ -104,7 +82,7 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 				t.Errorf("the host sent %q to an impostor", b)
 			}
 		}
-		ln.Close()
+		stop()
 		if err := os.Rename(sock+".real", sock); err != nil {
 			t.Fatal(err)
 		}
@@ -112,4 +90,57 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 			t.Fatalf("after the impostor left: %q", out)
 		}
 	})
+	t.Run("a restarted Manager adopts only a verified init", func(t *testing.T) {
+		ctx := context.Background()
+		e.m.Close()
+		got, stop := impostor(t, sock)
+		m2, err := New(ctx, e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.m = m2
+		stop()
+		if g, err := m2.Get(ctx, id); err != nil || g.State != StateStopped {
+			t.Errorf("sandbox whose socket an impostor holds: %+v %v, want it stopped", g, err)
+		}
+		if b := <-got; b != "" {
+			t.Errorf("the adoption ping went to an impostor: %q", b)
+		}
+		os.Remove(sock + ".real")
+		if err := m2.Start(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if out := e.sh(id, "echo again"); out != "again\n" {
+			t.Fatalf("after a fresh start: %q", out)
+		}
+	})
+}
+
+// impostor moves the control socket at sock aside (to sock+".real") and
+// listens at its path; got yields what each connection sent.
+func impostor(t *testing.T, sock string) (got chan string, stop func()) {
+	t.Helper()
+	if err := os.Rename(sock, sock+".real"); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// Read what the host sends until it hangs up (or 2 s, should
+			// it wait for an answer).
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			b, _ := io.ReadAll(c)
+			c.Close()
+			got <- string(b)
+		}
+	}()
+	return got, func() { ln.Close() }
 }
