@@ -3,11 +3,15 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +24,10 @@ import (
 // so the kernel reports init as the peer of every connection the host
 // makes: dialInit checks that pid, so nothing but the sandbox's init can
 // answer the host, even if something else got hold of the socket path.
+// Peer credentials cannot tell who accepted a connection, though: a
+// process holding a copy of init's listener would look like init. So init
+// first sends the key it got at start, and the host sends nothing to a
+// peer that does not know it.
 // Init in turn accepts only peers from outside its pid and user
 // namespaces (package sbinit, checkPeer).
 
@@ -44,8 +52,9 @@ func bindControl(sock string) (*os.File, error) {
 }
 
 // dialInit connects to the control socket and checks that the process
-// listening on it is the sandbox's init (host pid).
-func dialInit(ctx context.Context, sock string, pid int) (*net.UnixConn, error) {
+// listening on it is the sandbox's init (host pid) and that the one that
+// accepted the connection knows the init's key.
+func dialInit(ctx context.Context, sock string, pid int, key string) (*net.UnixConn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", sock)
 	if err != nil {
@@ -56,7 +65,52 @@ func dialInit(ctx context.Context, sock string, pid int) (*net.UnixConn, error) 
 		uc.Close()
 		return nil, err
 	}
+	if err := checkHello(uc, key); err != nil {
+		uc.Close()
+		return nil, err
+	}
 	return uc, nil
+}
+
+// helloTimeout bounds the wait for init's hello: init sends it as soon as
+// it accepts.
+const helloTimeout = 10 * time.Second
+
+func checkHello(c *net.UnixConn, key string) error {
+	_ = c.SetReadDeadline(time.Now().Add(helloTimeout))
+	var r initReply
+	_, err := readFrame(c, &r)
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("sandbox: control socket hello: %w", err)
+	}
+	if key == "" || subtle.ConstantTimeCompare([]byte(r.Hello), []byte(key)) != 1 {
+		return errors.New("sandbox: control socket: the peer does not know the init's key")
+	}
+	return nil
+}
+
+// initKeyFile holds the key of the sandbox's running init (in its state
+// directory, mode 0600), for a restarted Manager to adopt it.
+const initKeyFile = "init.key"
+
+// newInitKey makes a fresh key for an init about to start and stores it.
+func newInitKey(s *sandbox) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("sandbox: init key: %w", err)
+	}
+	key := hex.EncodeToString(b[:])
+	if err := os.WriteFile(filepath.Join(s.dir, initKeyFile), []byte(key), 0o600); err != nil {
+		return "", fmt.Errorf("sandbox: init key: %w", err)
+	}
+	return key, nil
+}
+
+// readInitKey returns the stored key of the sandbox's init, "" if none.
+func readInitKey(s *sandbox) string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, initKeyFile))
+	return strings.TrimSpace(string(b))
 }
 
 func checkInitPeer(c *net.UnixConn, pid int) error {

@@ -76,7 +76,11 @@
 //     is authenticated both ways by SO_PEERCRED: init answers only peers
 //     outside its pid namespace with an unmapped (host) uid, and the host
 //     talks only to the peer that listens, which must be the sandbox's
-//     init pid (exec requests and the adoption pings after a restart).
+//     init pid, and only after that peer's first frame has shown the
+//     secret key the init got at start (kept in the sandbox's state dir
+//     for adoption), so even a process holding a copy of init's listener
+//     receives no request: this covers exec requests, with their env, and
+//     the adoption pings after a restart.
 //   - Host details: commands run in a cgroup namespace rooted at their
 //     cgroup (/proc/self/cgroup shows "/"), and the overlay's layers are
 //     named by /proc/self/fd paths at mount time, so /proc/mounts shows

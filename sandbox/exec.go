@@ -127,11 +127,11 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 		dir = path.Join(s.meta.Workdir, dir)
 	}
 	env := s.env(req.Env)
-	sock, initPid := s.sock, s.proc.pid
+	sock, proc := s.sock, s.proc
 	s.inflight++
 	s.touch(m.now())
 	s.mu.Unlock()
-	p, err := m.startExec(ctx, sock, initPid, &req, dir, env)
+	p, err := m.startExec(ctx, sock, proc, &req, dir, env)
 	if err != nil {
 		m.execDone(s)
 		return nil, err
@@ -170,7 +170,7 @@ func (m *Manager) execDone(s *sandbox) {
 	s.mu.Unlock()
 }
 
-func (m *Manager) startExec(ctx context.Context, sock string, initPid int, req *ExecRequest, dir string, env []string) (*Process, error) {
+func (m *Manager) startExec(ctx context.Context, sock string, proc *initProc, req *ExecRequest, dir string, env []string) (*Process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pipe: %w", err)
@@ -200,7 +200,7 @@ func (m *Manager) startExec(ctx context.Context, sock string, initPid int, req *
 			}
 		}
 	}
-	conn, err := dialInit(ctx, sock, initPid)
+	conn, err := dialInit(ctx, sock, proc.pid, proc.key)
 	if err != nil {
 		closeAll(outR, outW, errR, errW, inR, inW)
 		return nil, bullpen.Errorf(bullpen.ECONFLICT, "sandbox is not reachable: %v", err)

@@ -77,14 +77,14 @@ func (m *Manager) adopt(s *sandbox) {
 	}
 	alive := md.InitPid > 0 && md.InitStart != 0 && procStartTime(md.InitPid) == md.InitStart
 	if alive {
-		p := &initProc{pid: md.InitPid, start: md.InitStart, exited: make(chan struct{})}
+		p := &initProc{pid: md.InitPid, start: md.InitStart, key: readInitKey(s), exited: make(chan struct{})}
 		var err error
 		if p.pidfd, err = openPidfd(p.pid); err == nil {
 			if p.netns, err = os.Open("/proc/" + itoa(p.pid) + "/ns/net"); err != nil {
 				p.pidfd.Close()
 			}
 		}
-		if err == nil && (md.State == StatePaused || pingInit(s.sock, p.pid) == nil) {
+		if err == nil && (md.State == StatePaused || pingInit(s.sock, p.pid, p.key) == nil) {
 			s.proc = p
 			go m.watch(s, p)
 		} else {
@@ -142,11 +142,11 @@ func (m *Manager) reap(s *sandbox) {
 }
 
 // pingInit checks that the init at sock (pid on the host) answers; the
-// peer check in dialInit makes sure nothing else does.
-func pingInit(sock string, pid int) error {
+// peer and key checks in dialInit make sure nothing else does.
+func pingInit(sock string, pid int, key string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	uc, err := dialInit(ctx, sock, pid)
+	uc, err := dialInit(ctx, sock, pid, key)
 	if err != nil {
 		return err
 	}

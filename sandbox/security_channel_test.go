@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
+	"golang.org/x/sys/unix"
 )
 
 // pyPing connects to the control socket (argv[1]), sends a ping frame and
@@ -42,7 +43,7 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
-	pid, sock := s.proc.pid, s.sock
+	pid, sock, key := s.proc.pid, s.sock, s.proc.key
 	s.mu.Unlock()
 	t.Run("init answers only the host", func(t *testing.T) {
 		// Loosen the socket's mode: the peer check alone must stop these.
@@ -64,7 +65,7 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 				t.Errorf("%s: %q (%v), want the connection closed unanswered", c.name, got, err)
 			}
 		}
-		if err := pingInit(sock, pid); err != nil {
+		if err := pingInit(sock, pid, key); err != nil {
 			t.Fatalf("the host's own ping: %v", err)
 		}
 	})
@@ -74,7 +75,7 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 		defer cancel()
 		_, err := e.m.Run(ctx, id, ExecRequest{Cmd: []string{"true"}, Env: map[string]string{"K": "exec-secret"}})
 		wantCode(t, err, bullpen.ECONFLICT)
-		if err := pingInit(sock, pid); err == nil {
+		if err := pingInit(sock, pid, key); err == nil {
 			t.Error("an adoption ping answered by an impostor was accepted")
 		}
 		for i := 0; i < 2; i++ {
@@ -89,6 +90,61 @@ func TestSecurityControlChannelTakeover(t *testing.T) {
 		if out := e.sh(id, "echo back"); out != "back\n" {
 			t.Fatalf("after the impostor left: %q", out)
 		}
+	})
+	t.Run("a stolen listener gets no request", func(t *testing.T) {
+		// As if init's listener had leaked to another process: take a
+		// copy of it and accept on it, racing init.
+		pfd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lfd, err := unix.PidfdGetfd(pfd, 3, 0) // sbinit.ListenFd
+		unix.Close(pfd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lf := os.NewFile(uintptr(lfd), "stolen listener")
+		ln, err := net.FileListener(lf)
+		lf.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1000)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				// A guessed hello, then whatever the host sends.
+				_, _ = c.Write(append([]byte{0, 0, 0, 17}, `{"hello":"guess"}`...))
+				_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+				b, _ := io.ReadAll(c)
+				c.Close()
+				got <- string(b)
+			}
+		}()
+		stolen := 0
+		for i := 0; i < 200 && stolen < 3; i++ {
+			r, err := e.m.Run(context.Background(), id, ExecRequest{Cmd: []string{"sh", "-c", "echo $K; exit 3"},
+				Env: map[string]string{"K": "exec-secret"}})
+			if err != nil { // the thief's connection has ended
+				stolen++
+				if b := <-got; b != "" {
+					t.Fatalf("the host sent %q to the thief", b)
+				}
+				if !bullpen.IsCode(err, bullpen.ECONFLICT) {
+					t.Fatalf("exec %d: %v", i, err)
+				}
+			} else if string(r.Stdout) != "exec-secret\n" || r.ExitCode != 3 {
+				t.Fatalf("exec %d: %q exit %d", i, r.Stdout, r.ExitCode)
+			}
+		}
+		ln.Close()
+		if stolen == 0 {
+			t.Fatal("the stolen listener never accepted a connection: the test proved nothing")
+		}
+		t.Logf("%d connections went to the thief, none got a byte", stolen)
 	})
 	t.Run("a restarted Manager adopts only a verified init", func(t *testing.T) {
 		ctx := context.Background()

@@ -26,6 +26,7 @@ type initProc struct {
 	cmd      *exec.Cmd // nil when adopted from a previous process
 	pidfd    *os.File
 	netns    *os.File
+	key      string // sbinit.Config.Key, also in the sandbox's initKeyFile
 	exited   chan struct{}
 	released atomic.Bool
 }
@@ -54,7 +55,11 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 		return err
 	}
 	defer f.close()
-	cmd, err := m.initCmd(s, f)
+	key, err := newInitKey(s)
+	if err != nil {
+		return err
+	}
+	cmd, err := m.initCmd(s, f, key)
 	if err != nil {
 		return err
 	}
@@ -63,7 +68,7 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	if err != nil {
 		return fmt.Errorf("sandbox: start init: %w", err)
 	}
-	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
+	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			_ = cmd.Process.Kill()
@@ -158,14 +163,14 @@ func (f *initFiles) close() {
 
 // initCmd is the command that starts the sandbox's init in its new
 // namespaces.
-func (m *Manager) initCmd(s *sandbox, f *initFiles) (*exec.Cmd, error) {
+func (m *Manager) initCmd(s *sandbox, f *initFiles, key string) (*exec.Cmd, error) {
 	md := &s.meta
 	filter, err := seccompFilter()
 	if err != nil {
 		return nil, err
 	}
 	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
-		UID: sandboxUID, GID: sandboxUID, Seccomp: filter}
+		UID: sandboxUID, GID: sandboxUID, Seccomp: filter, Key: key}
 	if md.HostBase {
 		cfg.Binds = m.binds
 	}

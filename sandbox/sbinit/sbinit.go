@@ -76,6 +76,11 @@ type Config struct {
 	// Seccomp is the commands' seccomp filter: classic BPF instructions
 	// (struct sock_filter, 8 bytes each, native byte order). Required.
 	Seccomp []byte `json:"seccomp"`
+	// Key is a secret of this init's life, which it sends first on every
+	// connection it accepts: the host sends a request only to a peer that
+	// knows it, so that even a process holding a leaked listener fd could
+	// not receive one. Required.
+	Key string `json:"key"`
 }
 
 // EncodeFilter packs BPF instructions as Config.Seccomp expects them.
@@ -142,8 +147,12 @@ func run(raw string, status *os.File) error {
 	if err != nil {
 		return err
 	}
+	if len(cfg.Key) < 32 {
+		return errors.New("config has no key")
+	}
 	srv := newServer(cfg.UID, cfg.GID)
 	srv.hostUID, srv.hostGID = overflowIDs()
+	srv.key = cfg.Key
 	// The host moves the spawner thread (whose children are the commands)
 	// into the sandbox's "user" cgroup while init builds the sandbox.
 	tid, confine := srv.startSpawner(filter)

@@ -34,6 +34,7 @@ type server struct {
 	// hostUID and hostGID are how the host's Manager appears here: the
 	// overflow ids (see checkPeer).
 	hostUID, hostGID uint32
+	key              string // Config.Key
 	spawn            chan *spawnReq
 	trim             *time.Timer
 
@@ -210,6 +211,9 @@ func (s *server) serve(ln *os.File) error {
 
 func (s *server) handle(c *os.File) {
 	defer c.Close()
+	if writeFrame(c, Reply{Hello: s.key}) != nil {
+		return
+	}
 	var req Request
 	fds, err := readFrame(c, &req)
 	if err != nil {
