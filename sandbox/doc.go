@@ -45,8 +45,9 @@
 // and friends read-only and kcore, keys, timer_list masked), a minimal /dev
 // (null, zero, full, random, urandom, tty, a private devpts, /dev/shm), and
 // pivots into the overlay, detaching the host's tree. It then serves exec
-// requests on a unix socket that the host created and passed it (the
-// socket file lives in RunDir, mode 0600, invisible to the sandbox). Each
+// requests on a unix socket that the host bound and passed it and init
+// listens on (the socket file lives in RunDir, mode 0600, invisible to the
+// sandbox). Each
 // request carries the command's stdio pipe ends as SCM_RIGHTS, so output
 // streams with no copying through init. Commands are forked from one
 // dedicated init thread that has no_new_privs, a landlock domain and the
@@ -68,6 +69,22 @@
 //   - Processes: a new pid namespace; /proc shows only the sandbox. init is
 //     non-dumpable, runs as a different uid than commands, and is outside
 //     the commands' landlock signal scope.
+//   - Only stdio crosses: init closes every fd it inherited and does not
+//     need, keeps the rest close-on-exec and marks every fd above 2
+//     close-on-exec before each fork, so a command starts with fds 0-2
+//     only, whatever fds the server was started with. The control channel
+//     is authenticated both ways by SO_PEERCRED: init answers only peers
+//     outside its pid namespace with an unmapped (host) uid, and the host
+//     talks only to the peer that listens, which must be the sandbox's
+//     init pid, and only after that peer's first frame has shown the
+//     secret key the init got at start (kept in the sandbox's state dir
+//     for adoption), so even a process holding a copy of init's listener
+//     receives no request: this covers exec requests, with their env, and
+//     the adoption pings after a restart.
+//   - Host details: commands run in a cgroup namespace rooted at their
+//     cgroup (/proc/self/cgroup shows "/"), and the overlay's layers are
+//     named by /proc/self/fd paths at mount time, so /proc/mounts shows
+//     none of the host's data-dir paths.
 //   - Privileges: commands have empty capability sets, no_new_privs, and a
 //     seccomp allow-list modelled on Docker's default profile (mount,
 //     unshare/setns and namespace clone flags, module loading, ptrace,

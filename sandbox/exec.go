@@ -127,11 +127,11 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 		dir = path.Join(s.meta.Workdir, dir)
 	}
 	env := s.env(req.Env)
-	sock := s.sock
+	sock, proc := s.sock, s.proc
 	s.inflight++
 	s.touch(m.now())
 	s.mu.Unlock()
-	p, err := m.startExec(ctx, sock, &req, dir, env)
+	p, err := m.startExec(ctx, sock, proc, &req, dir, env)
 	if err != nil {
 		m.execDone(s)
 		return nil, err
@@ -170,7 +170,7 @@ func (m *Manager) execDone(s *sandbox) {
 	s.mu.Unlock()
 }
 
-func (m *Manager) startExec(ctx context.Context, sock string, req *ExecRequest, dir string, env []string) (*Process, error) {
+func (m *Manager) startExec(ctx context.Context, sock string, proc *initProc, req *ExecRequest, dir string, env []string) (*Process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pipe: %w", err)
@@ -200,13 +200,11 @@ func (m *Manager) startExec(ctx context.Context, sock string, req *ExecRequest, 
 			}
 		}
 	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", sock)
+	conn, err := dialInit(ctx, sock, proc.pid, proc.key)
 	if err != nil {
 		closeAll(outR, outW, errR, errW, inR, inW)
 		return nil, bullpen.Errorf(bullpen.ECONFLICT, "sandbox is not reachable: %v", err)
 	}
-	conn := c.(*net.UnixConn)
 	err = writeFrame(conn, initRequest{Op: "exec", Cmd: req.Cmd, Env: env, Dir: dir,
 		Timeout: int64(req.Timeout), Stdin: req.Stdin != nil}, fds)
 	closeAll(outW, errW, inR)

@@ -19,13 +19,19 @@ import (
 // not (then every test uses the /proc/self/exe fallback).
 var testInitPath string
 
+// testInitEnv hands a test binary re-executed by a test the init binary
+// its parent built, so that it does not build it again.
+const testInitEnv = "BULLPEN_TEST_INIT_PATH"
+
 func TestMain(m *testing.M) {
 	MaybeRunInit() // the fallback re-executes this test binary
 	os.Exit(runTests(m))
 }
 
 func runTests(m *testing.M) int {
-	if os.Geteuid() == 0 {
+	if p, ok := os.LookupEnv(testInitEnv); ok {
+		testInitPath = p
+	} else if os.Geteuid() == 0 {
 		dir, err := os.MkdirTemp("", "sandbox-init-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox tests:", err)

@@ -26,6 +26,7 @@ type initRequest = sbinit.Request
 // initReply is sent by init to the host (sbinit.Reply, with the public
 // ExitResult, which has the same encoding as sbinit.Exit).
 type initReply struct {
+	Hello string      `json:"hello,omitempty"`
 	Pid   int         `json:"pid,omitempty"`
 	Exit  *ExitResult `json:"exit,omitempty"`
 	Error string      `json:"error,omitempty"`

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -78,14 +77,14 @@ func (m *Manager) adopt(s *sandbox) {
 	}
 	alive := md.InitPid > 0 && md.InitStart != 0 && procStartTime(md.InitPid) == md.InitStart
 	if alive {
-		p := &initProc{pid: md.InitPid, start: md.InitStart, exited: make(chan struct{})}
+		p := &initProc{pid: md.InitPid, start: md.InitStart, key: readInitKey(s), exited: make(chan struct{})}
 		var err error
 		if p.pidfd, err = openPidfd(p.pid); err == nil {
 			if p.netns, err = os.Open("/proc/" + itoa(p.pid) + "/ns/net"); err != nil {
 				p.pidfd.Close()
 			}
 		}
-		if err == nil && (md.State == StatePaused || pingInit(s.sock) == nil) {
+		if err == nil && (md.State == StatePaused || pingInit(s.sock, p.pid, p.key) == nil) {
 			s.proc = p
 			go m.watch(s, p)
 		} else {
@@ -142,13 +141,16 @@ func (m *Manager) reap(s *sandbox) {
 	os.RemoveAll(s.dir)
 }
 
-func pingInit(sock string) error {
-	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+// pingInit checks that the init at sock (pid on the host) answers; the
+// peer and key checks in dialInit make sure nothing else does.
+func pingInit(sock string, pid int, key string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	uc, err := dialInit(ctx, sock, pid, key)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	uc := c.(*net.UnixConn)
+	defer uc.Close()
 	_ = uc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := writeFrame(uc, initRequest{Op: "ping"}, nil); err != nil {
 		return err

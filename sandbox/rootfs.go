@@ -141,7 +141,13 @@ func mountOverlay(lowers []string, upper, work, target string) error {
 		}
 		rev[len(lowers)-1-i] = l
 	}
-	opts := "lowerdir=" + strings.Join(rev, ":") + ",upperdir=" + upper + ",workdir=" + work +
+	refs, done, err := fdPaths(append(rev, upper, work)) // no host paths in the options
+	if err != nil {
+		return err
+	}
+	defer done()
+	n := len(rev)
+	opts := "lowerdir=" + strings.Join(refs[:n], ":") + ",upperdir=" + refs[n] + ",workdir=" + refs[n+1] +
 		",redirect_dir=off,metacopy=off,index=off"
 	if len(opts) > 4000 {
 		return bullpen.Errorf(bullpen.EUNSUPPORTED, "image has too many layers for one overlay mount")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ type initProc struct {
 	cmd      *exec.Cmd // nil when adopted from a previous process
 	pidfd    *os.File
 	netns    *os.File
+	key      string // sbinit.Config.Key, also in the sandbox's initKeyFile
 	exited   chan struct{}
 	released atomic.Bool
 }
@@ -50,70 +50,25 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			return err
 		}
 	}
-	os.Remove(s.sock)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.sock, Net: "unix"})
+	f, err := openInitFiles(s)
 	if err != nil {
-		return fmt.Errorf("sandbox: control socket: %w", err)
-	}
-	ln.SetUnlinkOnClose(false)
-	lf, err := ln.File()
-	ln.Close()
-	if err != nil {
-		return fmt.Errorf("sandbox: control socket: %w", err)
-	}
-	defer lf.Close()
-	if err := os.Chmod(s.sock, 0o600); err != nil {
-		return fmt.Errorf("sandbox: control socket: %w", err)
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("sandbox: status pipe: %w", err)
-	}
-	defer statusR.Close()
-	filter, err := seccompFilter()
-	if err != nil {
-		statusW.Close()
 		return err
 	}
-	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
-		UID: sandboxUID, GID: sandboxUID, Seccomp: filter}
-	if md.HostBase {
-		cfg.Binds = m.binds
-	}
-	raw, _ := json.Marshal(cfg)
-	logf, err := os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	defer f.close()
+	key, err := newInitKey(s)
 	if err != nil {
-		statusW.Close()
-		return fmt.Errorf("sandbox: init log: %w", err)
+		return err
 	}
-	defer logf.Close()
-	base := int(md.IDMapBase)
-	cmd := &exec.Cmd{
-		Path: m.init.execPath(),
-		Args: []string{InitBinaryName, s.id},
-		// One P, a small heap target, freed memory returned at once and no
-		// heap profiling: init is idle most of its life.
-		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
-		Stdout:     logf,
-		Stderr:     logf,
-		ExtraFiles: []*os.File{lf, statusW},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
-			GidMappingsEnableSetgroups: true,
-			// Become the namespace's root (host uid IDMapBase).
-			Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
-			Setsid:     true,
-		},
+	cmd, err := m.initCmd(s, f, key)
+	if err != nil {
+		return err
 	}
 	err = cmd.Start()
-	statusW.Close()
+	f.closeChildEnds()
 	if err != nil {
 		return fmt.Errorf("sandbox: start init: %w", err)
 	}
-	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
+	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			_ = cmd.Process.Kill()
@@ -129,24 +84,7 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			}
 		}
 	}()
-	if err := m.cg.add(s.id, p.pid); err != nil {
-		return err
-	}
-	if err := m.setNoFile(p.pid, md.NoFile); err != nil {
-		return err
-	}
-	// init itself should be the last thing the OOM killer picks; it resets
-	// the score of each command it starts.
-	_ = os.WriteFile("/proc/"+strconv.Itoa(p.pid)+"/oom_score_adj", []byte("-900"), 0)
-	nsTid, err := waitReady(ctx, statusR, filepath.Join(s.dir, "init.log"))
-	if err != nil {
-		return err
-	}
-	tid, err := hostTid(p.pid, nsTid)
-	if err != nil {
-		return err
-	}
-	if err := m.cg.addThread(s.id, tid); err != nil {
+	if err := m.initHandshake(ctx, s, p.pid, f); err != nil {
 		return err
 	}
 	if p.pidfd, err = openPidfd(p.pid); err != nil {
@@ -176,6 +114,125 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	return nil
 }
 
+// initFiles are the files a starting init gets (the child ends, which
+// the host closes once init runs) and the host's ends of its pipes.
+type initFiles struct {
+	listen, statusW, goR *os.File // sbinit.ListenFd, StatusFd, GoFd
+	statusR, goW, log    *os.File
+}
+
+func openInitFiles(s *sandbox) (_ *initFiles, err error) {
+	f := &initFiles{}
+	defer func() {
+		if err != nil {
+			f.closeChildEnds()
+			f.close()
+		}
+	}()
+	if f.listen, err = bindControl(s.sock); err != nil {
+		return nil, err
+	}
+	if f.statusR, f.statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	if f.goR, f.goW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: go pipe: %w", err)
+	}
+	f.log, err = os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: init log: %w", err)
+	}
+	return f, nil
+}
+
+func (f *initFiles) closeChildEnds() {
+	for _, x := range []*os.File{f.listen, f.statusW, f.goR} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
+func (f *initFiles) close() {
+	for _, x := range []*os.File{f.statusR, f.goW, f.log} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
+// initCmd is the command that starts the sandbox's init in its new
+// namespaces.
+func (m *Manager) initCmd(s *sandbox, f *initFiles, key string) (*exec.Cmd, error) {
+	md := &s.meta
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
+		UID: sandboxUID, GID: sandboxUID, Seccomp: filter, Key: key}
+	if md.HostBase {
+		cfg.Binds = m.binds
+	}
+	raw, _ := json.Marshal(cfg)
+	base := int(md.IDMapBase)
+	return &exec.Cmd{
+		Path: m.init.execPath(),
+		Args: []string{InitBinaryName, s.id},
+		// One P, a small heap target, freed memory returned at once and no
+		// heap profiling: init is idle most of its life.
+		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
+		Stdout:     f.log,
+		Stderr:     f.log,
+		ExtraFiles: []*os.File{f.listen, f.statusW, f.goR}, // sbinit.ListenFd, StatusFd, GoFd
+		SysProcAttr: &syscall.SysProcAttr{
+			// No CLONE_NEWCGROUP here: init is not in its cgroups yet.
+			// Its spawner thread enters a cgroup namespace itself once
+			// it is (see sbinit.GoFd).
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
+			GidMappingsEnableSetgroups: true,
+			// Become the namespace's root (host uid IDMapBase).
+			Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
+			Setsid:     true,
+		},
+	}, nil
+}
+
+// initHandshake puts a started init (host pid) into the sandbox's cgroups,
+// its spawner thread into the commands' one, lets it go on and waits for
+// it to report ready.
+func (m *Manager) initHandshake(ctx context.Context, s *sandbox, pid int, f *initFiles) error {
+	if err := m.cg.add(s.id, pid); err != nil {
+		return err
+	}
+	if err := m.setNoFile(pid, s.meta.NoFile); err != nil {
+		return err
+	}
+	// init itself should be the last thing the OOM killer picks; it resets
+	// the score of each command it starts.
+	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-900"), 0)
+	st := newInitStatus(ctx, f.statusR, filepath.Join(s.dir, "init.log"))
+	defer st.close()
+	nsTid, err := st.spawnerTid()
+	if err != nil {
+		return err
+	}
+	tid, err := hostTid(pid, nsTid)
+	if err != nil {
+		return err
+	}
+	if err := m.cg.addThread(s.id, tid); err != nil {
+		return err
+	}
+	if _, err := f.goW.Write([]byte("g")); err != nil {
+		return fmt.Errorf("sandbox: init go-ahead: %w", err)
+	}
+	return st.ready()
+}
+
 // hostTid maps a thread id inside init's pid namespace to the host's.
 func hostTid(pid, nsTid int) (int, error) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
@@ -199,42 +256,6 @@ func hostTid(pid, nsTid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("sandbox: init spawner thread %d not found", nsTid)
-}
-
-// waitReady waits for init's "ok <tid>" and returns the spawner's tid.
-func waitReady(ctx context.Context, r *os.File, logPath string) (int, error) {
-	ch := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, 4096))
-		ch <- string(b)
-	}()
-	t := time.NewTimer(initReadyTimeout)
-	defer t.Stop()
-	select {
-	case st := <-ch:
-		if v, ok := strings.CutPrefix(st, "ok "); ok {
-			tid, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return 0, fmt.Errorf("sandbox: init: bad ready message %q", st)
-			}
-			return tid, nil
-		}
-		msg := strings.TrimSpace(strings.TrimPrefix(st, "error: "))
-		if msg == "" {
-			msg = "init exited during setup"
-			if b, err := os.ReadFile(logPath); err == nil && len(b) > 0 {
-				if len(b) > 2000 {
-					b = b[len(b)-2000:]
-				}
-				msg += ": " + strings.TrimSpace(string(b))
-			}
-		}
-		return 0, fmt.Errorf("sandbox: init: %s", msg)
-	case <-t.C:
-		return 0, errors.New("sandbox: init did not become ready")
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 }
 
 func openPidfd(pid int) (*os.File, error) {

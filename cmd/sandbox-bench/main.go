@@ -175,9 +175,11 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 	report("resume", resume)
 	m.Terminate(ctx, in.ID)
 
-	if err := aliveTest(ctx, m, alive); err != nil {
+	mem, err := aliveTest(ctx, m, alive)
+	if err != nil {
 		return err
 	}
+	checkTargets(median(createFirst), median(warm), mem, alive)
 	if bwrap {
 		if err := bwrapCompare(n, median(createFirst), median(warm)); err != nil {
 			fmt.Println("bwrap comparison skipped:", err)
@@ -192,16 +194,16 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 // counts everything: kernel objects for the namespaces, mounts and cgroups,
 // page tables, the inits and this Manager's own per-sandbox state), the
 // inits' proportional set size, and the sandboxes' cgroup memory usage.
-func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
+func aliveTest(ctx context.Context, m *sandbox.Manager, count int) (aliveMem, error) {
 	debug.FreeOSMemory()
 	dropCaches()
-	before, mi0 := memAvailable(), meminfo()
+	before, mi0, o0 := memAvailable(), meminfo(), othersUsage()
 	t0 := time.Now()
 	var ids []string
 	for i := 0; i < count; i++ {
 		in, err := m.Create(ctx, sandbox.Spec{})
 		if err != nil {
-			return fmt.Errorf("sandbox %d: %w", i, err)
+			return aliveMem{}, fmt.Errorf("sandbox %d: %w", i, err)
 		}
 		ids = append(ids, in.ID)
 	}
@@ -209,13 +211,13 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
 	// Every one answers.
 	for _, id := range ids {
 		if r, err := m.Run(ctx, id, sandbox.ExecRequest{Cmd: []string{"true"}}); err != nil || r.ExitCode != 0 {
-			return fmt.Errorf("sandbox %s: %v", id, err)
+			return aliveMem{}, fmt.Errorf("sandbox %s: %v", id, err)
 		}
 	}
 	time.Sleep(2 * time.Second)
 	debug.FreeOSMemory()
 	dropCaches()
-	after, mi1 := memAvailable(), meminfo()
+	after, mi1, o1 := memAvailable(), meminfo(), othersUsage()
 	var pss, rss, cg int64
 	for _, id := range ids {
 		u, _ := m.Stats(ctx, id)
@@ -238,6 +240,18 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, float64(mi1[k]-mi0[k])/float64(c)))
 	}
 	fmt.Printf("    of which (KiB per sandbox, /proc/meminfo deltas): %s\n", strings.Join(parts, ", "))
+	mem := aliveMem{availKiB: float64(before-after) / float64(c) / 1024}
+	corr := correctedDeltas(mi0, mi1, o0, o1, c)
+	parts = parts[:0]
+	for _, k := range memTargetFields {
+		mem.rawKiB += float64(mi1[k]-mi0[k]) / float64(c)
+		mem.sumKiB += corr[k]
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, corr[k]))
+	}
+	fmt.Printf("  host memory per idle sandbox:        %7.0f KiB  (%s deltas; %.0f KiB before taking out\n",
+		mem.sumKiB, strings.Join(memTargetFields, " + "), mem.rawKiB)
+	fmt.Printf("    corrected by field: %s; meanwhile others' anon %+d MiB, %+d threads)\n",
+		strings.Join(parts, ", "), (o1.anonKiB-o0.anonKiB)/1024, o1.threads-o0.threads)
 	fmt.Printf("  init PSS per sandbox:                %7.0f KiB  (RSS %0.f KiB, shared binary text counted once in PSS; %d inits, %.1f threads each)\n",
 		float64(pss)/float64(c)/1024, float64(rss)/float64(c)/1024, len(pids), float64(threads)/float64(max(len(pids), 1)))
 	fmt.Printf("  cgroup memory usage per sandbox:     %7.0f KiB  (memory.usage_in_bytes/current, includes kernel memory charged to the cgroup)\n", float64(cg)/float64(c)/1024)
@@ -246,7 +260,40 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int) error {
 		m.Terminate(ctx, id)
 	}
 	fmt.Printf("  terminated all in %v\n", time.Since(t1).Round(time.Millisecond))
-	return nil
+	return mem, nil
+}
+
+// memTargetFields are the /proc/meminfo fields whose deltas make up the
+// per-sandbox memory figure the target is stated in.
+var memTargetFields = []string{"AnonPages", "Slab", "KernelStack", "PageTables"}
+
+// aliveMem is host memory per idle sandbox, in KiB.
+type aliveMem struct {
+	availKiB float64 // MemAvailable drop
+	rawKiB   float64 // sum of the memTargetFields deltas
+	sumKiB   float64 // the same without the other processes' changes
+}
+
+// Targets of the local runtime (README, issue 9).
+const (
+	targetCreateFirst = 20 * time.Millisecond
+	targetWarmExec    = 2 * time.Millisecond
+	targetMemKiB      = 1536
+)
+
+// checkTargets prints each headline figure against its target.
+func checkTargets(createFirst, warm time.Duration, mem aliveMem, alive int) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "meets target"
+		}
+		return "MISSES target"
+	}
+	fmt.Println("\ntargets")
+	fmt.Printf("  create -> first output p50 %8s  <= %v: %s\n", fmtDur(createFirst), targetCreateFirst, verdict(createFirst <= targetCreateFirst))
+	fmt.Printf("  warm exec (echo to exit) p50 %6s  <= %v: %s\n", fmtDur(warm), targetWarmExec, verdict(warm <= targetWarmExec))
+	fmt.Printf("  memory per idle sandbox at %d alive %.0f KiB  <= %d KiB: %s  (raw deltas %.0f KiB, MemAvailable drop %.0f KiB)\n",
+		alive, mem.sumKiB, targetMemKiB, verdict(mem.sumKiB <= targetMemKiB), mem.rawKiB, mem.availKiB)
 }
 
 func bwrapCompare(n int, oursCold, oursWarm time.Duration) error {

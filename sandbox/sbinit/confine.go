@@ -7,10 +7,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// confineThread applies no_new_privs, landlock (best effort) and the
-// seccomp filter to the calling OS thread; processes forked from it inherit
-// all three.
+// confineThread puts the calling OS thread into a new cgroup namespace
+// and applies no_new_privs, landlock (best effort) and the seccomp filter to
+// it; processes forked from it inherit all four. The host has moved the
+// thread into the commands' cgroup, which so becomes the root of the
+// commands' view: /proc/self/cgroup shows "/" instead of host paths.
 func confineThread(filter []unix.SockFilter) error {
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return wrap("cgroup namespace", err)
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return wrap("no_new_privs", err)
 	}

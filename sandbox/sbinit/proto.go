@@ -35,6 +35,8 @@ type Exit struct {
 
 // Reply is sent by init to the host.
 type Reply struct {
+	// Hello is the first frame on every connection: Config.Key.
+	Hello string `json:"hello,omitempty"`
 	Pid   int    `json:"pid,omitempty"`
 	Exit  *Exit  `json:"exit,omitempty"`
 	Error string `json:"error,omitempty"`

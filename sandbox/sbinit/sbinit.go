@@ -27,7 +27,7 @@ import (
 
 // Version is the version of the Config and wire protocol. The host checks
 // that the init binary it runs speaks the same one.
-const Version = 2
+const Version = 3
 
 // Environment variables the host sets.
 const (
@@ -41,8 +41,18 @@ const (
 
 // Fds passed to init by the host.
 const (
-	ListenFd = 3 // unix listener for exec requests
-	StatusFd = 4 // pipe: init writes "ok <spawner tid>" or "error: ...", then closes
+	// ListenFd is a bound unix stream socket for exec requests. Init calls
+	// listen() on it, so that the kernel reports init, not the host, as
+	// the peer of every connection the host makes (SO_PEERCRED).
+	ListenFd = 3
+	// StatusFd is a pipe on which init writes "tid <spawner tid>" (the
+	// host then moves that thread into the commands' cgroup), then "ok"
+	// or "error: ..." at any point, then closes it.
+	StatusFd = 4
+	// GoFd is a pipe from which init reads one byte, "g", once the host
+	// has moved the spawner thread: only then does the spawner enter its
+	// own cgroup namespace, rooted at the commands' cgroup.
+	GoFd = 5
 )
 
 // ProcName is the name (comm) init gives its main thread, so that it shows
@@ -66,6 +76,11 @@ type Config struct {
 	// Seccomp is the commands' seccomp filter: classic BPF instructions
 	// (struct sock_filter, 8 bytes each, native byte order). Required.
 	Seccomp []byte `json:"seccomp"`
+	// Key is a secret of this init's life, which it sends first on every
+	// connection it accepts: the host sends a request only to a peer that
+	// knows it, so that even a process holding a leaked listener fd could
+	// not receive one. Required.
+	Key string `json:"key"`
 }
 
 // EncodeFilter packs BPF instructions as Config.Seccomp expects them.
@@ -107,6 +122,8 @@ func MaybeRun() {
 	if !ok {
 		return
 	}
+	setName(ProcName) // first: still on the main thread, whose name is the process's
+	sealFds()
 	status := os.NewFile(StatusFd, "status")
 	err := run(v, status)
 	status.WriteString("error: " + err.Error() + "\n")
@@ -116,7 +133,6 @@ func MaybeRun() {
 // run sets the sandbox up, reports readiness and serves exec requests until
 // the sandbox is killed. It returns only on a setup error.
 func run(raw string, status *os.File) error {
-	setName(ProcName)
 	var cfg Config
 	if err := decodeConfig([]byte(raw), &cfg); err != nil {
 		return errors.New("decode config: " + err.Error())
@@ -131,7 +147,42 @@ func run(raw string, status *os.File) error {
 	if err != nil {
 		return err
 	}
-	if err := setupRootfs(&cfg); err != nil {
+	if len(cfg.Key) < 32 {
+		return errors.New("config has no key")
+	}
+	srv := newServer(cfg.UID, cfg.GID)
+	srv.hostUID, srv.hostGID = overflowIDs()
+	srv.key = cfg.Key
+	// The host moves the spawner thread (whose children are the commands)
+	// into the sandbox's "user" cgroup while init builds the sandbox.
+	tid, confine := srv.startSpawner(filter)
+	if _, err := status.WriteString("tid " + strconv.Itoa(tid) + "\n"); err != nil {
+		return err
+	}
+	if err := setup(&cfg); err != nil {
+		return err
+	}
+	if err := awaitGo(os.NewFile(GoFd, "go")); err != nil {
+		return err
+	}
+	if err := confine(); err != nil {
+		return err
+	}
+	if _, err := status.WriteString("ok\n"); err != nil {
+		return err
+	}
+	status.Close()
+	cfg, filter = Config{}, nil
+	// Setup garbage goes back to the kernel once init is idle, not now:
+	// the first exec usually follows at once.
+	srv.end()
+	return srv.serve(os.NewFile(ListenFd, "listener"))
+}
+
+// setup builds the sandbox from the inside: root filesystem, hostname,
+// loopback, and the control socket's listen.
+func setup(cfg *Config) error {
+	if err := setupRootfs(cfg); err != nil {
 		return err
 	}
 	if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
@@ -144,26 +195,23 @@ func run(raw string, status *os.File) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return wrap("set non-dumpable", err)
 	}
+	if err := unix.Listen(ListenFd, 1024); err != nil {
+		return wrap("listen", err)
+	}
 	if err := unix.SetNonblock(ListenFd, true); err != nil {
 		return wrap("listener", err)
 	}
-	ln := os.NewFile(ListenFd, "listener")
-	srv := newServer(cfg.UID, cfg.GID)
-	tid, err := srv.startSpawner(filter)
-	if err != nil {
-		return err
+	return nil
+}
+
+// awaitGo waits for the host's go-ahead byte on f and closes f.
+func awaitGo(f *os.File) error {
+	defer f.Close()
+	var b [1]byte
+	if n, err := f.Read(b[:]); n != 1 || b[0] != 'g' {
+		return wrap("wait for the host", errors.Join(err, errors.New("no go-ahead")))
 	}
-	// The host moves the spawner thread (whose children are the commands)
-	// into the sandbox's "user" cgroup.
-	if _, err := status.WriteString("ok " + strconv.Itoa(tid) + "\n"); err != nil {
-		return err
-	}
-	status.Close()
-	cfg, filter = Config{}, nil
-	// Setup garbage goes back to the kernel once init is idle, not now:
-	// the first exec usually follows at once.
-	srv.end()
-	return srv.serve(ln)
+	return nil
 }
 
 func wrap(op string, err error) error {

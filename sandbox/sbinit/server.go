@@ -31,8 +31,12 @@ const (
 // wait4(WNOHANG).
 type server struct {
 	uid, gid int
-	spawn    chan *spawnReq
-	trim     *time.Timer
+	// hostUID and hostGID are how the host's Manager appears here: the
+	// overflow ids (see checkPeer).
+	hostUID, hostGID uint32
+	key              string // Config.Key
+	spawn            chan *spawnReq
+	trim             *time.Timer
 
 	mu       sync.Mutex
 	waiters  map[int]chan unix.WaitStatus // pid -> exit status
@@ -63,17 +67,23 @@ func newServer(uid, gid int) *server {
 }
 
 // startSpawner starts the goroutine, locked to its own OS thread, from which
-// every sandbox command is forked. That thread, and so every command, has
-// no_new_privs, a landlock domain and the seccomp filter; init's other
-// threads do not need them. As it is locked with runtime.LockOSThread, the
-// runtime never clones new threads from it but from its template thread:
-// they stay unconfined and out of the commands' pids cgroup, so a fork
-// bomb at the pids limit cannot keep init from starting a thread.
-func (s *server) startSpawner(filter []unix.SockFilter) (tid int, err error) {
+// every sandbox command is forked, and returns that thread's id and a
+// function that confines it (call it once the host has moved the thread
+// into the commands' cgroup). That thread, and so every command, gets its
+// own cgroup namespace, no_new_privs, a landlock domain and the seccomp
+// filter; init's other threads do not need them. As it is locked with
+// runtime.LockOSThread, the runtime never clones new threads from it but
+// from its template thread: they stay unconfined and out of the commands'
+// pids cgroup, so a fork bomb at the pids limit cannot keep init from
+// starting a thread.
+func (s *server) startSpawner(filter []unix.SockFilter) (tid int, confine func() error) {
+	tids := make(chan int, 1)
+	next := make(chan struct{})
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		tid = unix.Gettid()
+		tids <- unix.Gettid()
+		<-next
 		if err := confineThread(filter); err != nil {
 			ready <- err
 			return
@@ -81,8 +91,10 @@ func (s *server) startSpawner(filter []unix.SockFilter) (tid int, err error) {
 		ready <- nil
 		s.spawnLoop()
 	}()
-	err = <-ready
-	return tid, err
+	return <-tids, func() error {
+		close(next)
+		return <-ready
+	}
 }
 
 // spawnLoop forks the commands, on the calling (confined) thread.
@@ -93,6 +105,9 @@ func (s *server) spawnLoop() {
 		attr := &syscall.ProcAttr{Dir: r.dir, Env: r.env, Files: r.files,
 			Sys: &syscall.SysProcAttr{Setsid: true, Credential: cred, PidFD: &r.pidfd}}
 		s.mu.Lock()
+		// Belt and braces: whatever opened an fd without close-on-exec
+		// since the last fork, it does not reach the command.
+		cloexecAbove2()
 		r.pid, r.err = syscall.ForkExec(r.path, r.argv, attr)
 		if r.err == nil {
 			s.waiters[r.pid] = r.state
@@ -182,6 +197,8 @@ func (s *server) serve(ln *os.File) error {
 			return err
 		}
 		switch {
+		case aerr == nil && s.checkPeer(nfd) != nil:
+			unix.Close(nfd) // not the host: no answer at all
 		case aerr == nil:
 			go s.handle(os.NewFile(uintptr(nfd), "conn"))
 		case aerr == unix.EBADF || aerr == unix.EINVAL || aerr == unix.ENOTSOCK:
@@ -194,6 +211,9 @@ func (s *server) serve(ln *os.File) error {
 
 func (s *server) handle(c *os.File) {
 	defer c.Close()
+	if writeFrame(c, Reply{Hello: s.key}) != nil {
+		return
+	}
 	var req Request
 	fds, err := readFrame(c, &req)
 	if err != nil {

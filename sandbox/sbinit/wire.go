@@ -333,6 +333,8 @@ func decodeConfig(b []byte, c *Config) error {
 			c.UID = int(d.int())
 		case "gid":
 			c.GID = int(d.int())
+		case "key":
+			c.Key = d.str()
 		case "seccomp":
 			s := d.str()
 			var err error
@@ -354,7 +356,12 @@ func (r *Reply) appendJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 	}
+	if r.Hello != "" {
+		b = append(b, `"hello":`...)
+		b = appendString(b, r.Hello)
+	}
 	if r.Pid != 0 {
+		sep()
 		b = append(b, `"pid":`...)
 		b = strconv.AppendInt(b, int64(r.Pid), 10)
 	}

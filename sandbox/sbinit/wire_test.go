@@ -45,7 +45,7 @@ func TestRequestDecode(t *testing.T) {
 
 func TestConfigDecode(t *testing.T) {
 	want := Config{Version: Version, Rootfs: "/run/x/sb_1", Hostname: "h-1", UID: 1000, GID: 1000,
-		Binds: []Bind{{Src: "/usr", Dst: "/usr"}, {Src: "/etc/ssl", Dst: "/etc/ssl"}}, Seccomp: []byte{1, 2, 3, 4, 5, 6, 7, 8}}
+		Binds: []Bind{{Src: "/usr", Dst: "/usr"}, {Src: "/etc/ssl", Dst: "/etc/ssl"}}, Seccomp: []byte{1, 2, 3, 4, 5, 6, 7, 8}, Key: "0123456789abcdef0123456789abcdef"}
 	b, _ := json.Marshal(want)
 	var got Config
 	if err := decodeConfig(b, &got); err != nil || !reflect.DeepEqual(got, want) {
@@ -55,7 +55,7 @@ func TestConfigDecode(t *testing.T) {
 
 func TestReplyEncode(t *testing.T) {
 	for _, s := range append(tricky, "bad \xff\xfe utf-8 \xe2\x82") {
-		for _, r := range []Reply{{}, {Pid: 7}, {Error: s, NotFound: true}, {Exit: &Exit{Code: 137, Signal: s, TimedOut: true}}, {Exit: &Exit{}}} {
+		for _, r := range []Reply{{}, {Pid: 7}, {Error: s, NotFound: true}, {Exit: &Exit{Code: 137, Signal: s, TimedOut: true}}, {Exit: &Exit{}}, {Hello: s}, {Hello: "k", Pid: 3}} {
 			got := r.appendJSON(nil)
 			want, _ := json.Marshal(r)
 			var a, b Reply
