@@ -53,6 +53,7 @@ func startFloodServer(t *testing.T) *floodServer {
 	}
 	fs := &floodServer{cmd: cmd}
 	t.Cleanup(func() {
+		fs.terminateAll(t) // sandboxes outlive the server by design; the test's must not
 		cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -98,6 +99,36 @@ func (fs *floodServer) rss(t *testing.T) int64 {
 	}
 	t.Fatal("no VmRSS")
 	return 0
+}
+
+// terminateAll terminates every sandbox of the server, so no init
+// outlives the test and its temp dir.
+func (fs *floodServer) terminateAll(t *testing.T) {
+	if fs.token == "" {
+		return
+	}
+	req, _ := http.NewRequest("GET", fs.url+"/api/v1/sandboxes", nil)
+	req.Header.Set("Authorization", "Bearer "+fs.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("list sandboxes: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	var list struct{ Items []struct{ ID string } }
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Errorf("list sandboxes: %v", err)
+		return
+	}
+	for _, sb := range list.Items {
+		req, _ := http.NewRequest("DELETE", fs.url+"/api/v1/sandboxes/"+sb.ID, nil)
+		req.Header.Set("Authorization", "Bearer "+fs.token)
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
+			t.Errorf("terminate sandbox %s: %v %v", sb.ID, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
 }
 
 // post sends JSON with the admin token.

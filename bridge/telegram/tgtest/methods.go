@@ -45,20 +45,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	if aerr == nil {
-		if method == "getUpdates" {
-			result, aerr = s.getUpdates(r, p)
-		} else {
-			s.mu.Lock()
-			result, aerr = s.method(method, p, ct)
-			s.mu.Unlock()
-		}
+	if aerr == nil && method == "getUpdates" {
+		result, aerr = s.getUpdates(r, p)
+	}
+	s.mu.Lock()
+	if aerr == nil && method != "getUpdates" {
+		// the effect and its call record in one critical section, so a
+		// test that saw the effect (WaitSent) also sees the call
+		result, aerr = s.method(method, p, ct)
 	}
 	call.Status = http.StatusOK
 	if aerr != nil {
 		call.Status = aerr.code
 	}
-	s.mu.Lock()
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
 	reply(w, result, aerr)
