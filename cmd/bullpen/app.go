@@ -36,6 +36,8 @@ type Main struct {
 	Demo bool
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
 	SandboxTimes SandboxTimes
+	// Auth limits failed authentication per client address.
+	Auth AuthLimits
 
 	Logger *slog.Logger
 	Stdout io.Writer
@@ -75,12 +77,16 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
 	m.SandboxTimes.flags(fs)
+	m.Auth.flags(fs)
 	checkSandboxFlags := m.sandboxFlags(fs)
 	fs.BoolVar(&m.SharedDatabase, "shared-database", envOr("BULLPEN_SHARED_DATABASE", "off") == "on", "several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE=on)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := m.SandboxTimes.check(); err != nil {
+		return err
+	}
+	if err := m.Auth.check(); err != nil {
 		return err
 	}
 	if err := checkSandboxFlags(); err != nil {
@@ -128,7 +134,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openTelegram(ctx); err != nil {
 		return err
 	}
-	m.Server = web.New(web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
+	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
+	m.Auth.apply(&wcfg)
+	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
