@@ -139,6 +139,7 @@ type Service struct {
 	off   *office.Office
 	db    *store.DB
 	cat   *Catalog
+	tools *Registry
 	log   *slog.Logger
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
@@ -181,6 +182,10 @@ func New(cfg Config) (*Service, error) {
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
 		modelSem: map[string]chan struct{}{}}
+	var err error
+	if s.tools, err = s.builtinTools(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
