@@ -144,6 +144,24 @@ func (s *Service) builtinTools() (*Registry, error) {
 // through Allowed, as the built-in runtime does.
 func (s *Service) Tools() *Registry { return s.tools }
 
+// ToolsFor returns the tools member may call: its role's allow-list, from
+// the registry, sorted by name. Only an active, unmuted agent has tools;
+// anyone else is EFORBIDDEN.
+func (s *Service) ToolsFor(ctx context.Context, member bullpen.Member) ([]*Tool, error) {
+	ag, err := s.db.Agent(ctx, member.ID)
+	if bullpen.IsCode(err, bullpen.ENOTFOUND) || (err == nil && (ag.State != store.AgentActive || member.Muted)) {
+		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "@%s is not an active agent: it has no tools", member.Handle)
+	}
+	if err != nil {
+		return nil, err
+	}
+	role, err := decodeRole(ag.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return s.tools.Offer(role.Tools), nil
+}
+
 // registerAll registers tools, stopping at the first error.
 func registerAll(r *Registry, tools ...Tool) error {
 	for _, t := range tools {

@@ -46,6 +46,9 @@ func TestToolsOfferedAreTheRolesAllowList(t *testing.T) {
 	reg := h.svc.Tools()
 	for handle, r := range roles {
 		want := slices.Sorted(slices.Values(r.Tools))
+		if got := toolsFor(t, h, handle); !slices.Equal(got, want) {
+			t.Errorf("ToolsFor(@%s) = %v, want its allow-list %v", handle, got, want)
+		}
 		var got []string
 		for _, tl := range offered[handle] {
 			got = append(got, tl.Name)
@@ -161,5 +164,37 @@ func TestRegistryRegisterRejects(t *testing.T) {
 	}
 	if !slices.Equal(r.Names(), []string{"x"}) {
 		t.Errorf("names after rejected registrations = %v", r.Names())
+	}
+}
+
+// toolsFor is the names ToolsFor returns for the member handle.
+func toolsFor(t *testing.T, h *harness, handle string) []string {
+	t.Helper()
+	ms, err := h.off.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Handle == handle {
+			tools, err := h.svc.ToolsFor(context.Background(), m)
+			if err != nil {
+				t.Fatalf("ToolsFor(@%s): %v", handle, err)
+			}
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.Name)
+			}
+			return names
+		}
+	}
+	t.Fatalf("no member @%s", handle)
+	return nil
+}
+
+// A human has no agent tools to list.
+func TestToolsForHumanIsForbidden(t *testing.T) {
+	h := newHarness(t, store.SQLite, nil, nil)
+	if tools, err := h.svc.ToolsFor(context.Background(), h.admin); !bullpen.IsCode(err, bullpen.EFORBIDDEN) || tools != nil {
+		t.Errorf("ToolsFor(human) = %v, %v; want EFORBIDDEN", tools, err)
 	}
 }
