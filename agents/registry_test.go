@@ -129,7 +129,7 @@ func TestCallOutsideAllowListIsRefused(t *testing.T) {
 	var state string
 	for _, ev := range h.events(since) {
 		if ev.Type == EventToolFinished {
-			var p toolPayload
+			var p struct{ Tool, State string }
 			json.Unmarshal(ev.Payload, &p)
 			if p.Tool == ToolWikiWrite {
 				state = p.State
