@@ -206,6 +206,11 @@ func (w *memWiki) WritePage(ctx context.Context, actor bullpen.Member, title, bo
 	return p, nil
 }
 
+// Write seeds a page, as WritePage does (tests that set up a wiki call it).
+func (w *memWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int) (bullpen.WikiPage, error) {
+	return w.WritePage(ctx, actor, title, body, base)
+}
+
 // fakeBox is a Sandboxes that answers commands from a table.
 type fakeBox struct {
 	mu    sync.Mutex
