@@ -139,22 +139,25 @@ func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) err
 
 // runApprovedCall runs one approved call under its journal key.
 func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a *Approval) (toolOutcome, error) {
-	def := toolByName(a.Tool)
+	def := s.tools.Lookup(a.Tool) // registered only when its backend is configured
 	switch {
-	case def == nil || (def.needs == needsSandbox && s.cfg.Sandboxes == nil) || (def.needs == needsWiki && s.cfg.Wiki == nil):
+	case def == nil:
 		return toolOutcome{Out: "error: tool " + a.Tool + " is not available", State: "error"}, nil
 	case e.j.has("s" + key):
 		return toolOutcome{Out: interruptedExec, State: "error"}, nil
 	}
-	if def.name == ToolSandboxExec {
+	if def.Outside {
 		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
 			return toolOutcome{}, err
 		}
 	}
 	s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
 	e.callKey = key
-	out, err := def.run(ctx, e, json.RawMessage(a.Arguments))
+	out, err := def.Run(ctx, e.newCall(json.RawMessage(a.Arguments)))
 	e.callKey = ""
+	if err == nil && a.Tool == ToolPostMessage {
+		e.posted++
+	}
 	if ctx.Err() != nil {
 		return toolOutcome{}, ctx.Err()
 	}

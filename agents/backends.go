@@ -7,28 +7,17 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// Wiki is what agents need of the wiki. Actor is the agent, so every
-// revision is attributed to it. Package wiki provides it; nil leaves the
-// wiki tools out.
+// Wiki is what agents need of the wiki, in the wiki's own types. Actor is
+// the agent, so every revision is attributed to it. *wiki.Wiki provides
+// it (and WikiTx); nil leaves the wiki tools out.
 type Wiki interface {
-	Search(ctx context.Context, actor bullpen.Member, query string, limit int) ([]WikiHit, error)
-	Read(ctx context.Context, actor bullpen.Member, title string) (WikiPage, error)
-	// Write saves a page. baseRevision names the revision the text edits
-	// (0 for a new page); a stale one is ECONFLICT.
-	Write(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int64) (WikiPage, error)
-}
-
-// WikiHit is one search result.
-type WikiHit struct {
-	Title   string `json:"title"`
-	Snippet string `json:"snippet"`
-}
-
-// WikiPage is a page at one revision.
-type WikiPage struct {
-	Title    string `json:"title"`
-	Body     string `json:"body"`
-	Revision int64  `json:"revision"`
+	// SearchPages returns at most limit pages matching query, best first.
+	SearchPages(ctx context.Context, actor bullpen.Member, query string, limit int) ([]bullpen.WikiSearchHit, error)
+	// ReadPage returns the current revision of a page named by slug or title.
+	ReadPage(ctx context.Context, actor bullpen.Member, page string) (bullpen.WikiPage, error)
+	// WritePage saves a page. baseRevision names the revision the text
+	// edits (0 for a new page); a stale one is ECONFLICT.
+	WritePage(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int) (bullpen.WikiPage, error)
 }
 
 // Sandboxes gives each agent its own persistent sandbox, created from the

@@ -26,14 +26,14 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		e.replayed(c.Name, o)
 		return o.Out, o.State == "error"
 	}
-	def := e.tools[c.Name]
+	def, refused := s.tools.Allowed(e.role.Tools, c.Name)
 	args := c.Arguments
 	if !json.Valid(args) {
 		args = json.RawMessage(`{}`)
 	}
 	interrupted := e.j.has("s" + key)
 	reason := s.needsApproval(e, def, c)
-	runsNow := def != nil && def.name == ToolSandboxExec && !interrupted && reason == ""
+	runsNow := def != nil && def.Outside && !interrupted && reason == ""
 	rec, err := s.toolStarted(ctx, e, c, args, key, runsNow)
 	if err != nil {
 		return "internal error recording the call", true
@@ -44,8 +44,8 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 	)
 	e.callKey = key
 	switch {
-	case def == nil:
-		err = bullpen.Errorf(bullpen.EFORBIDDEN, "tool %q is not available to you; use one of the tools you were given", c.Name)
+	case refused != nil:
+		err = refused
 	case interrupted:
 		state, out = "error", interruptedExec
 	case reason != "":
@@ -54,8 +54,11 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 	default:
 		s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: c.Name, TurnID: e.turn.ID})
 		tctx, cancel := context.WithDeadline(ctx, earliest(s.cfg.Now().Add(toolTimeout), e.deadline))
-		out, err = def.run(tctx, e, args)
+		out, err = def.Run(tctx, e.newCall(args))
 		cancel()
+		if err == nil && c.Name == ToolPostMessage {
+			e.posted++
+		}
 	}
 	e.callKey = ""
 	if s.afterTool != nil {
@@ -90,17 +93,29 @@ func earliest(a, b time.Time) time.Time {
 	return b
 }
 
-func (s *Service) needsApproval(e *turnEnv, def *toolDef, c llm.ToolCall) string {
+func (s *Service) needsApproval(e *turnEnv, def *Tool, c llm.ToolCall) string {
 	if def == nil {
 		return ""
 	}
 	if slices.Contains(e.role.Approvals, c.Name) {
 		return "the role requires approval for " + c.Name
 	}
-	if def.sensitive != nil {
-		return def.sensitive(e, c.Arguments)
+	if def.Approval != nil {
+		return def.Approval(e.newCall(c.Arguments))
 	}
 	return ""
+}
+
+// newCall is a tool call of this turn, made as the turn's agent. Inside a
+// journaled call (callKey set) it commits the call's outcome with the
+// tool's office effect.
+func (e *turnEnv) newCall(args json.RawMessage) *Call {
+	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, Args: args}
+	if e.j != nil && e.callKey != "" {
+		key := e.callKey
+		c.Commit = func(tx *store.Tx, out string) error { return e.j.record(tx, key, toolOutcome{Out: out, State: "ok"}) }
+	}
+	return c
 }
 
 // toolStarted records a call as running; mark also journals it as started

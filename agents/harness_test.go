@@ -157,20 +157,22 @@ func (h *harness) messages(since int64) []string {
 // memWiki is an in-memory Wiki.
 type memWiki struct {
 	mu    sync.Mutex
-	pages map[string]WikiPage
+	pages map[string]bullpen.WikiPage
 	by    map[string]string // title → author handle
 }
 
-func newMemWiki() *memWiki { return &memWiki{pages: map[string]WikiPage{}, by: map[string]string{}} }
+func newMemWiki() *memWiki {
+	return &memWiki{pages: map[string]bullpen.WikiPage{}, by: map[string]string{}}
+}
 
-func (w *memWiki) Search(ctx context.Context, actor bullpen.Member, q string, limit int) ([]WikiHit, error) {
+func (w *memWiki) SearchPages(ctx context.Context, actor bullpen.Member, q string, limit int) ([]bullpen.WikiSearchHit, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []WikiHit
+	var out []bullpen.WikiSearchHit
 	for _, p := range w.pages {
 		for _, word := range strings.Fields(strings.ToLower(q)) {
 			if len(word) > 3 && strings.Contains(strings.ToLower(p.Title+" "+p.Body), word) {
-				out = append(out, WikiHit{Title: p.Title, Snippet: clip(p.Body, 100)})
+				out = append(out, bullpen.WikiSearchHit{Title: p.Title, Snippet: clip(p.Body, 100)})
 				break
 			}
 		}
@@ -181,7 +183,7 @@ func (w *memWiki) Search(ctx context.Context, actor bullpen.Member, q string, li
 	return out, nil
 }
 
-func (w *memWiki) Read(ctx context.Context, actor bullpen.Member, title string) (WikiPage, error) {
+func (w *memWiki) ReadPage(ctx context.Context, actor bullpen.Member, title string) (bullpen.WikiPage, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p, ok := w.pages[title]
@@ -191,17 +193,22 @@ func (w *memWiki) Read(ctx context.Context, actor bullpen.Member, title string) 
 	return p, nil
 }
 
-func (w *memWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int64) (WikiPage, error) {
+func (w *memWiki) WritePage(ctx context.Context, actor bullpen.Member, title, body string, base int) (bullpen.WikiPage, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p := w.pages[title]
 	if p.Revision != base {
 		return p, bullpen.Errorf(bullpen.ECONFLICT, "page %q is at revision %d, not %d", title, p.Revision, base)
 	}
-	p = WikiPage{Title: title, Body: body, Revision: p.Revision + 1}
+	p = bullpen.WikiPage{Title: title, Body: body, Revision: p.Revision + 1}
 	w.pages[title] = p
 	w.by[title] = actor.Handle
 	return p, nil
+}
+
+// Write seeds a page, as WritePage does (tests that set up a wiki call it).
+func (w *memWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int) (bullpen.WikiPage, error) {
+	return w.WritePage(ctx, actor, title, body, base)
 }
 
 // fakeBox is a Sandboxes that answers commands from a table.

@@ -79,20 +79,14 @@ func (s *Service) handles(ctx context.Context) map[int64]string {
 	return out
 }
 
-// toolsFor returns the tools a role may use that have a backend here,
-// sorted by name, as definitions and as the model sees them.
-func (s *Service) toolsFor(role Role) (map[string]*toolDef, []llm.Tool) {
-	defs := map[string]*toolDef{}
+// toolsFor returns the registered tools a role's allow-list names, sorted
+// by name, by name and as the model sees them.
+func (s *Service) toolsFor(role Role) (map[string]*Tool, []llm.Tool) {
+	defs := map[string]*Tool{}
 	var out []llm.Tool
-	names := slices.Clone(role.Tools)
-	slices.Sort(names)
-	for _, n := range names {
-		t := toolByName(n)
-		if t == nil || (t.needs == needsWiki && s.cfg.Wiki == nil) || (t.needs == needsSandbox && s.cfg.Sandboxes == nil) {
-			continue
-		}
-		defs[n] = t
-		out = append(out, t.llmTool())
+	for _, t := range s.tools.Offer(role.Tools) {
+		defs[t.Name] = t
+		out = append(out, t.LLM())
 	}
 	return defs, out
 }
@@ -155,7 +149,7 @@ func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger
 		}
 	}
 	if e.tools[ToolWikiSearch] != nil && len(query) > 0 {
-		hits, err := s.cfg.Wiki.Search(ctx, e.agent, clip(strings.Join(query, " "), 300), s.cfg.WikiHits)
+		hits, err := s.cfg.Wiki.SearchPages(ctx, e.agent, clip(strings.Join(query, " "), 300), s.cfg.WikiHits)
 		if err == nil && len(hits) > 0 {
 			b.WriteString("\n## Wiki pages that may help\n")
 			for _, h := range hits {

@@ -167,7 +167,7 @@ func TestResumeAfterCrashWritesWikiOnce(t *testing.T) {
 			w.db = h.db
 			h.start()
 			h.waitIdle()
-			if page, _ := h.wiki.Read(context.Background(), h.admin, "Plan"); page.Revision != 1 || w.writes() != 1 {
+			if page, _ := h.wiki.ReadPage(context.Background(), h.admin, "Plan"); page.Revision != 1 || w.writes() != 1 {
 				t.Errorf("page at revision %d after %d writes, want revision 1 written once", page.Revision, w.writes())
 			}
 			if _, steps0, last := p2.stats(); steps0 != 0 || !strings.Contains(last, `"revision":1`) {
@@ -186,17 +186,17 @@ type txWiki struct {
 	n  int
 }
 
-func (w *txWiki) WriteWith(ctx context.Context, actor bullpen.Member, title, body string, base int64,
-	fn func(tx *store.Tx, p WikiPage) error) (WikiPage, error) {
-	p := WikiPage{Title: title, Body: body, Revision: base + 1}
+func (w *txWiki) WritePageWith(ctx context.Context, actor bullpen.Member, title, body string, base int,
+	fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
+	p := bullpen.WikiPage{Title: title, Body: body, Revision: base + 1}
 	_, err := w.db.Write(ctx, func(tx *store.Tx) error { return fn(tx, p) })
 	if err != nil {
-		return WikiPage{}, err
+		return bullpen.WikiPage{}, err
 	}
 	w.mu.Lock()
 	w.n++
 	w.mu.Unlock()
-	return w.memWiki.Write(ctx, actor, title, body, base)
+	return w.memWiki.WritePage(ctx, actor, title, body, base)
 }
 
 func (w *txWiki) writes() int {

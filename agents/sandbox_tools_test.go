@@ -13,31 +13,32 @@ import (
 // role's network, and with any network it needs an approval): the schema
 // offers none and a call that asks for one is refused before it runs.
 func TestSandboxExecHasNoNetworkSwitch(t *testing.T) {
-	var def *toolDef
-	for i := range toolDefs {
-		if toolDefs[i].name == ToolSandboxExec {
-			def = toolDefs[i]
-		}
+	box := newFakeBox()
+	s := &Service{cfg: Config{Sandboxes: box}}
+	reg, err := s.builtinTools()
+	if err != nil {
+		t.Fatal(err)
 	}
+	def := reg.Lookup(ToolSandboxExec)
 	if def == nil {
 		t.Fatal("no sandbox_exec tool")
 	}
 	var schema struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	if err := json.Unmarshal([]byte(def.params), &schema); err != nil {
+	if err := json.Unmarshal(def.Parameters, &schema); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := schema.Properties["network"]; ok || strings.Contains(def.desc, "network is true") {
-		t.Errorf("sandbox_exec still offers a network switch: %s / %s", def.params, def.desc)
+	if _, ok := schema.Properties["network"]; ok || strings.Contains(def.Description, "network is true") {
+		t.Errorf("sandbox_exec still offers a network switch: %s / %s", def.Parameters, def.Description)
 	}
-	box := newFakeBox()
-	e := &turnEnv{s: &Service{cfg: Config{Sandboxes: box}}, agent: bullpen.Member{ID: 7, Handle: "eng"}}
-	_, err := sandboxExec(context.Background(), e, json.RawMessage(`{"command":"curl example.com","network":true}`))
+	c := &Call{Member: bullpen.Member{ID: 7, Handle: "eng"}, Args: json.RawMessage(`{"command":"curl example.com","network":true}`)}
+	_, err = def.Run(context.Background(), c)
 	if !bullpen.IsCode(err, bullpen.EINVALID) || len(box.execs) != 0 {
 		t.Errorf("sandbox_exec with network:true = %v, ran %q; want invalid and nothing run", err, box.execs)
 	}
-	if _, err := sandboxExec(context.Background(), e, json.RawMessage(`{"command":"true"}`)); err != nil || len(box.execs) != 1 {
+	c.Args = json.RawMessage(`{"command":"true"}`)
+	if _, err := def.Run(context.Background(), c); err != nil || len(box.execs) != 1 {
 		t.Errorf("sandbox_exec = %v, ran %q", err, box.execs)
 	}
 }

@@ -44,6 +44,37 @@
 // (tools, sandboxes, the database), the provider share bounds what one
 // provider can hold, so a provider that hangs fills its share and never
 // the office.
+//
+// # Tools: one registry
+//
+// Every tool is an entry of one Registry (registry.go): name, description,
+// JSON Schema and handler. Each feature registers its own entries into the
+// service's table (registerOfficeTools, registerWikiTools,
+// registerSandboxTools), and only when its backend is configured. A role
+// is offered exactly the entries its allow-list names (Registry.Offer),
+// and a call is served only through Registry.Allowed, which refuses any
+// other name; the handler sees a Call (the authenticated member, its role,
+// where it was woken, a commit hook), never the turn.
+//
+// The entries are built here, in agents, from the consumer interfaces it
+// declares (Wiki, Sandboxes), rather than registered by packages wiki and
+// sandboxes, because what makes an entry belongs to the runtime: the
+// schemas and descriptions are the cache-critical prompt prefix whose
+// tokens the runtime budgets, and the handlers need its rules (strict
+// arguments, result clipping, the network approval of sandbox_exec, the
+// journal hook that commits a call's record with its effect). A wiki that
+// registered its own entries would have to import the runtime to know
+// these, inverting the dependency; this way wiki and sandboxes stay
+// providers of small typed interfaces (*wiki.Wiki is an agents.Wiki as it
+// is) and main only passes them in.
+//
+// The MCP endpoint serves the same entries: it lists ToolsFor(member) (the
+// member's role allow-list from this registry) and calls through
+// Tools().Allowed with a Call built from the token's member, through the
+// same recording path as a built-in call (a tool-call row and its
+// tool.started and tool.finished events, then the role's approvals and
+// each Tool's Approval), so a call is attributed and approved the same way
+// whichever door it came through.
 package agents
 
 import (
@@ -139,6 +170,7 @@ type Service struct {
 	off   *office.Office
 	db    *store.DB
 	cat   *Catalog
+	tools *Registry
 	log   *slog.Logger
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
@@ -181,6 +213,10 @@ func New(cfg Config) (*Service, error) {
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
 		modelSem: map[string]chan struct{}{}}
+	var err error
+	if s.tools, err = s.builtinTools(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -23,7 +23,7 @@ type turnEnv struct {
 	channel   bullpen.Channel
 	thread    int64 // where replies go by default
 	aud       []int64
-	tools     map[string]*toolDef
+	tools     map[string]*Tool // offered to the role, by name
 	provider  llm.Provider
 	simulated bool
 	usage     llm.Usage

@@ -2,7 +2,7 @@
 // revision history and attribution (people and agents), line diffs and
 // restore, [[links]] with backlinks and wanted pages, full-text search
 // (SQLite FTS5 or PostgreSQL tsvector), sanitized rendering, tar/zip
-// export and import, and the tools agents use to read and write it.
+// export and import, and the typed methods agents read and write it by.
 //
 // # Concurrency
 //
@@ -30,47 +30,32 @@
 // is the target. Links to missing pages render with the class
 // "wiki-missing" and are listed by Wanted. Links in code do not count.
 //
-// # Agent tools
+// # Agents
 //
-// Tools returns four tools, sorted by name, each a Tool with Name,
-// Description, Parameters (a JSON Schema object, additionalProperties
-// false) and Call:
+// Agents use the wiki through four typed methods, which satisfy
+// agents.Wiki and agents.WikiTx, so that main passes a *Wiki to the agents
+// runtime as it is:
 //
-//	func (w *Wiki) Tools() []Tool
+//	func (w *Wiki) SearchPages(ctx, actor, query string, limit int) ([]bullpen.WikiSearchHit, error)
+//	func (w *Wiki) ReadPage(ctx, actor, page string) (bullpen.WikiPage, error)   // by slug, else title
+//	func (w *Wiki) WritePage(ctx, actor, title, body string, baseRevision int) (bullpen.WikiPage, error)
+//	func (w *Wiki) WritePageWith(ctx, actor, title, body string, baseRevision int,
+//		fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error)
 //
-//	type Tool struct {
-//		Name        string
-//		Description string
-//		Parameters  json.RawMessage
-//		Call        func(ctx context.Context, actor bullpen.Member, args json.RawMessage) (any, error)
-//	}
+// The tools a model is offered (wiki_search, wiki_read, wiki_write: names,
+// descriptions, schemas) are entries of the one tool registry in package
+// agents, which serves the built-in runtime and, next, the MCP endpoint;
+// this package declares no tools of its own. The actor is the member the
+// caller authenticated; it becomes the author of the revision.
+// WritePageWith runs fn in the save's transaction, so an agent's record of
+// the write commits with it and a resumed turn never writes twice.
 //
-// Call runs the typed method of the same tool:
-//
-//	func (w *Wiki) ToolList(ctx context.Context, actor bullpen.Member, args json.RawMessage) (ListResult, error)
-//	func (w *Wiki) ToolRead(ctx context.Context, actor bullpen.Member, args json.RawMessage) (ReadResult, error)
-//	func (w *Wiki) ToolSearch(ctx context.Context, actor bullpen.Member, args json.RawMessage) (SearchResult, error)
-//	func (w *Wiki) ToolWrite(ctx context.Context, actor bullpen.Member, args json.RawMessage) (WriteResult, error)
-//
-// Arguments (empty or null means {}; unknown fields are an error):
-//
-//	wiki_list   {"tag"?: string, "limit"?: 1-200 (50), "offset"?: int}
-//	            -> {"pages": [{slug, title, tags, revision, updated_at, updated_by}], "more": bool}
-//	wiki_read   {"page": slug or title, "revision"?: int}
-//	            -> {slug, title, tags, revision, current_revision, body, updated_at, updated_by, backlinks: [slug]}
-//	wiki_search {"query": string, "tag"?: string, "limit"?: 1-20 (5)}
-//	            -> {"hits": [{slug, title, tags, revision, snippet}]}
-//	wiki_write  {"slug"?: string, "title": string, "body": markdown, "tags"?: [string],
-//	             "summary"?: string, "base_revision": int (0 creates)}
-//	            -> {slug, title, revision, created, unchanged}
-//
-// The actor is the member the agent runtime authenticated; it becomes the
-// author of the revision. Errors are *bullpen.Error (or *ConflictError)
-// whose bullpen.ErrorMessage is written for the model to act on, e.g.
+// Errors are *bullpen.Error (or *ConflictError) whose
+// bullpen.ErrorMessage is written for the model to act on, e.g.
 //
 //	conflict: page "plan" changed since revision 3; current revision is 4; re-read and merge
-//	not found: wiki page "x" not found; use wiki_search or wiki_list to find pages, or wiki_write with base_revision 0 to create one
-//	invalid arguments: base_revision is required: the revision you read with wiki_read, or 0 to create a page
+//	not found: wiki page "x" not found; use wiki_search to find pages, or wiki_write with base_revision 0 to create one
+//	invalid arguments: page must be a page's slug or title
 //
 // Codes: EINVALID and ETOOLARGE (bad arguments), ENOTFOUND, ECONFLICT,
 // EINTERNAL ("the wiki failed; try again later").

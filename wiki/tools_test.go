@@ -1,114 +1,96 @@
 package wiki_test
 
 import (
-	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
 
-func TestToolSchemas(t *testing.T) {
-	each(t, func(t *testing.T, f *fixture) {
-		tools := f.w.Tools()
-		var names []string
-		for _, tool := range tools {
-			names = append(names, tool.Name)
-			var schema struct {
-				Type                 string         `json:"type"`
-				Properties           map[string]any `json:"properties"`
-				Required             []string       `json:"required"`
-				AdditionalProperties *bool          `json:"additionalProperties"`
-			}
-			if err := json.Unmarshal(tool.Parameters, &schema); err != nil {
-				t.Fatalf("%s schema: %v", tool.Name, err)
-			}
-			if schema.Type != "object" || len(schema.Properties) == 0 || schema.AdditionalProperties == nil || *schema.AdditionalProperties {
-				t.Errorf("%s schema = %s", tool.Name, tool.Parameters)
-			}
-			for _, r := range schema.Required {
-				if _, ok := schema.Properties[r]; !ok {
-					t.Errorf("%s requires unknown %q", tool.Name, r)
-				}
-			}
-			if tool.Description == "" || tool.Call == nil {
-				t.Errorf("%s lacks a description or a function", tool.Name)
-			}
-		}
-		if !slices.Equal(names, []string{"wiki_list", "wiki_read", "wiki_search", "wiki_write"}) {
-			t.Errorf("tools = %v", names)
-		}
-	})
-}
+// The wiki is what the agents runtime asks for, with no adapter between.
+var (
+	_ agents.Wiki   = (*wiki.Wiki)(nil)
+	_ agents.WikiTx = (*wiki.Wiki)(nil)
+)
 
-func TestToolsRoundTrip(t *testing.T) {
+func TestAgentMethodsRoundTrip(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		call := func(name, args string) (any, error) {
-			for _, tool := range f.w.Tools() {
-				if tool.Name == name {
-					return tool.Call(f.ctx, f.agent, json.RawMessage(args))
-				}
-			}
-			t.Fatalf("no tool %s", name)
-			return nil, nil
+		p, err := f.w.WritePage(f.ctx, f.agent, "Agent Notes", "Remember [[Deploy Guide]].", 0)
+		if err != nil || p.Slug != "agent-notes" || p.Revision != 1 {
+			t.Fatalf("WritePage(create) = %+v, %v", p, err)
 		}
-		out, err := call("wiki_write", `{"title":"Agent Notes","body":"Remember [[Deploy Guide]].","tags":["Notes"],"summary":"start","base_revision":0}`)
-		if err != nil {
-			t.Fatal(err)
+		p, err = f.w.ReadPage(f.ctx, f.agent, "Agent Notes")
+		if err != nil || p.Slug != "agent-notes" || p.Revision != 1 || p.Body != "Remember [[Deploy Guide]]." || p.UpdatedByHandle != "scribe" {
+			t.Errorf("ReadPage(title) = %+v, %v", p, err)
 		}
-		if w := out.(wiki.WriteResult); w.Slug != "agent-notes" || w.Revision != 1 || !w.Created {
-			t.Errorf("write = %+v", w)
-		}
-		out, err = call("wiki_read", `{"page":"Agent Notes"}`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := out.(wiki.ReadResult)
-		if r.Slug != "agent-notes" || r.CurrentRevision != 1 || r.Body != "Remember [[Deploy Guide]]." || r.UpdatedBy != "scribe" {
-			t.Errorf("read = %+v", r)
-		}
-		if _, err := call("wiki_write", `{"slug":"agent-notes","title":"Agent Notes","body":"v2","base_revision":1}`); err != nil {
+		if _, err := f.w.WritePage(f.ctx, f.agent, "Agent Notes", "v2", 1); err != nil {
 			t.Fatal(err)
 		}
 		// A stale write tells the agent what to do.
-		_, err = call("wiki_write", `{"slug":"agent-notes","title":"Agent Notes","body":"v2 again","base_revision":1}`)
+		_, err = f.w.WritePage(f.ctx, f.agent, "Agent Notes", "v2 again", 1)
 		var ce *wiki.ConflictError
 		if !errors.As(err, &ce) || bullpen.ErrorMessage(err) != `conflict: page "agent-notes" changed since revision 1; current revision is 2; re-read and merge` {
 			t.Errorf("stale write: %v", err)
 		}
-		out, err = call("wiki_read", `{"page":"agent-notes","revision":1}`)
-		if r := out.(wiki.ReadResult); err != nil || r.Revision != 1 || r.CurrentRevision != 2 || !strings.Contains(r.Body, "Remember") {
-			t.Errorf("read revision 1 = %+v, %v", r, err)
+		if p, err := f.w.ReadPage(f.ctx, f.agent, "agent-notes"); err != nil || p.Revision != 2 || p.Body != "v2" {
+			t.Errorf("ReadPage(slug) after the refused write = %+v, %v; want revision 2, v2", p, err)
 		}
-		out, err = call("wiki_search", `{"query":"v2"}`)
-		if s := out.(wiki.SearchResult); err != nil || len(s.Hits) != 1 || s.Hits[0].Slug != "agent-notes" {
-			t.Errorf("search = %+v, %v", s, err)
+		hits, err := f.w.SearchPages(f.ctx, f.agent, "v2", 5)
+		if err != nil || len(hits) != 1 || hits[0].Slug != "agent-notes" || hits[0].Title != "Agent Notes" {
+			t.Errorf("SearchPages = %+v, %v", hits, err)
 		}
-		out, err = call("wiki_list", `{"tag":"notes"}`)
-		if l := out.(wiki.ListResult); err != nil || len(l.Pages) != 1 || l.More {
-			t.Errorf("list = %+v, %v", l, err)
-		}
-		out, err = call("wiki_list", ``)
-		if l := out.(wiki.ListResult); err != nil || len(l.Pages) != 1 {
-			t.Errorf("list without args = %+v, %v", l, err)
-		}
-		for _, tt := range []struct{ tool, args, code, msg string }{
-			{"wiki_write", `{"title":"X","body":"y"}`, bullpen.EINVALID, "base_revision is required"},
-			{"wiki_write", `{"title":"X","body":"y","base_revision":0,"extra":1}`, bullpen.EINVALID, "invalid arguments"},
-			{"wiki_write", `{"title":"Nope","body":"y","base_revision":4}`, bullpen.ENOTFOUND, "base_revision 0 to create"},
-			{"wiki_read", `{"page":"missing page"}`, bullpen.ENOTFOUND, "wiki_search"},
-			{"wiki_read", `{"page":"!!"}`, bullpen.EINVALID, "invalid arguments"},
-			{"wiki_read", `not json`, bullpen.EINVALID, "invalid arguments"},
-			{"wiki_search", `{"query":1}`, bullpen.EINVALID, "invalid arguments"},
+		for _, tt := range []struct {
+			name, code, msg string
+			err             error
+		}{
+			{"write on a missing page", bullpen.ENOTFOUND, "base_revision 0 to create", write(f, "Nope", 4)},
+			{"write without a title", bullpen.EINVALID, "invalid arguments", write(f, "", 0)},
+			{"read a missing page", bullpen.ENOTFOUND, "wiki_search", read(f, "missing page")},
+			{"read no title", bullpen.EINVALID, "invalid arguments", read(f, "!!")},
 		} {
-			_, err := call(tt.tool, tt.args)
-			wantCode(t, tt.tool+" "+tt.args, err, tt.code)
-			if !strings.Contains(bullpen.ErrorMessage(err), tt.msg) {
-				t.Errorf("%s %s: message %q lacks %q", tt.tool, tt.args, bullpen.ErrorMessage(err), tt.msg)
+			wantCode(t, tt.name, tt.err, tt.code)
+			if !strings.Contains(bullpen.ErrorMessage(tt.err), tt.msg) {
+				t.Errorf("%s: message %q lacks %q", tt.name, bullpen.ErrorMessage(tt.err), tt.msg)
 			}
+		}
+	})
+}
+
+func write(f *fixture, title string, base int) error {
+	_, err := f.w.WritePage(f.ctx, f.agent, title, "y", base)
+	return err
+}
+
+func read(f *fixture, page string) error {
+	_, err := f.w.ReadPage(f.ctx, f.agent, page)
+	return err
+}
+
+// WritePageWith's fn runs in the save's transaction: its rows commit with
+// the revision, and its error undoes the save.
+func TestWritePageWithSharesTheTransaction(t *testing.T) {
+	each(t, func(t *testing.T, f *fixture) {
+		boom := errors.New("record failed")
+		_, err := f.w.WritePageWith(f.ctx, f.agent, "Plan", "v1", 0, func(tx *store.Tx, p bullpen.WikiPage) error {
+			if p.Slug != "plan" || p.Revision != 1 {
+				t.Errorf("fn saw %+v", p)
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Errorf("WritePageWith = %v, want fn's error", err)
+		}
+		if _, err := f.w.ReadPage(f.ctx, f.agent, "Plan"); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+			t.Errorf("after fn failed, ReadPage = %v, want not found (the save rolled back)", err)
+		}
+		ran := false
+		p, err := f.w.WritePageWith(f.ctx, f.agent, "Plan", "v1", 0, func(tx *store.Tx, p bullpen.WikiPage) error { ran = true; return nil })
+		if err != nil || !ran || p.Revision != 1 {
+			t.Errorf("WritePageWith = %+v, %v (fn ran %v)", p, err, ran)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,9 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/openai"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
-	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // providersFromEnv configures model providers from the environment:
@@ -74,7 +71,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
 		SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
 	if m.Wiki != nil {
-		cfg.Wiki = agentWiki{m.Wiki}
+		cfg.Wiki = m.Wiki
 	}
 	if m.Sandboxes != nil {
 		cfg.Sandboxes = m.Sandboxes.Workspaces(m.SandboxTimes.AgentIdle)
@@ -128,53 +125,4 @@ func (m *Main) runDemo(ctx context.Context) error {
 	}
 	fmt.Fprintf(m.Stdout, "Demo: a simulated team (scripted model, not a real one) is working in #general.\n")
 	return nil
-}
-
-// agentWiki adapts the wiki's agent tools to agents.Wiki.
-type agentWiki struct{ w *wiki.Wiki }
-
-func (a agentWiki) Search(ctx context.Context, actor bullpen.Member, q string, limit int) ([]agents.WikiHit, error) {
-	res, err := a.w.ToolSearch(ctx, actor, mustJSON(map[string]any{"query": q, "limit": limit}))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agents.WikiHit, len(res.Hits))
-	for i, h := range res.Hits {
-		out[i] = agents.WikiHit{Title: h.Title, Snippet: h.Snippet}
-	}
-	return out, nil
-}
-
-func (a agentWiki) Read(ctx context.Context, actor bullpen.Member, title string) (agents.WikiPage, error) {
-	res, err := a.w.ToolRead(ctx, actor, mustJSON(map[string]any{"page": title}))
-	if err != nil {
-		return agents.WikiPage{}, err
-	}
-	return agents.WikiPage{Title: res.Title, Body: res.Body, Revision: int64(res.Revision)}, nil
-}
-
-func (a agentWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int64) (agents.WikiPage, error) {
-	res, err := a.w.ToolWrite(ctx, actor, mustJSON(map[string]any{"title": title, "body": body, "base_revision": base}))
-	if err != nil {
-		return agents.WikiPage{}, err
-	}
-	return agents.WikiPage{Title: res.Title, Body: body, Revision: int64(res.Revision)}, nil
-}
-
-// WriteWith is Write with fn run in the save's transaction (agents.WikiTx).
-func (a agentWiki) WriteWith(ctx context.Context, actor bullpen.Member, title, body string, base int64,
-	fn func(tx *store.Tx, p agents.WikiPage) error) (agents.WikiPage, error) {
-	res, err := a.w.ToolWriteWith(ctx, actor, mustJSON(map[string]any{"title": title, "body": body, "base_revision": base}),
-		func(tx *store.Tx, p bullpen.WikiPage) error {
-			return fn(tx, agents.WikiPage{Title: p.Title, Body: body, Revision: int64(p.Revision)})
-		})
-	if err != nil {
-		return agents.WikiPage{}, err
-	}
-	return agents.WikiPage{Title: res.Title, Body: body, Revision: int64(res.Revision)}, nil
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
 }
