@@ -18,6 +18,9 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 )
 
 // replica is one server process's office and bridge on a shared database.
@@ -280,5 +283,52 @@ func TestSharedDatabaseWebhookUpdateOnce(t *testing.T) {
 		if n := got[fmt.Sprintf("hook-%02d", i)]; n != 1 {
 			t.Errorf("update hook-%02d posted %d times, want 1", i, n)
 		}
+	}
+}
+
+// A process that starts while another runs the bridge leaves the
+// leader's in-flight call alone; once it takes over, a row left mid-send
+// by the stopped leader becomes uncertain and is not resent.
+func TestSharedDatabaseTakeoverMarksInFlightUncertain(t *testing.T) {
+	scfg := sharedPostgres(t)
+	tg, err := tgtest.New(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	a, _ := firstReplica(t, scfg, tg, "", "")
+	// A call the leader is making: claimed, no answer yet.
+	g, err := gorm.Open(postgres.Open(scfg.URL), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sqlDB, err := g.DB(); err == nil {
+		t.Cleanup(func() { sqlDB.Close() })
+	}
+	var id int64
+	err = g.Raw(`INSERT INTO telegram_outbox (chat_id, method, text, markup, reply_to, part, state, attempts, next_attempt_at, last_error, tg_message_id, created_at)
+		VALUES (?, 'send', 'in flight', '', 0, 0, 'sending', 1, now(), '', 0, now()) RETURNING id`, aliceChat.ID).Scan(&id).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		var s string
+		if err := g.Raw("SELECT state FROM telegram_outbox WHERE id = ?", id).Scan(&s).Error; err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	b := openReplica(t, scfg, tg)
+	b.waitState(telegram.StateStandby)
+	if s := state(); s != store.OutboxSending {
+		t.Fatalf("after a standby started, the leader's in-flight row is %q, want sending", s)
+	}
+	a.close()
+	b.waitState(telegram.StateRunning)
+	if s := state(); s != store.OutboxUncertain {
+		t.Fatalf("after the takeover, the stopped leader's in-flight row is %q, want uncertain", s)
+	}
+	if n := sentWith(tg, "in flight"); n != 0 {
+		t.Errorf("the uncertain row was sent %d times, want 0", n)
 	}
 }
