@@ -332,3 +332,38 @@ func TestSharedDatabaseTakeoverMarksInFlightUncertain(t *testing.T) {
 		t.Errorf("the uncertain row was sent %d times, want 0", n)
 	}
 }
+
+// Settings saved through a standby reach the leader: switching to
+// webhook mode on the standby makes the leader register the webhook and
+// stop polling.
+func TestSharedDatabaseSettingsFromStandby(t *testing.T) {
+	scfg := sharedPostgres(t)
+	tg, err := tgtest.New(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	a, admin := firstReplica(t, scfg, tg, "", "")
+	b := openReplica(t, scfg, tg)
+	b.waitState(telegram.StateStandby)
+	mode, hook := telegram.ModeWebhook, "https://bullpen.example/"
+	st, err := b.br.Configure(context.Background(), admin, telegram.Settings{Mode: &mode, WebhookURL: &hook})
+	if err != nil || st.Mode != telegram.ModeWebhook {
+		t.Fatalf("Configure on the standby = %+v, %v", st, err)
+	}
+	waitUntil(t, "the leader registers the webhook", func() bool {
+		wh := tg.Webhook()
+		return wh != nil && wh.URL == "https://bullpen.example/telegram/webhook"
+	})
+	var status telegram.Status
+	waitUntil(t, "one bridge running, one standing by", func() bool {
+		sa, errA := a.br.Status(context.Background())
+		sb, errB := b.br.Status(context.Background())
+		status = sb
+		return errA == nil && errB == nil && (sa.State == telegram.StateRunning) != (sb.State == telegram.StateRunning) &&
+			(sa.State == telegram.StateStandby || sb.State == telegram.StateStandby)
+	})
+	if status.Mode != telegram.ModeWebhook {
+		t.Errorf("standby status mode = %q, want webhook", status.Mode)
+	}
+}
