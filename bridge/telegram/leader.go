@@ -18,8 +18,8 @@ import (
 // is refused there (store.ErrTelegramUpdateHandled).
 
 // lockKey is the PostgreSQL session advisory lock whose holder runs the
-// bridge's loops. Keys in use: 7412 the agents' wake router
-// (agents/replicas.go), 7413 this one.
+// bridge's loops. Keys in use: 7410 the event writers (store/tx.go), 7412
+// the agents' wake router (agents/replicas.go), 7413 this one.
 const lockKey = 7413
 
 // lockPoll is how often a standby tries the lock: the takeover delay
