@@ -226,7 +226,9 @@ func TestSharedDatabaseOneBridge(t *testing.T) {
 	checkOnePoller(t, tg)
 
 	a.close()
+	closed := time.Now()
 	b.waitState(telegram.StateRunning)
+	t.Logf("the standby ran the bridge %v after the leader closed", time.Since(closed).Round(10*time.Millisecond))
 	exchange(t, tg, b.db, admin, channel, 20, 30, b.off)
 
 	c := openReplica(t, scfg, tg) // a restarted process now stands by

@@ -54,7 +54,9 @@ func TestTelegramOneBridgeAcrossReplicas(t *testing.T) {
 	}
 	relay(0, 20, p1, p2)
 	p1.kill()
+	killed := time.Now()
 	waitBridge(t, p2, token, telegram.StateRunning)
+	t.Logf("the standby ran the bridge %v after the leader's SIGKILL", time.Since(killed).Round(10*time.Millisecond))
 	relay(20, 30, p2)
 	if n := tg.MaxPollers(); n != 1 {
 		t.Fatalf("%d getUpdates requests were held at once, want 1", n)
