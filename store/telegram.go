@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -86,6 +87,46 @@ func (tx *Tx) SetTelegramOffset(offset int64) error {
 	err := tx.g.Model(&telegramBotRow{}).Where("id = 1 AND update_offset < ?", offset).Update("update_offset", offset).Error
 	if err != nil {
 		return fmt.Errorf("store: telegram offset: %w", err)
+	}
+	return nil
+}
+
+// ErrTelegramUpdateHandled is AdvanceTelegramOffset's answer for an
+// update whose effects a transaction (of this process or another replica)
+// already committed: the caller's transaction must roll back.
+var ErrTelegramUpdateHandled = errors.New("store: telegram update already handled")
+
+// ErrTelegramRelayMoved is MoveTelegramRelayCursor's answer when the
+// cursor is not where the caller left it: another relay ran meanwhile.
+var ErrTelegramRelayMoved = errors.New("store: telegram relay cursor moved elsewhere")
+
+// AdvanceTelegramOffset moves the update offset past updateID, in the
+// transaction that commits the update's effects. It returns
+// ErrTelegramUpdateHandled when the offset is already past it: writers are
+// serialized (the events lock on PostgreSQL), so of two deliveries of one
+// update, to one process or to two replicas, only the first commits.
+func (tx *Tx) AdvanceTelegramOffset(updateID int64) error {
+	res := tx.g.Model(&telegramBotRow{}).Where("id = 1 AND update_offset <= ?", updateID).Update("update_offset", updateID+1)
+	if res.Error != nil {
+		return fmt.Errorf("store: telegram offset: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrTelegramUpdateHandled
+	}
+	return nil
+}
+
+// MoveTelegramRelayCursor moves the relay cursor from from to to, in the
+// transaction that queues the events between them. It returns
+// ErrTelegramRelayMoved when the cursor is not at from, so that two relays
+// can never queue the same events.
+func (tx *Tx) MoveTelegramRelayCursor(from, to int64) error {
+	res := tx.g.Model(&telegramBotRow{}).Where("id = 1 AND relay_cursor = ?", from).Update("relay_cursor", to)
+	if res.Error != nil {
+		return fmt.Errorf("store: telegram relay cursor: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrTelegramRelayMoved
 	}
 	return nil
 }

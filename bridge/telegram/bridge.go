@@ -27,6 +27,8 @@
 //     and exactly once unless that single in-flight call was cut off.
 //
 // Run one bridge per bot: Telegram allows one poller (or webhook) per bot.
+// Server processes that share one database each run a bridge; only the
+// one holding the bridge lock polls, relays and sends (see leader.go).
 package telegram
 
 import (
@@ -80,6 +82,9 @@ type Config struct {
 	MaxBackoff time.Duration
 	// OfficeName is shown by /start.
 	OfficeName string
+	// Shared is true when other server processes use the same database:
+	// the bridge then also follows settings they save.
+	Shared bool
 
 	Now func() time.Time
 	// Sleep waits d or until ctx ends; nil uses timers. Tests inject one
@@ -106,6 +111,8 @@ type Bridge struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	closed   bool
+
+	restartMu sync.Mutex // one restart at a time (Configure, followSettings)
 
 	inMu   sync.Mutex // one update at a time, from the poller or the webhook
 	offset int64      // next update to handle; guarded by inMu
@@ -138,24 +145,13 @@ func New(cfg Config) (*Bridge, error) {
 		poke: make(chan struct{}, 1)}, nil
 }
 
-// Start applies the environment's settings, marks outbox rows a stopped
-// process left mid-call as uncertain, and starts the bridge when a token
-// is set. It returns at once; a bad token shows in Status.
+// Start applies the environment's settings and starts the bridge when a
+// token is set. It returns at once; a bad token shows in Status. Outbox
+// rows a stopped process left mid-call become uncertain when this process
+// takes the bridge lock (at once, unless another replica holds it).
 func (b *Bridge) Start(ctx context.Context) error {
 	if err := b.applyEnv(ctx); err != nil {
 		return err
-	}
-	var n int64
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		n, err = tx.RecoverTelegram()
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if n > 0 {
-		b.log.Warn("telegram: outbox rows were mid-send when the last run stopped; marked uncertain, not resent", "rows", n)
 	}
 	return b.restart(ctx)
 }
@@ -182,6 +178,8 @@ func (b *Bridge) stop() {
 // restart stops the running loops and starts them again with the stored
 // settings.
 func (b *Bridge) restart(ctx context.Context) error {
+	b.restartMu.Lock()
+	defer b.restartMu.Unlock()
 	b.stop()
 	st, err := b.db.TelegramBot(ctx)
 	if err != nil {
@@ -193,6 +191,12 @@ func (b *Bridge) restart(ctx context.Context) error {
 		return nil
 	}
 	b.mode, b.secret, b.username, b.lastErr, b.cl = st.Mode, st.WebhookSecret, st.BotUsername, "", nil
+	runCtx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	if b.cfg.Shared {
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); b.followSettings(runCtx, st) }()
+	}
 	if st.Token == "" {
 		b.state = StateDisabled
 		return nil
@@ -203,19 +207,19 @@ func (b *Bridge) restart(ctx context.Context) error {
 		return nil
 	}
 	b.cl, b.state = cl, StateStarting
-	runCtx, cancel := context.WithCancel(context.Background())
-	b.cancel = cancel
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		b.run(runCtx, cl, st)
+		b.lead(runCtx, cl)
 	}()
 	return nil
 }
 
 // run checks the token, sets up polling or the webhook, then runs the
 // poller, the relay and the outbox until ctx ends or the token is refused.
-func (b *Bridge) run(ctx context.Context, cl *client, st store.TelegramBot) {
+// It runs only in the process holding the bridge lock; resign gives the
+// lock up (the relay found another relay's work).
+func (b *Bridge) run(ctx context.Context, cl *client, st store.TelegramBot, resign context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var username string
@@ -265,7 +269,7 @@ func (b *Bridge) run(ctx context.Context, cl *client, st store.TelegramBot) {
 	}
 	var wg sync.WaitGroup
 	loops := []func(context.Context){
-		func(ctx context.Context) { b.relay(ctx, relayFrom) },
+		func(ctx context.Context) { b.relay(ctx, relayFrom, resign) },
 		func(ctx context.Context) { b.deliverLoop(ctx, cl, cancel) },
 	}
 	if st.Mode == ModePolling {

@@ -84,7 +84,9 @@ func (b *Bridge) handleWithRetry(ctx context.Context, u *models.Update) error {
 // the web layer answer non-200, so Telegram delivers the update again.
 func (b *Bridge) HandleWebhook(ctx context.Context, secret string, body []byte) error {
 	b.mu.Lock()
-	mode, want, running := b.mode, b.secret, b.state == StateRunning
+	// A standby handles webhook updates too: the offset check in the
+	// update's transaction refuses one that another replica handled.
+	mode, want, running := b.mode, b.secret, b.state == StateRunning || b.state == StateStandby
 	b.mu.Unlock()
 	if mode != ModeWebhook || want == "" {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "the Telegram webhook is not enabled")
@@ -103,7 +105,9 @@ func (b *Bridge) HandleWebhook(ctx context.Context, secret string, body []byte) 
 }
 
 // handle processes one update. Its effects and the next offset commit
-// together; an update below the offset was handled before and is skipped.
+// together; an update below the offset was handled before and is skipped,
+// whether this process knows it (b.offset) or the stored offset says so
+// (another replica handled it, or this one before a restart).
 func (b *Bridge) handle(ctx context.Context, u *models.Update) error {
 	b.inMu.Lock()
 	defer b.inMu.Unlock()
@@ -117,9 +121,11 @@ func (b *Bridge) handle(ctx context.Context, u *models.Update) error {
 	case u.CallbackQuery != nil:
 		err = b.onCallback(ctx, u.ID, u.CallbackQuery)
 	default:
-		_, err = b.db.Write(ctx, func(tx *store.Tx) error { return tx.SetTelegramOffset(u.ID + 1) })
+		_, err = b.db.Write(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(u.ID) })
 	}
-	if err != nil {
+	if errors.Is(err, store.ErrTelegramUpdateHandled) {
+		b.log.Debug("telegram: update already handled", "update", u.ID)
+	} else if err != nil {
 		return err
 	}
 	b.offset = u.ID + 1
@@ -175,6 +181,11 @@ func (b *Bridge) onMessage(ctx context.Context, updateID int64, m *models.Messag
 // only messages meant for the bot get an answer, so that a stranger in a
 // busy group does not make the bot chatter.
 func (b *Bridge) refuse(ctx context.Context, updateID int64, m *models.Message) error {
+	if st, err := b.db.TelegramBot(ctx); err != nil {
+		return err
+	} else if st.UpdateOffset > updateID {
+		return store.ErrTelegramUpdateHandled // a second delivery: do not answer twice
+	}
 	if m.Chat.Type == models.ChatTypePrivate || b.addressesBot(m) {
 		b.mu.Lock()
 		cl := b.cl
@@ -188,7 +199,7 @@ func (b *Bridge) refuse(ctx context.Context, updateID int64, m *models.Message) 
 			done()
 		}
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error { return tx.SetTelegramOffset(updateID + 1) })
+	_, err := b.db.Write(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(updateID) })
 	return err
 }
 
@@ -250,7 +261,7 @@ func (b *Bridge) postFrom(ctx context.Context, updateID int64, m *models.Message
 		if err != nil {
 			return err
 		}
-		return tx.SetTelegramOffset(updateID + 1)
+		return tx.AdvanceTelegramOffset(updateID)
 	})
 	if err != nil {
 		return b.userError(ctx, updateID, m, err)
@@ -397,7 +408,7 @@ func (b *Bridge) answerAndAdvance(ctx context.Context, updateID int64, m *models
 		if err := tx.EnqueueTelegram(items...); err != nil {
 			return err
 		}
-		return tx.SetTelegramOffset(updateID + 1)
+		return tx.AdvanceTelegramOffset(updateID)
 	})
 	if err == nil {
 		b.wakeOutbox()

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -29,8 +30,12 @@ var approvalNotice = regexp.MustCompile(`asks for approval #\d+`)
 
 // relay follows the office's event feed from since and turns the events
 // of linked channels into outbox rows. The rows of a batch and the cursor
-// after it commit together, so each event is queued exactly once.
-func (b *Bridge) relay(ctx context.Context, since int64) {
+// after it commit together, and only if the cursor is still where this
+// relay left it, so each event is queued exactly once even should two
+// relays ever run at once; the one that finds the cursor moved calls
+// resign.
+func (b *Bridge) relay(ctx context.Context, since int64, resign context.CancelFunc) {
+	cursor := since
 	feed := b.off.Subscribe(since)
 	defer feed.Close()
 	for {
@@ -51,14 +56,20 @@ func (b *Bridge) relay(ctx context.Context, since int64) {
 			continue
 		}
 		for attempt := 0; ; attempt++ {
-			n, err := b.queue(ctx, evs, last)
+			n, err := b.queue(ctx, evs, cursor, last)
 			if err == nil {
 				if n > 0 {
 					b.wakeOutbox()
 				}
+				cursor = last
 				break
 			}
 			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, store.ErrTelegramRelayMoved) {
+				b.log.Error("telegram: another relay moved the cursor; this one stops", "cursor", cursor)
+				resign()
 				return
 			}
 			b.log.Error("telegram: relay", "seq", last, "err", err)
@@ -69,8 +80,9 @@ func (b *Bridge) relay(ctx context.Context, since int64) {
 	}
 }
 
-// queue stores the outbox rows for evs and moves the cursor to last.
-func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, last int64) (int, error) {
+// queue stores the outbox rows for evs and moves the cursor from cursor
+// to last.
+func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, cursor, last int64) (int, error) {
 	var items []store.OutboxItem
 	for _, ev := range evs {
 		if ev.Seq == 0 {
@@ -86,7 +98,7 @@ func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, last int64) (in
 		if err := tx.EnqueueTelegram(items...); err != nil {
 			return err
 		}
-		return tx.SetTelegramRelayCursor(last)
+		return tx.MoveTelegramRelayCursor(cursor, last)
 	})
 	return len(items), err
 }

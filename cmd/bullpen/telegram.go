@@ -29,7 +29,7 @@ func (m *Main) openTelegram(ctx context.Context) error {
 		return err
 	}
 	br, err := telegram.New(telegram.Config{Office: m.Office, Approvals: m.TelegramApprovals, Env: env, ServerURL: apiURL,
-		OfficeName: m.OfficeName, Logger: m.Logger})
+		OfficeName: m.OfficeName, Logger: m.Logger, Shared: m.SharedDatabase && m.DatabaseURL != ""})
 	if err != nil {
 		return err
 	}

@@ -215,6 +215,15 @@ func (s *Server) getUpdates(r *http.Request, p map[string]string) (any, *apiErro
 	}
 	deadline := time.NewTimer(time.Duration(timeout) * time.Second)
 	defer deadline.Stop()
+	s.mu.Lock()
+	s.pollers++
+	s.maxPollers = max(s.maxPollers, s.pollers)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.pollers--
+		s.mu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
 		if s.webhook != nil {

@@ -151,6 +151,8 @@ type Server struct {
 	fail       map[string][]failure
 	webhook    *Webhook
 	sentSignal chan struct{}
+	pollers    int // getUpdates requests being held now
+	maxPollers int // the most ever held at once
 }
 
 // New starts a fake server that accepts token.
@@ -335,6 +337,15 @@ func (s *Server) Unconfirmed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.updates)
+}
+
+// MaxPollers reports the most getUpdates requests the server ever held at
+// once: more than one means two processes polled the bot together, which
+// real Telegram answers with 409 Conflict.
+func (s *Server) MaxPollers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxPollers
 }
 
 // Webhook returns the registered webhook, nil when none.
