@@ -40,9 +40,12 @@ func TestOwnershipAndLookup(t *testing.T) {
 		"Terminate": func() error { return f.svc.Terminate(ctx, f.bob, a.ID) },
 		"Stop":      func() error { return f.svc.Stop(ctx, f.bob, a.ID) },
 		"Stats":     func() error { _, err := f.svc.Stats(ctx, f.bob, a.ID); return err },
-		"Run":       func() error { _, err := f.svc.Run(ctx, f.bob, a.ID, sandbox.ExecRequest{Cmd: []string{"true"}}, 0); return err },
-		"ReadFile":  func() error { _, err := f.svc.ReadFile(ctx, f.bob, a.ID, "/etc/hostname"); return err },
-		"robo":      func() error { _, err := f.svc.Get(ctx, f.robo, a.ID); return err },
+		"Run": func() error {
+			_, err := f.svc.Run(ctx, f.bob, a.ID, sandbox.ExecRequest{Cmd: []string{"true"}}, 0)
+			return err
+		},
+		"ReadFile": func() error { _, err := f.svc.ReadFile(ctx, f.bob, a.ID, "/etc/hostname"); return err },
+		"robo":     func() error { _, err := f.svc.Get(ctx, f.robo, a.ID); return err },
 	} {
 		wantCode(t, name+" on someone else's sandbox", fn(), bullpen.ENOTFOUND)
 	}
