@@ -14,7 +14,7 @@ import (
 )
 
 // TestOfficeSuite runs the office's domain rules (who may do what, input
-// // checks, cursors, visibility, that an edit keeps what was written) on
+// checks, cursors, visibility, that an edit keeps what was written) on
 // SQLite. What is SQL (unique names, paging, revisions, migrations, event
 // order, tokens, sessions) is tested on every dialect in store/suite_test.go.
 func TestOfficeSuite(t *testing.T) {
