@@ -76,19 +76,13 @@ func (s *Server) openSession(c *fiber.Ctx) error { return keyed(c, pathID, s.svc
 // postToAgent posts in the caller's session with an agent, opening it on
 // first use.
 func (s *Server) postToAgent(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var in postRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	ch, err := s.svc.Agents.OpenSession(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return s.post(c, ch.ID, in)
+	return keyedBody(c, http.StatusCreated, pathID, func(ctx context.Context, me bullpen.Member, id int64, in postRequest) (bullpen.Message, error) {
+		ch, err := s.svc.Agents.OpenSession(ctx, me, id)
+		if err != nil {
+			return bullpen.Message{}, err
+		}
+		return s.poster(c)(ctx, me, ch.ID, in)
+	})
 }
 
 func (s *Server) listTurns(c *fiber.Ctx) error {

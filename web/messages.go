@@ -16,22 +16,15 @@ type postRequest struct {
 }
 
 func (s *Server) postMessage(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var in postRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	return s.post(c, id, in)
+	return keyedBody(c, http.StatusCreated, pathID, s.poster(c))
 }
 
-// post stores a message by the caller, from whichever surface the
-// request came through, and answers 201 with it.
-func (s *Server) post(c *fiber.Ctx, channelID int64, in postRequest) error {
-	m, err := s.off.Post(c.UserContext(), actor(c), office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
-	return reply(c, http.StatusCreated, m, err)
+// poster posts a message by the caller in a channel, from whichever
+// surface the request came through.
+func (s *Server) poster(c *fiber.Ctx) func(context.Context, bullpen.Member, int64, postRequest) (bullpen.Message, error) {
+	return func(ctx context.Context, me bullpen.Member, channelID int64, in postRequest) (bullpen.Message, error) {
+		return s.off.Post(ctx, me, office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
+	}
 }
 
 func (s *Server) listMessages(c *fiber.Ctx) error {
