@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -163,4 +164,147 @@ func TestClaimWakesLeavesAgentBusyElsewhere(t *testing.T) {
 			t.Fatalf("claim by b once only an expired lease is left: %v %v", wakes, err)
 		}
 	})
+}
+
+// clock is a settable time source for leases.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// openClocked opens a database whose transactions read time from a clock.
+func openClocked(t *testing.T, cfg store.Config) (*store.DB, *clock) {
+	t.Helper()
+	c := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	cfg.Now = c.Now
+	db, err := store.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, c
+}
+
+// write runs fn in a transaction and fails the test on an error.
+func write(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
+	t.Helper()
+	if _, err := db.Write(context.Background(), fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wakeIDs lists the IDs of wakes.
+func wakeIDs(ws []store.Wake) []int64 {
+	ids := []int64{}
+	for _, w := range ws {
+		ids = append(ids, w.ID)
+	}
+	return ids
+}
+
+// A second wake of an agent by the same message is coalesced into the
+// first; another agent woken by that message gets its own.
+func TestCreateWakesCoalescesSameMessage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, cfg store.Config) {
+		db, _ := openClocked(t, cfg)
+		agents := inboxFixture(t, db, 2, 1)
+		ctx := context.Background()
+		first, err := db.PendingAgents(ctx)
+		if err != nil || len(first) != 2 {
+			t.Fatalf("PendingAgents = %v, %v; want both agents", first, err)
+		}
+		turn, wakes, err := claim(db, agents[0], "p", time.Now().Add(time.Minute), 10)
+		if err != nil || len(wakes) != 1 {
+			t.Fatalf("claim = %v, %v", wakes, err)
+		}
+		msg := wakes[0].MessageID
+		var again []store.Wake
+		write(t, db, func(tx *store.Tx) error {
+			var err error
+			again, err = tx.CreateWakes([]store.Wake{
+				{AgentID: agents[0], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "mention"},
+				{AgentID: agents[0], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "thread"},
+			})
+			return err
+		})
+		if len(again) != 0 {
+			t.Errorf("CreateWakes(same agent, same message) stored %v, want none", again)
+		}
+		if got, err := db.Wakes(ctx, turn.ID); err != nil || len(got) != 1 || got[0].State != store.WakeClaimed {
+			t.Errorf("Wakes(turn) = %+v, %v; want the one claimed wake", got, err)
+		}
+		var other []store.Wake
+		write(t, db, func(tx *store.Tx) error {
+			var err error
+			other, err = tx.CreateWakes([]store.Wake{{AgentID: agents[1], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "mention"}})
+			return err
+		})
+		if len(other) != 1 || other[0].State != store.WakePending || other[0].AgentID != agents[1] {
+			t.Errorf("CreateWakes(other agent, same message) = %+v, want one pending wake", other)
+		}
+		pending, claimed, err := db.InboxCounts(ctx)
+		if err != nil || pending != 2 || claimed != 1 {
+			t.Errorf("InboxCounts = %d pending, %d claimed, %v; want 2, 1", pending, claimed, err)
+		}
+	})
+}
+
+// A claim takes the oldest pending wakes of one channel only, up to max,
+// oldest first; with nothing pending it answers ENOTFOUND.
+func TestClaimWakesOneChannelOldestFirst(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, cfg store.Config) {
+		db, _ := openClocked(t, cfg)
+		agent := inboxFixture(t, db, 1, 3)[0]
+		var elsewhere store.Wake
+		write(t, db, func(tx *store.Tx) error {
+			ch, err := tx.CreateChannel(bullpen.Channel{Name: "elsewhere", Kind: bullpen.ChannelPublic, CreatedBy: agent})
+			if err != nil {
+				return err
+			}
+			msg, err := tx.CreateMessage(bullpen.Message{ChannelID: ch.ID, AuthorID: agent, Body: "x", Source: bullpen.SourceWeb})
+			if err != nil {
+				return err
+			}
+			ws, err := tx.CreateWakes([]store.Wake{{AgentID: agent, ChannelID: ch.ID, MessageID: msg.ID, Reason: "mention"}})
+			if len(ws) == 1 {
+				elsewhere = ws[0]
+			}
+			return err
+		})
+		t1, w1, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2)
+		if err != nil || len(w1) != 2 || w1[0].ID >= w1[1].ID || w1[0].ChannelID == elsewhere.ChannelID {
+			t.Fatalf("first claim = %+v, %v; want the two oldest wakes of the first channel", w1, err)
+		}
+		if t1.State != store.TurnRunning || t1.ChannelID != w1[0].ChannelID || t1.Owner != "p" {
+			t.Errorf("first turn = %+v", t1)
+		}
+		finish(t, db, t1, store.TurnDone, store.WakeDone)
+		_, w2, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2)
+		if err != nil || len(w2) != 1 || w2[0].ChannelID != w1[0].ChannelID {
+			t.Fatalf("second claim = %+v, %v; want the last wake of the first channel (max 2 left it)", w2, err)
+		}
+		finish(t, db, store.Turn{ID: w2[0].TurnID}, store.TurnDone, store.WakeDone)
+		_, w3, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2)
+		if err != nil || !slices.Equal(wakeIDs(w3), []int64{elsewhere.ID}) {
+			t.Fatalf("third claim = %+v, %v; want the other channel's wake", w3, err)
+		}
+		finish(t, db, store.Turn{ID: w3[0].TurnID}, store.TurnDone, store.WakeDone)
+		if _, _, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+			t.Errorf("claim with nothing pending: %v, want ENOTFOUND", err)
+		}
+		if ids, err := db.PendingAgents(context.Background()); err != nil || len(ids) != 0 {
+			t.Errorf("PendingAgents after all turns = %v, %v; want none", ids, err)
+		}
+	})
+}
+
+// finish stores a turn's outcome and fails the test on an error.
+func finish(t *testing.T, db *store.DB, turn store.Turn, state, wakeState string) {
+	t.Helper()
+	turn.State = state
+	write(t, db, func(tx *store.Tx) error { return tx.FinishTurn(turn, wakeState) })
 }

@@ -54,118 +54,50 @@ func (s *Server) listRoles(c *fiber.Ctx) error {
 
 func (s *Server) listAgents(c *fiber.Ctx) error {
 	as, err := s.svc.Agents.List(c.UserContext())
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(as))
+	return replyList(c, as, err)
 }
 
 func (s *Server) hireAgent(c *fiber.Ctx) error {
-	var in agents.HireInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	h, err := s.svc.Agents.Hire(c.UserContext(), actor(c), in)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(h)
+	return withBody(c, http.StatusCreated, s.svc.Agents.Hire)
 }
 
-func (s *Server) getAgent(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	a, err := s.svc.Agents.Get(c.UserContext(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
-}
+func (s *Server) getAgent(c *fiber.Ctx) error { return keyed(c, pathID, anyone(s.svc.Agents.Get)) }
 
 func (s *Server) updateAgent(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var up agents.AgentUpdate
-	if err := decode(c, &up); err != nil {
-		return err
-	}
-	a, err := s.svc.Agents.Update(c.UserContext(), actor(c), id, up)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
+	return keyedBody(c, http.StatusOK, pathID, s.svc.Agents.Update)
 }
 
-func (s *Server) fireAgent(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	a, err := s.svc.Agents.Fire(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
-}
+func (s *Server) fireAgent(c *fiber.Ctx) error { return keyed(c, pathID, s.svc.Agents.Fire) }
 
 // openSession starts (or returns) a session with an agent: the DM channel
 // between the caller and the agent. Messages there always wake it.
-func (s *Server) openSession(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	ch, err := s.svc.Agents.OpenSession(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(ch)
-}
+func (s *Server) openSession(c *fiber.Ctx) error { return keyed(c, pathID, s.svc.Agents.OpenSession) }
 
 // postToAgent posts in the caller's session with an agent, opening it on
 // first use.
 func (s *Server) postToAgent(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var in postRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	ch, err := s.svc.Agents.OpenSession(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return s.post(c, ch.ID, in)
+	return keyedBody(c, http.StatusCreated, pathID, func(ctx context.Context, me bullpen.Member, id int64, in postRequest) (bullpen.Message, error) {
+		ch, err := s.svc.Agents.OpenSession(ctx, me, id)
+		if err != nil {
+			return bullpen.Message{}, err
+		}
+		return s.poster(c)(ctx, me, ch.ID, in)
+	})
 }
 
 func (s *Server) listTurns(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	limit, err := intQuery(c, "limit", 50)
-	if err != nil {
-		return err
-	}
-	turns, err := s.svc.Agents.Turns(c.UserContext(), actor(c), id, int(limit))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(turns))
+	return keyedList(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) ([]store.Turn, error) {
+		limit, err := intQuery(c, "limit", 50)
+		if err != nil {
+			return nil, err
+		}
+		return s.svc.Agents.Turns(ctx, me, id, int(limit))
+	})
 }
 
 func (s *Server) listApprovals(c *fiber.Ctx) error {
 	as, err := s.svc.Agents.Approvals(c.UserContext(), actor(c), c.Query("state"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(as))
+	return replyList(c, as, err)
 }
 
 // answerRequest is the body of an approval answer.
@@ -175,20 +107,10 @@ type answerRequest struct {
 }
 
 func (s *Server) answerApproval(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var in answerRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	if in.Decision != "approve" && in.Decision != "deny" {
-		return bullpen.Errorf(bullpen.EINVALID, "decision must be \"approve\" or \"deny\"")
-	}
-	a, err := s.svc.Agents.Answer(c.UserContext(), actor(c), id, in.Decision == "approve", in.Note)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
+	return keyedBody(c, http.StatusOK, pathID, func(ctx context.Context, me bullpen.Member, id int64, in answerRequest) (agents.Approval, error) {
+		if in.Decision != "approve" && in.Decision != "deny" {
+			return agents.Approval{}, bullpen.Errorf(bullpen.EINVALID, "decision must be \"approve\" or \"deny\"")
+		}
+		return s.svc.Agents.Answer(ctx, me, id, in.Decision == "approve", in.Note)
+	})
 }

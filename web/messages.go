@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/gofiber/fiber/v2"
 )
@@ -14,65 +16,44 @@ type postRequest struct {
 }
 
 func (s *Server) postMessage(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var in postRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	return s.post(c, id, in)
+	return keyedBody(c, http.StatusCreated, pathID, s.poster(c))
 }
 
-// post stores a message by the caller, from whichever surface the
-// request came through, and answers 201 with it.
-func (s *Server) post(c *fiber.Ctx, channelID int64, in postRequest) error {
-	m, err := s.off.Post(c.UserContext(), actor(c), office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
-	if err != nil {
-		return err
+// poster posts a message by the caller in a channel, from whichever
+// surface the request came through.
+func (s *Server) poster(c *fiber.Ctx) func(context.Context, bullpen.Member, int64, postRequest) (bullpen.Message, error) {
+	return func(ctx context.Context, me bullpen.Member, channelID int64, in postRequest) (bullpen.Message, error) {
+		return s.off.Post(ctx, me, office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
 	}
-	return c.Status(http.StatusCreated).JSON(m)
 }
 
 func (s *Server) listMessages(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	limit, err := intQuery(c, "limit", 50)
-	if err != nil {
-		return err
-	}
-	page, err := s.off.ListMessages(c.UserContext(), actor(c), id, c.Query("before"), int(limit))
-	if err != nil {
-		return err
-	}
-	return c.JSON(page)
+	return keyed(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) (bullpen.MessagePage, error) {
+		limit, err := intQuery(c, "limit", 50)
+		if err != nil {
+			return bullpen.MessagePage{}, err
+		}
+		return s.off.ListMessages(ctx, me, id, c.Query("before"), int(limit))
+	})
 }
 
-func (s *Server) getMessage(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	m, err := s.off.Message(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(m)
+func (s *Server) getMessage(c *fiber.Ctx) error { return keyed(c, pathID, s.off.Message) }
+
+// threadView is a thread as the API shows it (fields in the order the
+// map it replaces encoded them).
+type threadView struct {
+	Replies []bullpen.Message `json:"replies"`
+	Root    bullpen.Message   `json:"root"`
 }
 
 func (s *Server) getThread(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	root, replies, err := s.off.Thread(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"root": root, "replies": list(replies)["items"]})
+	return keyed(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) (threadView, error) {
+		root, replies, err := s.off.Thread(ctx, me, id)
+		if replies == nil {
+			replies = []bullpen.Message{}
+		}
+		return threadView{Root: root, Replies: replies}, err
+	})
 }
 
 // editRequest is the body of an edit.
@@ -81,29 +62,9 @@ type editRequest struct {
 }
 
 func (s *Server) editMessage(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	var in editRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	m, err := s.off.Edit(c.UserContext(), actor(c), id, in.Body)
-	if err != nil {
-		return err
-	}
-	return c.JSON(m)
+	return keyedBody(c, http.StatusOK, pathID, func(ctx context.Context, me bullpen.Member, id int64, in editRequest) (bullpen.Message, error) {
+		return s.off.Edit(ctx, me, id, in.Body)
+	})
 }
 
-func (s *Server) deleteMessage(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	m, err := s.off.Delete(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(m)
-}
+func (s *Server) deleteMessage(c *fiber.Ctx) error { return keyed(c, pathID, s.off.Delete) }

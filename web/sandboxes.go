@@ -2,23 +2,35 @@ package web
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandbox/image"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
 
-// Sandboxes is what the sandbox API needs; *sandboxes.Service provides it.
-// Every method takes the acting member and answers ENOTFOUND for a sandbox
-// the member may not see.
+// Sandboxes is all that the sandbox and image API calls;
+// *sandboxes.Service provides it. Services takes it as one value, so main
+// wires one service; each handler file declares, and holds, only the part
+// it calls. Every method takes the acting member and answers ENOTFOUND for
+// a sandbox the member may not see.
 type Sandboxes interface {
+	SandboxLifecycle
+	SandboxPorts
+	SandboxExec
+	SandboxRun
+	SandboxFiles
+	SandboxImages
+}
+
+var _ Sandboxes = (*sandboxes.Service)(nil)
+
+// SandboxLifecycle is what the handlers of this file call: create, find,
+// list and change the state of sandboxes.
+type SandboxLifecycle interface {
 	Create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec) (sandbox.Info, error)
 	Get(ctx context.Context, actor bullpen.Member, idOrName string) (sandbox.Info, error)
 	List(ctx context.Context, actor bullpen.Member, tags map[string]string) ([]sandbox.Info, error)
@@ -29,30 +41,27 @@ type Sandboxes interface {
 	Start(ctx context.Context, actor bullpen.Member, id string) error
 	Stats(ctx context.Context, actor bullpen.Member, id string) (sandbox.Usage, error)
 	Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error)
-
-	Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*sandboxes.Exec, error)
-	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, outputLimit int64) (sandboxes.RunResult, error)
-
-	ReadFile(ctx context.Context, actor bullpen.Member, id, path string) (io.ReadCloser, error)
-	WriteFile(ctx context.Context, actor bullpen.Member, id, path string, src io.Reader, mode os.FileMode) error
-	ListFiles(ctx context.Context, actor bullpen.Member, id, dir string) ([]sandbox.FileInfo, error)
-	Stat(ctx context.Context, actor bullpen.Member, id, path string) (sandbox.FileInfo, error)
-	Mkdir(ctx context.Context, actor bullpen.Member, id, path string, parents bool) error
-	Remove(ctx context.Context, actor bullpen.Member, id, path string, recursive bool) error
-	Rename(ctx context.Context, actor bullpen.Member, id, from, to string) error
-
-	PublishPort(ctx context.Context, actor bullpen.Member, id string, port int) (sandbox.PortInfo, error)
-	ListPorts(ctx context.Context, actor bullpen.Member, id string) ([]sandbox.PortInfo, error)
-	RevokePort(ctx context.Context, actor bullpen.Member, id string, port int) error
-
-	Images(ctx context.Context, actor bullpen.Member) ([]*image.Image, error)
-	PublishImage(ctx context.Context, actor bullpen.Member, ref string) (*image.Image, error)
-	PullImage(ctx context.Context, actor bullpen.Member, ref, name string) (*image.Image, error)
-	ImportImage(ctx context.Context, actor bullpen.Member, r io.Reader, name string) (*image.Image, error)
-	RemoveImage(ctx context.Context, actor bullpen.Member, ref string) error
 }
 
-var _ Sandboxes = (*sandboxes.Service)(nil)
+var _ SandboxLifecycle = (*sandboxes.Service)(nil)
+
+// sandboxAPI holds the one sandbox service once per handler file, each
+// typed as only what that file calls.
+type sandboxAPI struct {
+	boxes  SandboxLifecycle
+	ports  SandboxPorts
+	exec   SandboxExec
+	run    SandboxRun
+	files  SandboxFiles
+	images SandboxImages
+}
+
+func newSandboxAPI(sb Sandboxes) sandboxAPI {
+	if sb == nil {
+		return sandboxAPI{}
+	}
+	return sandboxAPI{boxes: sb, ports: sb, exec: sb, run: sb, files: sb, images: sb}
+}
 
 // sandboxRoutes registers the sandbox and image API.
 func (s *Server) sandboxRoutes(api fiber.Router) {
@@ -61,10 +70,10 @@ func (s *Server) sandboxRoutes(api fiber.Router) {
 	sb.Post("", s.createSandbox)
 	sb.Get("/:id", s.getSandbox)
 	sb.Delete("/:id", s.terminateSandbox)
-	sb.Post("/:id/pause", s.sandboxAction(Sandboxes.Pause))
-	sb.Post("/:id/resume", s.sandboxAction(Sandboxes.Resume))
-	sb.Post("/:id/stop", s.sandboxAction(Sandboxes.Stop))
-	sb.Post("/:id/start", s.sandboxAction(Sandboxes.Start))
+	sb.Post("/:id/pause", s.sandboxAction(SandboxLifecycle.Pause))
+	sb.Post("/:id/resume", s.sandboxAction(SandboxLifecycle.Resume))
+	sb.Post("/:id/stop", s.sandboxAction(SandboxLifecycle.Stop))
+	sb.Post("/:id/start", s.sandboxAction(SandboxLifecycle.Start))
 	sb.Get("/:id/stats", s.sandboxStats)
 	sb.Post("/:id/snapshot", s.snapshotSandbox)
 	sb.Post("/:id/exec", s.execSandbox)
@@ -153,19 +162,14 @@ func viewSandbox(in sandbox.Info) sandboxView {
 }
 
 func (s *Server) createSandbox(c *fiber.Ctx) error {
-	var in specIn
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	spec, err := in.spec()
-	if err != nil {
-		return err
-	}
-	info, err := s.svc.Sandboxes.Create(c.UserContext(), actor(c), spec)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(viewSandbox(info))
+	return withBody(c, http.StatusCreated, func(ctx context.Context, me bullpen.Member, in specIn) (sandboxView, error) {
+		spec, err := in.spec()
+		if err != nil {
+			return sandboxView{}, err
+		}
+		info, err := s.sb.boxes.Create(ctx, me, spec)
+		return viewSandbox(info), err
+	})
 }
 
 // listSandboxes filters by ?tag=k=v (repeatable); ?stats=true adds each
@@ -180,7 +184,7 @@ func (s *Server) listSandboxes(c *fiber.Ctx) error {
 		tags[k] = v
 	}
 	ctx, me := c.UserContext(), actor(c)
-	infos, err := s.svc.Sandboxes.List(ctx, me, tags)
+	infos, err := s.sb.boxes.List(ctx, me, tags)
 	if err != nil {
 		return err
 	}
@@ -189,7 +193,7 @@ func (s *Server) listSandboxes(c *fiber.Ctx) error {
 	for _, in := range infos {
 		v := viewSandbox(in)
 		if withStats && in.State != sandbox.StateStopped {
-			if u, err := s.svc.Sandboxes.Stats(ctx, me, in.ID); err == nil {
+			if u, err := s.sb.boxes.Stats(ctx, me, in.ID); err == nil {
 				v.Usage = &u
 			}
 		}
@@ -198,90 +202,45 @@ func (s *Server) listSandboxes(c *fiber.Ctx) error {
 	return c.JSON(list(out))
 }
 
-func (s *Server) getSandbox(c *fiber.Ctx) error {
-	info, err := s.svc.Sandboxes.Get(c.UserContext(), actor(c), c.Params("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(viewSandbox(info))
+// view finds a sandbox and shows it as the API does.
+func (s *Server) view(ctx context.Context, me bullpen.Member, id string) (sandboxView, error) {
+	info, err := s.sb.boxes.Get(ctx, me, id)
+	return viewSandbox(info), err
 }
 
+func (s *Server) getSandbox(c *fiber.Ctx) error { return keyed(c, pathName, s.view) }
+
 func (s *Server) terminateSandbox(c *fiber.Ctx) error {
-	if err := s.svc.Sandboxes.Terminate(c.UserContext(), actor(c), c.Params("id")); err != nil {
-		return err
-	}
-	return c.SendStatus(http.StatusNoContent)
+	return keyedDo(c, pathName, s.sb.boxes.Terminate)
 }
 
 // sandboxAction runs a lifecycle change and answers with the sandbox after it.
-func (s *Server) sandboxAction(fn func(Sandboxes, context.Context, bullpen.Member, string) error) fiber.Handler {
+func (s *Server) sandboxAction(fn func(SandboxLifecycle, context.Context, bullpen.Member, string) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		ctx, me, id := c.UserContext(), actor(c), c.Params("id")
-		if err := fn(s.svc.Sandboxes, ctx, me, id); err != nil {
-			return err
-		}
-		info, err := s.svc.Sandboxes.Get(ctx, me, id)
-		if err != nil {
-			return err
-		}
-		return c.JSON(viewSandbox(info))
+		return keyed(c, pathName, func(ctx context.Context, me bullpen.Member, id string) (sandboxView, error) {
+			if err := fn(s.sb.boxes, ctx, me, id); err != nil {
+				return sandboxView{}, err
+			}
+			return s.view(ctx, me, id)
+		})
 	}
 }
 
-func (s *Server) sandboxStats(c *fiber.Ctx) error {
-	u, err := s.svc.Sandboxes.Stats(c.UserContext(), actor(c), c.Params("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(u)
-}
+func (s *Server) sandboxStats(c *fiber.Ctx) error { return keyed(c, pathName, s.sb.boxes.Stats) }
 
-func (s *Server) snapshotSandbox(c *fiber.Ctx) error {
-	var in struct {
+// snapshotIn names a snapshot; snapshotView is the image it made.
+type (
+	snapshotIn struct {
 		Name string `json:"name"`
 	}
-	if err := decode(c, &in); err != nil {
-		return err
+	snapshotView struct {
+		Image string `json:"image"`
 	}
-	ref, err := s.svc.Sandboxes.Snapshot(c.UserContext(), actor(c), c.Params("id"), in.Name)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(fiber.Map{"image": ref})
-}
+)
 
-func (s *Server) listSandboxPorts(c *fiber.Ctx) error {
-	ports, err := s.svc.Sandboxes.ListPorts(c.UserContext(), actor(c), c.Params("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(ports))
-}
-
-func (s *Server) publishSandboxPort(c *fiber.Ctx) error {
-	var in struct {
-		Port int `json:"port"`
-	}
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	p, err := s.svc.Sandboxes.PublishPort(c.UserContext(), actor(c), c.Params("id"), in.Port)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(p)
-}
-
-func (s *Server) revokeSandboxPort(c *fiber.Ctx) error {
-	port, err := idParam(c, "port")
-	if err != nil {
-		return err
-	}
-	if port > 65535 {
-		return bullpen.Errorf(bullpen.EINVALID, "port must be between 1 and 65535")
-	}
-	if err := s.svc.Sandboxes.RevokePort(c.UserContext(), actor(c), c.Params("id"), int(port)); err != nil {
-		return err
-	}
-	return c.SendStatus(http.StatusNoContent)
+func (s *Server) snapshotSandbox(c *fiber.Ctx) error {
+	return keyedBody(c, http.StatusCreated, pathName, func(ctx context.Context, me bullpen.Member, id string, in snapshotIn) (snapshotView, error) {
+		ref, err := s.sb.boxes.Snapshot(ctx, me, id, in.Name)
+		return snapshotView{Image: ref}, err
+	})
 }

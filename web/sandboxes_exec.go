@@ -10,10 +10,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 )
+
+// SandboxExec is what the streaming exec handlers call.
+type SandboxExec interface {
+	Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*sandboxes.Exec, error)
+}
+
+var _ SandboxExec = (*sandboxes.Service)(nil)
 
 // execHeartbeat is how long an exec stream may stay silent before a
 // heartbeat line shows that the connection is alive (and finds out when
@@ -75,7 +83,7 @@ func (s *Server) execSandbox(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	e, err := s.svc.Sandboxes.Exec(ctx, actor(c), c.Params("id"), req)
+	e, err := s.sb.exec.Exec(ctx, actor(c), c.Params("id"), req)
 	if err != nil {
 		cancel()
 		return err
@@ -186,7 +194,7 @@ func (s *Server) execWS() fiber.Handler {
 		req.Stdin = pr
 		ctx, cancel := context.WithCancel(s.ctx)
 		defer cancel()
-		e, err := s.svc.Sandboxes.Exec(ctx, me, id, req)
+		e, err := s.sb.exec.Exec(ctx, me, id, req)
 		if err != nil {
 			pw.Close()
 			fail(err)

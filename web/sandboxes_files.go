@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -13,8 +14,23 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
+
+// SandboxFiles is what the file handlers call.
+type SandboxFiles interface {
+	ReadFile(ctx context.Context, actor bullpen.Member, id, path string) (io.ReadCloser, error)
+	WriteFile(ctx context.Context, actor bullpen.Member, id, path string, src io.Reader, mode os.FileMode) error
+	ListFiles(ctx context.Context, actor bullpen.Member, id, dir string) ([]sandbox.FileInfo, error)
+	Stat(ctx context.Context, actor bullpen.Member, id, path string) (sandbox.FileInfo, error)
+	Mkdir(ctx context.Context, actor bullpen.Member, id, path string, parents bool) error
+	Remove(ctx context.Context, actor bullpen.Member, id, path string, recursive bool) error
+	Rename(ctx context.Context, actor bullpen.Member, id, from, to string) error
+}
+
+var _ SandboxFiles = (*sandboxes.Service)(nil)
 
 // pathQuery returns the required ?path= (or another parameter).
 func pathQuery(c *fiber.Ctx, name string) (string, error) {
@@ -31,7 +47,7 @@ func (s *Server) readSandboxFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.svc.Sandboxes.ReadFile(c.UserContext(), actor(c), c.Params("id"), p)
+	rc, err := s.sb.files.ReadFile(c.UserContext(), actor(c), c.Params("id"), p)
 	if err != nil {
 		return err
 	}
@@ -65,14 +81,11 @@ func (s *Server) writeSandboxFile(c *fiber.Ctx) error {
 		mode = os.FileMode(n)
 	}
 	ctx, me, id := c.UserContext(), actor(c), c.Params("id")
-	if err := s.svc.Sandboxes.WriteFile(ctx, me, id, p, requestBody(c), mode); err != nil {
+	if err := s.sb.files.WriteFile(ctx, me, id, p, requestBody(c), mode); err != nil {
 		return err
 	}
-	fi, err := s.svc.Sandboxes.Stat(ctx, me, id, p)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(fi)
+	fi, err := s.sb.files.Stat(ctx, me, id, p)
+	return reply(c, http.StatusCreated, fi, err)
 }
 
 // requestBody returns the body as a stream; each read pushes the
@@ -100,73 +113,59 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 }
 
 func (s *Server) removeSandboxFile(c *fiber.Ctx) error {
-	p, err := pathQuery(c, "path")
-	if err != nil {
-		return err
-	}
-	if err := s.svc.Sandboxes.Remove(c.UserContext(), actor(c), c.Params("id"), p, c.QueryBool("recursive")); err != nil {
-		return err
-	}
-	return c.SendStatus(http.StatusNoContent)
+	return keyedDo(c, pathName, func(ctx context.Context, me bullpen.Member, id string) error {
+		p, err := pathQuery(c, "path")
+		if err != nil {
+			return err
+		}
+		return s.sb.files.Remove(ctx, me, id, p, c.QueryBool("recursive"))
+	})
 }
 
 func (s *Server) listSandboxFiles(c *fiber.Ctx) error {
-	p := c.Query("path", ".")
-	items, err := s.svc.Sandboxes.ListFiles(c.UserContext(), actor(c), c.Params("id"), p)
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(items))
+	return keyedList(c, pathName, func(ctx context.Context, me bullpen.Member, id string) ([]sandbox.FileInfo, error) {
+		return s.sb.files.ListFiles(ctx, me, id, c.Query("path", "."))
+	})
 }
 
 func (s *Server) statSandboxFile(c *fiber.Ctx) error {
-	p, err := pathQuery(c, "path")
-	if err != nil {
-		return err
-	}
-	fi, err := s.svc.Sandboxes.Stat(c.UserContext(), actor(c), c.Params("id"), p)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fi)
+	return keyed(c, pathName, func(ctx context.Context, me bullpen.Member, id string) (sandbox.FileInfo, error) {
+		p, err := pathQuery(c, "path")
+		if err != nil {
+			return sandbox.FileInfo{}, err
+		}
+		return s.sb.files.Stat(ctx, me, id, p)
+	})
 }
 
 func (s *Server) mkdirSandbox(c *fiber.Ctx) error {
-	var in struct {
+	return keyedBody(c, http.StatusCreated, pathName, func(ctx context.Context, me bullpen.Member, id string, in mkdirIn) (sandbox.FileInfo, error) {
+		if err := s.sb.files.Mkdir(ctx, me, id, in.Path, in.Parents); err != nil {
+			return sandbox.FileInfo{}, err
+		}
+		return s.sb.files.Stat(ctx, me, id, in.Path)
+	})
+}
+
+// mkdirIn is the body of a mkdir; renameIn of a rename.
+type (
+	mkdirIn struct {
 		Path    string `json:"path"`
 		Parents bool   `json:"parents"`
 	}
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	ctx, me, id := c.UserContext(), actor(c), c.Params("id")
-	if err := s.svc.Sandboxes.Mkdir(ctx, me, id, in.Path, in.Parents); err != nil {
-		return err
-	}
-	fi, err := s.svc.Sandboxes.Stat(ctx, me, id, in.Path)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(fi)
-}
-
-func (s *Server) renameSandboxFile(c *fiber.Ctx) error {
-	var in struct {
+	renameIn struct {
 		From string `json:"from"`
 		To   string `json:"to"`
 	}
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	ctx, me, id := c.UserContext(), actor(c), c.Params("id")
-	if err := s.svc.Sandboxes.Rename(ctx, me, id, in.From, in.To); err != nil {
-		return err
-	}
-	fi, err := s.svc.Sandboxes.Stat(ctx, me, id, in.To)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fi)
+)
+
+func (s *Server) renameSandboxFile(c *fiber.Ctx) error {
+	return keyedBody(c, http.StatusOK, pathName, func(ctx context.Context, me bullpen.Member, id string, in renameIn) (sandbox.FileInfo, error) {
+		if err := s.sb.files.Rename(ctx, me, id, in.From, in.To); err != nil {
+			return sandbox.FileInfo{}, err
+		}
+		return s.sb.files.Stat(ctx, me, id, in.To)
+	})
 }
 
 // streamsBody reports whether the request's handler reads the body as a

@@ -8,9 +8,18 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
+
+// SandboxRun is what the run-to-completion handler calls.
+type SandboxRun interface {
+	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, outputLimit int64) (sandboxes.RunResult, error)
+}
+
+var _ SandboxRun = (*sandboxes.Service)(nil)
 
 // runIn is the body of POST …/run: a command and how much of each stream
 // to capture (output_limit bytes; default and maximum set by the server).
@@ -35,7 +44,7 @@ func (s *Server) runSandbox(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	rr, err := s.svc.Sandboxes.Run(ctx, actor(c), c.Params("id"), req, in.OutputLimit)
+	rr, err := s.sb.run.Run(ctx, actor(c), c.Params("id"), req, in.OutputLimit)
 	if err != nil {
 		return err
 	}

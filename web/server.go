@@ -72,6 +72,7 @@ type Server struct {
 	app *fiber.App
 	off *office.Office
 	svc Services
+	sb  sandboxAPI // svc.Sandboxes, split by handler file
 	cfg Config
 	log *slog.Logger
 
@@ -104,7 +105,7 @@ func New(cfg Config, svc Services) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{off: svc.Office, svc: svc, cfg: cfg, log: cfg.Logger}
+	s := &Server{off: svc.Office, svc: svc, sb: newSandboxAPI(svc.Sandboxes), cfg: cfg, log: cfg.Logger}
 	s.setupAuthLimit()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{

@@ -60,62 +60,24 @@ func (s *Server) telegramStatus(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can see the Telegram settings")
 	}
 	st, err := s.svc.Telegram.Status(c.UserContext())
-	if err != nil {
-		return err
-	}
-	return c.JSON(st)
+	return reply(c, http.StatusOK, st, err)
 }
 
 func (s *Server) telegramConfigure(c *fiber.Ctx) error {
-	var in telegram.Settings
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	st, err := s.svc.Telegram.Configure(c.UserContext(), actor(c), in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(st)
+	return withBody(c, http.StatusOK, s.svc.Telegram.Configure)
 }
 
-func (s *Server) telegramUsers(c *fiber.Ctx) error {
-	us, err := s.svc.Telegram.Users(c.UserContext(), actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(us))
-}
+func (s *Server) telegramUsers(c *fiber.Ctx) error { return listed(c, s.svc.Telegram.Users) }
 
 func (s *Server) telegramPutUser(c *fiber.Ctx) error {
-	var in telegram.UserInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	u, err := s.svc.Telegram.PutUser(c.UserContext(), actor(c), in)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(u)
+	return withBody(c, http.StatusCreated, s.svc.Telegram.PutUser)
 }
 
 func (s *Server) telegramDeleteUser(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.svc.Telegram.DeleteUser(c.UserContext(), actor(c), id); err != nil {
-		return err
-	}
-	return c.SendStatus(http.StatusNoContent)
+	return keyedDo(c, pathID, s.svc.Telegram.DeleteUser)
 }
 
-func (s *Server) telegramChats(c *fiber.Ctx) error {
-	cs, err := s.svc.Telegram.Chats(c.UserContext(), actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(cs))
-}
+func (s *Server) telegramChats(c *fiber.Ctx) error { return listed(c, s.svc.Telegram.Chats) }
 
 // chatParam parses a Telegram chat ID, which is negative for groups.
 func chatParam(c *fiber.Ctx) (int64, error) {
@@ -127,51 +89,19 @@ func chatParam(c *fiber.Ctx) (int64, error) {
 }
 
 func (s *Server) telegramLinkChat(c *fiber.Ctx) error {
-	id, err := chatParam(c)
-	if err != nil {
-		return err
-	}
-	var in telegram.LinkInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	ch, err := s.svc.Telegram.LinkChat(c.UserContext(), actor(c), id, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(ch)
+	return keyedBody(c, http.StatusOK, chatParam, s.svc.Telegram.LinkChat)
 }
 
 func (s *Server) telegramUnlinkChat(c *fiber.Ctx) error {
-	id, err := chatParam(c)
-	if err != nil {
-		return err
-	}
-	if err := s.svc.Telegram.UnlinkChat(c.UserContext(), actor(c), id); err != nil {
-		return err
-	}
-	return c.SendStatus(http.StatusNoContent)
+	return keyedDo(c, chatParam, s.svc.Telegram.UnlinkChat)
 }
 
 func (s *Server) telegramOutbox(c *fiber.Ctx) error {
 	items, err := s.svc.Telegram.Outbox(c.UserContext(), actor(c), c.Query("state"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(items))
+	return replyList(c, items, err)
 }
 
-func (s *Server) telegramResend(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	it, err := s.svc.Telegram.Resend(c.UserContext(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(it)
-}
+func (s *Server) telegramResend(c *fiber.Ctx) error { return keyed(c, pathID, s.svc.Telegram.Resend) }
 
 // telegramWebhook receives updates from Telegram. It needs no login: the
 // secret token header proves the sender. It answers in JSON itself, so

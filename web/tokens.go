@@ -1,7 +1,10 @@
 package web
 
 import (
+	"context"
 	"net/http"
+
+	"github.com/bullpen-hq/bullpen"
 
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/gofiber/fiber/v2"
@@ -19,33 +22,13 @@ type tokenResponse struct {
 	Secret string `json:"token"`
 }
 
-func (s *Server) listTokens(c *fiber.Ctx) error {
-	ts, err := s.off.Tokens(c.UserContext(), actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(ts))
-}
+func (s *Server) listTokens(c *fiber.Ctx) error { return listed(c, s.off.Tokens) }
 
 func (s *Server) createToken(c *fiber.Ctx) error {
-	var in tokenRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	secret, t, err := s.off.CreateToken(c.UserContext(), actor(c), in.MemberID, in.Name)
-	if err != nil {
-		return err
-	}
-	return c.Status(http.StatusCreated).JSON(tokenResponse{Token: t, Secret: secret})
+	return withBody(c, http.StatusCreated, func(ctx context.Context, me bullpen.Member, in tokenRequest) (tokenResponse, error) {
+		secret, t, err := s.off.CreateToken(ctx, me, in.MemberID, in.Name)
+		return tokenResponse{Token: t, Secret: secret}, err
+	})
 }
 
-func (s *Server) revokeToken(c *fiber.Ctx) error {
-	id, err := idParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.off.RevokeToken(c.UserContext(), actor(c), id); err != nil {
-		return err
-	}
-	return c.SendStatus(http.StatusNoContent)
-}
+func (s *Server) revokeToken(c *fiber.Ctx) error { return keyedDo(c, pathID, s.off.RevokeToken) }

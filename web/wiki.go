@@ -122,10 +122,7 @@ func (s *Server) wikiList(c *fiber.Ctx) error {
 	}
 	pages, err := s.svc.Wiki.List(c.UserContext(), actor(c), wiki.ListOptions{Tag: c.Query("tag"),
 		Deleted: boolQuery(c, "deleted"), ByUpdate: byUpdate, Limit: int(limit), Offset: int(offset)})
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(pages))
+	return replyList(c, pages, err)
 }
 
 // createRequest is the body of a new page.
@@ -138,28 +135,15 @@ type createRequest struct {
 }
 
 func (s *Server) wikiCreate(c *fiber.Ctx) error {
-	var in createRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	p, err := s.svc.Wiki.Save(c.UserContext(), actor(c), wiki.SaveInput{Slug: in.Slug, Title: in.Title, Body: in.Body,
-		Tags: in.Tags, Summary: in.Summary})
-	if err != nil {
-		return wikiError(c, err)
-	}
-	return c.Status(http.StatusCreated).JSON(p)
+	return wikiError(c, withBody(c, http.StatusCreated, func(ctx context.Context, me bullpen.Member, in createRequest) (bullpen.WikiPage, error) {
+		return s.svc.Wiki.Save(ctx, me, wiki.SaveInput{Slug: in.Slug, Title: in.Title, Body: in.Body, Tags: in.Tags, Summary: in.Summary})
+	}))
 }
 
 func (s *Server) wikiGet(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	p, err := s.svc.Wiki.Page(c.UserContext(), actor(c), slug, boolQuery(c, "deleted"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(p)
+	return keyed(c, slugParam, func(ctx context.Context, me bullpen.Member, slug string) (bullpen.WikiPage, error) {
+		return s.svc.Wiki.Page(ctx, me, slug, boolQuery(c, "deleted"))
+	})
 }
 
 // saveRequest is the body of a page save. base_revision is required: the
@@ -174,95 +158,45 @@ type saveRequest struct {
 }
 
 func (s *Server) wikiSave(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	var in saveRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	if in.BaseRevision == nil {
-		return bullpen.Errorf(bullpen.EINVALID, "base_revision is required: the revision you edited (0 to create the page)")
-	}
-	p, err := s.svc.Wiki.Save(c.UserContext(), actor(c), wiki.SaveInput{Slug: slug, Title: in.Title, Body: in.Body,
-		Tags: in.Tags, Summary: in.Summary, BaseRevision: *in.BaseRevision})
-	if err != nil {
-		return wikiError(c, err)
-	}
-	return c.JSON(p)
+	return wikiError(c, keyedBody(c, http.StatusOK, slugParam, func(ctx context.Context, me bullpen.Member, slug string, in saveRequest) (bullpen.WikiPage, error) {
+		if in.BaseRevision == nil {
+			return bullpen.WikiPage{}, bullpen.Errorf(bullpen.EINVALID, "base_revision is required: the revision you edited (0 to create the page)")
+		}
+		return s.svc.Wiki.Save(ctx, me, wiki.SaveInput{Slug: slug, Title: in.Title, Body: in.Body,
+			Tags: in.Tags, Summary: in.Summary, BaseRevision: *in.BaseRevision})
+	}))
 }
 
-func (s *Server) wikiDelete(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	p, err := s.svc.Wiki.Delete(c.UserContext(), actor(c), slug)
-	if err != nil {
-		return err
-	}
-	return c.JSON(p)
-}
+func (s *Server) wikiDelete(c *fiber.Ctx) error { return keyed(c, slugParam, s.svc.Wiki.Delete) }
 
-func (s *Server) wikiUndelete(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	p, err := s.svc.Wiki.Undelete(c.UserContext(), actor(c), slug)
-	if err != nil {
-		return err
-	}
-	return c.JSON(p)
-}
+func (s *Server) wikiUndelete(c *fiber.Ctx) error { return keyed(c, slugParam, s.svc.Wiki.Undelete) }
 
 func (s *Server) wikiRevisions(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	revs, err := s.svc.Wiki.Revisions(c.UserContext(), actor(c), slug)
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(revs))
+	return keyedList(c, slugParam, s.svc.Wiki.Revisions)
 }
 
 func (s *Server) wikiRevision(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	n, err := idParam(c, "rev")
-	if err != nil {
-		return err
-	}
-	rev, err := s.svc.Wiki.Revision(c.UserContext(), actor(c), slug, int(n))
-	if err != nil {
-		return err
-	}
-	return c.JSON(rev)
+	return keyed(c, slugParam, func(ctx context.Context, me bullpen.Member, slug string) (bullpen.WikiRevision, error) {
+		n, err := idParam(c, "rev")
+		if err != nil {
+			return bullpen.WikiRevision{}, err
+		}
+		return s.svc.Wiki.Revision(ctx, me, slug, int(n))
+	})
 }
 
 func (s *Server) wikiDiff(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	from, err := intQuery(c, "from", 0)
-	if err != nil {
-		return err
-	}
-	to, err := intQuery(c, "to", 0)
-	if err != nil {
-		return err
-	}
-	d, err := s.svc.Wiki.Diff(c.UserContext(), actor(c), slug, int(from), int(to))
-	if err != nil {
-		return err
-	}
-	return c.JSON(d)
+	return keyed(c, slugParam, func(ctx context.Context, me bullpen.Member, slug string) (wiki.Diff, error) {
+		from, err := intQuery(c, "from", 0)
+		if err != nil {
+			return wiki.Diff{}, err
+		}
+		to, err := intQuery(c, "to", 0)
+		if err != nil {
+			return wiki.Diff{}, err
+		}
+		return s.svc.Wiki.Diff(ctx, me, slug, int(from), int(to))
+	})
 }
 
 // restoreRequest names the revision to restore and, optionally, the
@@ -274,34 +208,16 @@ type restoreRequest struct {
 }
 
 func (s *Server) wikiRestore(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	var in restoreRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	if in.Revision <= 0 {
-		return bullpen.Errorf(bullpen.EINVALID, "revision must be a positive integer")
-	}
-	p, err := s.svc.Wiki.Restore(c.UserContext(), actor(c), slug, in.Revision, in.BaseRevision, in.Summary)
-	if err != nil {
-		return wikiError(c, err)
-	}
-	return c.JSON(p)
+	return wikiError(c, keyedBody(c, http.StatusOK, slugParam, func(ctx context.Context, me bullpen.Member, slug string, in restoreRequest) (bullpen.WikiPage, error) {
+		if in.Revision <= 0 {
+			return bullpen.WikiPage{}, bullpen.Errorf(bullpen.EINVALID, "revision must be a positive integer")
+		}
+		return s.svc.Wiki.Restore(ctx, me, slug, in.Revision, in.BaseRevision, in.Summary)
+	}))
 }
 
 func (s *Server) wikiBacklinks(c *fiber.Ctx) error {
-	slug, err := slugParam(c)
-	if err != nil {
-		return err
-	}
-	refs, err := s.svc.Wiki.Backlinks(c.UserContext(), actor(c), slug)
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(refs))
+	return keyedList(c, slugParam, s.svc.Wiki.Backlinks)
 }
 
 func (s *Server) wikiWanted(c *fiber.Ctx) error {
@@ -310,19 +226,10 @@ func (s *Server) wikiWanted(c *fiber.Ctx) error {
 		return err
 	}
 	wanted, err := s.svc.Wiki.Wanted(c.UserContext(), actor(c), int(limit))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(wanted))
+	return replyList(c, wanted, err)
 }
 
-func (s *Server) wikiTags(c *fiber.Ctx) error {
-	tags, err := s.svc.Wiki.Tags(c.UserContext(), actor(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(tags))
-}
+func (s *Server) wikiTags(c *fiber.Ctx) error { return listed(c, s.svc.Wiki.Tags) }
 
 func (s *Server) wikiSearch(c *fiber.Ctx) error {
 	limit, err := intQuery(c, "limit", 20)
@@ -331,10 +238,7 @@ func (s *Server) wikiSearch(c *fiber.Ctx) error {
 	}
 	hits, err := s.svc.Wiki.Search(c.UserContext(), actor(c), wiki.SearchOptions{Query: c.Query("q"), Tag: c.Query("tag"),
 		Prefix: boolQuery(c, "prefix"), Limit: int(limit)})
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(hits))
+	return replyList(c, hits, err)
 }
 
 // previewRequest is markdown to render.
@@ -343,15 +247,15 @@ type previewRequest struct {
 }
 
 func (s *Server) wikiPreview(c *fiber.Ctx) error {
-	var in previewRequest
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	html, err := s.svc.Wiki.Preview(c.UserContext(), actor(c), in.Body)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"html": html})
+	return withBody(c, http.StatusOK, func(ctx context.Context, me bullpen.Member, in previewRequest) (previewView, error) {
+		html, err := s.svc.Wiki.Preview(ctx, me, in.Body)
+		return previewView{HTML: html}, err
+	})
+}
+
+// previewView is the answer of a preview.
+type previewView struct {
+	HTML string `json:"html"`
 }
 
 func (s *Server) wikiExport(c *fiber.Ctx) error {
@@ -373,10 +277,7 @@ func (s *Server) wikiExport(c *fiber.Ctx) error {
 // zip), within the server's body limit.
 func (s *Server) wikiImport(c *fiber.Ctx) error {
 	res, err := s.svc.Wiki.Import(c.UserContext(), actor(c), c.Body())
-	if err != nil {
-		return err
-	}
-	return c.JSON(res)
+	return reply(c, http.StatusOK, res, err)
 }
 
 // wikiLink opens the dashboard with the wiki panel on a page.
