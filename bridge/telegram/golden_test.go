@@ -36,22 +36,36 @@ func TestGoldenFormat(t *testing.T) {
 	}
 }
 
-// TestGoldenSplit pins how a long relayed message (the author line and
-// the body's HTML, as messageItems builds it) is cut at MaxMessage.
+// TestGoldenSplit pins how long relayed messages (the author line and
+// the body's HTML, as messageItems builds it) are cut at MaxMessage: at
+// paragraph breaks, inside a code block (closed and reopened), and
+// between the words of one long bold paragraph.
 func TestGoldenSplit(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join("testdata", "format", "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fourteen reports in one message: about 11,000 UTF-16 units, three parts,
-	// with cuts falling inside lists, code and quotes.
-	body := strings.Repeat(string(md)+"\n", 14)
-	m := bullpen.Message{ID: 7, Body: body, Source: bullpen.SourceWeb,
-		Author: &bullpen.Member{ID: 3, Handle: "engineer", DisplayName: "Eng <One>", Kind: bullpen.KindAgent}}
-	parts := Split(authorLine(m)+"\n"+ToHTML(m.Body), MaxMessage)
-	var b strings.Builder
-	for i, p := range parts {
-		fmt.Fprintf(&b, "===== part %d of %d: %d UTF-16 units =====\n%s\n", i+1, len(parts), u16(p), p)
+	var code, words strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&code, "line %03d: if a < b && c > d { return \"x\" }\n", i)
+		fmt.Fprintf(&words, "word%03d ", i)
 	}
-	golden.Check(t, "split/report_x14.txt", []byte(b.String()))
+	tests := []struct{ name, body string }{
+		// Fourteen reports: about 11,000 UTF-16 units, three parts.
+		{"report_x14", strings.Repeat(string(md)+"\n", 14)},
+		{"code_block", "Output:\n\n```\n" + code.String() + "```\n\nDone."},
+		{"bold_words", "**" + strings.TrimSpace(strings.Repeat(words.String(), 2)) + "** end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := bullpen.Message{ID: 7, Body: tt.body, Source: bullpen.SourceWeb,
+				Author: &bullpen.Member{ID: 3, Handle: "engineer", DisplayName: "Eng <One>", Kind: bullpen.KindAgent}}
+			parts := Split(authorLine(m)+"\n"+ToHTML(m.Body), MaxMessage)
+			var b strings.Builder
+			for i, p := range parts {
+				fmt.Fprintf(&b, "===== part %d of %d: %d UTF-16 units =====\n%s\n", i+1, len(parts), u16(p), p)
+			}
+			golden.Check(t, "split/"+tt.name+".txt", []byte(b.String()))
+		})
+	}
 }
