@@ -48,7 +48,7 @@ func TestGoldenSplit(t *testing.T) {
 	var code, words strings.Builder
 	for i := range 400 {
 		fmt.Fprintf(&code, "line %03d: if a < b && c > d { return \"x\" }\n", i)
-		fmt.Fprintf(&words, "word%03d ", i)
+		fmt.Fprintf(&words, "word%d%s ", i, strings.Repeat("s", i%5))
 	}
 	tests := []struct{ name, body string }{
 		// Fourteen reports: about 11,000 UTF-16 units, three parts.
