@@ -49,9 +49,10 @@ func MemberOf(ev Event) (Member, error) {
 }
 
 // AgentIDOf returns the agent an agent.* or approval.* event is about.
-// Every payload of those types carries it as agent_id (package agents
-// keeps to that), so a stream of one agent's activity can filter on it
-// without knowing each payload type.
+// Their payloads carry it as agent_id (package agents keeps to that), so a
+// stream of one agent's activity can filter on it without knowing each
+// payload type. agent.hired and agent.updated carry the agent itself,
+// whose id is "id": they give 0.
 func AgentIDOf(ev Event) (int64, error) {
 	if !strings.HasPrefix(ev.Type, "agent.") && !strings.HasPrefix(ev.Type, "approval.") {
 		return 0, &Error{Code: EINVALID, Message: fmt.Sprintf("event %d is %q, not about an agent", ev.Seq, ev.Type)}
