@@ -2,6 +2,9 @@ package bullpen
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -17,6 +20,67 @@ const (
 	EventMemberCreated  = "member.created"
 	EventMemberUpdated  = "member.updated"
 )
+
+// Membership is the payload of EventChannelJoined and EventChannelLeft.
+type Membership struct {
+	ChannelID int64  `json:"channel_id"`
+	Member    Member `json:"member"`
+}
+
+// MessageOf decodes the Message of a message.posted, message.edited or
+// message.deleted event.
+func MessageOf(ev Event) (Message, error) {
+	return DecodePayload[Message](ev, EventMessagePosted, EventMessageEdited, EventMessageDeleted)
+}
+
+// ChannelOf decodes the Channel of a channel.created event.
+func ChannelOf(ev Event) (Channel, error) {
+	return DecodePayload[Channel](ev, EventChannelCreated)
+}
+
+// MembershipOf decodes the payload of a channel.joined or channel.left event.
+func MembershipOf(ev Event) (Membership, error) {
+	return DecodePayload[Membership](ev, EventChannelJoined, EventChannelLeft)
+}
+
+// MemberOf decodes the Member of a member.created or member.updated event.
+func MemberOf(ev Event) (Member, error) {
+	return DecodePayload[Member](ev, EventMemberCreated, EventMemberUpdated)
+}
+
+// AgentIDOf returns the agent an agent.* or approval.* event is about.
+// Their payloads carry it as agent_id (package agents keeps to that), so a
+// stream of one agent's activity can filter on it without knowing each
+// payload type. agent.hired and agent.updated carry the agent itself,
+// whose id is "id": they give 0.
+func AgentIDOf(ev Event) (int64, error) {
+	if !strings.HasPrefix(ev.Type, "agent.") && !strings.HasPrefix(ev.Type, "approval.") {
+		return 0, &Error{Code: EINVALID, Message: fmt.Sprintf("event %d is %q, not about an agent", ev.Seq, ev.Type)}
+	}
+	var p struct {
+		AgentID int64 `json:"agent_id"`
+	}
+	if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		return 0, &Error{Code: EINVALID, Message: fmt.Sprintf("decode %s event %d", ev.Type, ev.Seq), Err: err}
+	}
+	return p.AgentID, nil
+}
+
+// DecodePayload decodes ev's payload as a T, the payload type of the event
+// types listed. An event of another type, or a payload that is not a T,
+// is an EINVALID error that names the event type and sequence number, so
+// a log line says which event was bad. Packages that own event types give
+// each a one-line typed decoder built on it, beside the constant.
+func DecodePayload[T any](ev Event, types ...string) (T, error) {
+	var v T
+	if !slices.Contains(types, ev.Type) {
+		return v, &Error{Code: EINVALID, Message: fmt.Sprintf("event %d is %q, not %v", ev.Seq, ev.Type, types)}
+	}
+	if err := json.Unmarshal(ev.Payload, &v); err != nil {
+		return v, &Error{Code: EINVALID, Message: fmt.Sprintf("decode %s event %d", ev.Type, ev.Seq), Err: err}
+	}
+	return v, nil
+}
 
 // Event is one visible change, stored in the same transaction as the change.
 // Seq is global and increasing; ephemeral events (token deltas, output

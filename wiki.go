@@ -115,6 +115,12 @@ type WikiEvent struct {
 	Created      bool   `json:"created,omitempty"`
 }
 
+// WikiEventOf decodes the payload of a wiki.page_saved, wiki.page_deleted
+// or wiki.page_undeleted event.
+func WikiEventOf(ev Event) (WikiEvent, error) {
+	return DecodePayload[WikiEvent](ev, EventWikiPageSaved, EventWikiPageDeleted, EventWikiPageUndeleted)
+}
+
 var wikiTagRE = regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}_.-]*$`)
 
 // WikiSlugify turns a title or a link target into a slug: lower-case

@@ -11,13 +11,7 @@ import (
 )
 
 // Approval is a sensitive tool call waiting for (or given) a human's answer.
-type Approval = store.Approval
-
-// approvalPayload is approval.requested and approval.answered.
-type approvalPayload struct {
-	Approval
-	Handle string `json:"handle"`
-}
+type Approval = bullpen.Approval
 
 // requestApproval stores an approval request for a sensitive call. The
 // turn ends after this step; the answer wakes the agent again.
@@ -34,7 +28,7 @@ func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, 
 		if err != nil {
 			return err
 		}
-		if _, err = tx.Emit(EventApprovalAsked, e.channel.ID, e.aud, approvalPayload{Approval: a, Handle: e.agent.Handle}); err != nil || fx == nil {
+		if _, err = tx.Emit(bullpen.EventApprovalRequested, e.channel.ID, e.aud, bullpen.ApprovalEvent{Approval: a, Handle: e.agent.Handle}); err != nil || fx == nil {
 			return err
 		}
 		return fx(tx) // the request and its journal entry commit together
@@ -82,12 +76,12 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		if a, err = tx.AnswerApproval(id, state, actor.ID, note); err != nil {
 			return err
 		}
-		if _, err := tx.Emit(EventApprovalAnswered, a.ChannelID, audience(c), approvalPayload{Approval: a, Handle: agent.Handle}); err != nil {
+		if _, err := tx.Emit(bullpen.EventApprovalAnswered, a.ChannelID, audience(c), bullpen.ApprovalEvent{Approval: a, Handle: agent.Handle}); err != nil {
 			return err
 		}
 		ws, err := tx.CreateWakes([]store.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: ReasonApproval}})
 		for _, w := range ws {
-			if _, err := tx.Emit(EventWakeQueued, a.ChannelID, audience(c), wakePayload{WakeID: w.ID, AgentID: w.AgentID,
+			if _, err := tx.Emit(EventWakeQueued, a.ChannelID, audience(c), WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
 				Handle: agent.Handle, Reason: w.Reason}); err != nil {
 				return err
 			}

@@ -65,7 +65,7 @@ func TestApprovalFlow(t *testing.T) {
 	for _, ev := range h.events(0) {
 		types[ev.Type]++
 	}
-	if types[EventApprovalAsked] != 1 || types[EventApprovalAnswered] != 1 {
+	if types[bullpen.EventApprovalRequested] != 1 || types[bullpen.EventApprovalAnswered] != 1 {
 		t.Errorf("approval events = %v", types)
 	}
 }

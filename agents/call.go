@@ -133,7 +133,7 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 		if err != nil {
 			return err
 		}
-		_, err = tx.Emit(EventToolStarted, e.channel.ID, e.aud, toolPayload{TurnID: e.turn.ID, AgentID: e.agent.ID,
+		_, err = tx.Emit(EventToolStarted, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: c.Name, Arguments: clipJSON(args, 2000)})
 		return err
 	})
@@ -151,7 +151,7 @@ func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec store.ToolCa
 		if err := e.j.note(tx, key, o); err != nil {
 			return err
 		}
-		_, err := tx.Emit(EventToolFinished, e.channel.ID, e.aud, toolPayload{TurnID: e.turn.ID, AgentID: e.agent.ID,
+		_, err := tx.Emit(EventToolFinished, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: rec.Name, State: rec.State, Result: clip(rec.Result, 500), DurationMS: rec.DurationMS})
 		return err
 	})

@@ -4,26 +4,27 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
 // Event types written by the agents runtime.
 const (
-	EventAgentHired       = "agent.hired"
-	EventAgentFired       = "agent.fired"
-	EventAgentUpdated     = "agent.updated"
-	EventWakeQueued       = "agent.wake_queued"
-	EventTurnStarted      = "agent.turn_started"
-	EventTurnFinished     = "agent.turn_finished"
-	EventTurnFailed       = "agent.turn_failed"
-	EventTurnAbandoned    = "agent.turn_abandoned"
-	EventToolStarted      = "agent.tool_started"
-	EventToolFinished     = "agent.tool_finished"
-	EventLimitReached     = "agent.limit_reached"
-	EventDelta            = "agent.delta"  // ephemeral: model text as it streams
-	EventStatus           = "agent.status" // ephemeral: the live status, e.g. waiting for the model
-	EventApprovalAsked    = "approval.requested"
-	EventApprovalAnswered = "approval.answered"
+	EventAgentHired    = "agent.hired"
+	EventAgentFired    = "agent.fired"
+	EventAgentUpdated  = "agent.updated"
+	EventWakeQueued    = "agent.wake_queued"
+	EventTurnStarted   = "agent.turn_started"
+	EventTurnFinished  = "agent.turn_finished"
+	EventTurnFailed    = "agent.turn_failed"
+	EventTurnAbandoned = "agent.turn_abandoned"
+	EventToolStarted   = "agent.tool_started"
+	EventToolFinished  = "agent.tool_finished"
+	EventLimitReached  = "agent.limit_reached"
+	EventDelta         = "agent.delta"  // ephemeral: model text as it streams
+	EventStatus        = "agent.status" // ephemeral: the live status, e.g. waiting for the model
+	// The approval events are bullpen.EventApprovalRequested and
+	// bullpen.EventApprovalAnswered: the Telegram bridge reads them too.
 )
 
 // Limits that can stop an agent.
@@ -36,8 +37,8 @@ const (
 	LimitDeadline    = "turn_deadline"
 )
 
-// wakePayload is agent.wake_queued.
-type wakePayload struct {
+// WakeQueued is the payload of agent.wake_queued.
+type WakeQueued struct {
 	WakeID    int64  `json:"wake_id"`
 	AgentID   int64  `json:"agent_id"`
 	Handle    string `json:"handle"`
@@ -45,36 +46,48 @@ type wakePayload struct {
 	Reason    string `json:"reason"`
 }
 
-// turnPayload is agent.turn_*.
-type turnPayload struct {
-	TurnID     int64     `json:"turn_id"`
-	AgentID    int64     `json:"agent_id"`
-	Handle     string    `json:"handle,omitempty"`
-	Wakes      []int64   `json:"wakes,omitempty"`
-	Reasons    []string  `json:"reasons,omitempty"`
-	Provider   string    `json:"provider,omitempty"`
-	Model      string    `json:"model,omitempty"`
-	Steps      int       `json:"steps,omitempty"`
-	DurationMS int64     `json:"duration_ms,omitempty"`
-	Usage      *llmUsage `json:"usage,omitempty"`
-	Error      string    `json:"error,omitempty"`
-	Simulated  bool      `json:"simulated,omitempty"`
+// WakeQueuedOf decodes an agent.wake_queued event.
+func WakeQueuedOf(ev bullpen.Event) (WakeQueued, error) {
+	return bullpen.DecodePayload[WakeQueued](ev, EventWakeQueued)
 }
 
-type llmUsage struct {
+// TurnEvent is the payload of agent.turn_started, agent.turn_finished,
+// agent.turn_failed and agent.turn_abandoned.
+type TurnEvent struct {
+	TurnID     int64       `json:"turn_id"`
+	AgentID    int64       `json:"agent_id"`
+	Handle     string      `json:"handle,omitempty"`
+	Wakes      []int64     `json:"wakes,omitempty"`
+	Reasons    []string    `json:"reasons,omitempty"`
+	Provider   string      `json:"provider,omitempty"`
+	Model      string      `json:"model,omitempty"`
+	Steps      int         `json:"steps,omitempty"`
+	DurationMS int64       `json:"duration_ms,omitempty"`
+	Usage      *TokenUsage `json:"usage,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	Simulated  bool        `json:"simulated,omitempty"`
+}
+
+// TurnOf decodes an agent.turn_* event.
+func TurnOf(ev bullpen.Event) (TurnEvent, error) {
+	return bullpen.DecodePayload[TurnEvent](ev, EventTurnStarted, EventTurnFinished, EventTurnFailed, EventTurnAbandoned)
+}
+
+// TokenUsage is a turn's token counts, as a turn event reports them.
+type TokenUsage struct {
 	InputTokens       int `json:"input_tokens"`
 	CachedInputTokens int `json:"cached_input_tokens"`
 	CacheWriteTokens  int `json:"cache_write_tokens"`
 	OutputTokens      int `json:"output_tokens"`
 }
 
-func usageOf(u llm.Usage) *llmUsage {
-	return &llmUsage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens,
+func usageOf(u llm.Usage) *TokenUsage {
+	return &TokenUsage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens,
 		CacheWriteTokens: u.CacheWriteTokens, OutputTokens: u.OutputTokens}
 }
 
-// toolPayload is agent.tool_*.
-type toolPayload struct {
+// ToolEvent is the payload of agent.tool_started and agent.tool_finished.
+type ToolEvent struct {
 	TurnID     int64           `json:"turn_id"`
 	AgentID    int64           `json:"agent_id"`
 	Handle     string          `json:"handle"`
@@ -86,8 +99,13 @@ type toolPayload struct {
 	DurationMS int64           `json:"duration_ms,omitempty"`
 }
 
-// limitPayload is agent.limit_reached.
-type limitPayload struct {
+// ToolOf decodes an agent.tool_* event.
+func ToolOf(ev bullpen.Event) (ToolEvent, error) {
+	return bullpen.DecodePayload[ToolEvent](ev, EventToolStarted, EventToolFinished)
+}
+
+// LimitEvent is the payload of agent.limit_reached.
+type LimitEvent struct {
 	AgentID   int64  `json:"agent_id"`
 	Handle    string `json:"handle"`
 	Limit     string `json:"limit"`
@@ -96,11 +114,37 @@ type limitPayload struct {
 	TurnID    int64  `json:"turn_id,omitempty"`
 }
 
-// deltaPayload is agent.delta.
-type deltaPayload struct {
+// LimitOf decodes an agent.limit_reached event.
+func LimitOf(ev bullpen.Event) (LimitEvent, error) {
+	return bullpen.DecodePayload[LimitEvent](ev, EventLimitReached)
+}
+
+// DeltaEvent is the payload of the ephemeral agent.delta.
+type DeltaEvent struct {
 	TurnID  int64  `json:"turn_id"`
 	AgentID int64  `json:"agent_id"`
 	Text    string `json:"text"`
+}
+
+// DeltaOf decodes an agent.delta event.
+func DeltaOf(ev bullpen.Event) (DeltaEvent, error) {
+	return bullpen.DecodePayload[DeltaEvent](ev, EventDelta)
+}
+
+// AgentFired is the payload of agent.fired.
+type AgentFired struct {
+	AgentID int64  `json:"agent_id"`
+	Handle  string `json:"handle"`
+}
+
+// AgentFiredOf decodes an agent.fired event.
+func AgentFiredOf(ev bullpen.Event) (AgentFired, error) {
+	return bullpen.DecodePayload[AgentFired](ev, EventAgentFired)
+}
+
+// AgentOf decodes the Agent of an agent.hired or agent.updated event.
+func AgentOf(ev bullpen.Event) (Agent, error) {
+	return bullpen.DecodePayload[Agent](ev, EventAgentHired, EventAgentUpdated)
 }
 
 // Agent statuses, for the dashboard's live list.
@@ -122,11 +166,16 @@ type Status struct {
 	Since   time.Time `json:"since"`
 }
 
-// statusPayload is agent.status.
-type statusPayload struct {
+// StatusEvent is the payload of the ephemeral agent.status.
+type StatusEvent struct {
 	AgentID int64  `json:"agent_id"`
 	Handle  string `json:"handle"`
 	Status  Status `json:"status"`
+}
+
+// StatusOf decodes an agent.status event.
+func StatusOf(ev bullpen.Event) (StatusEvent, error) {
+	return bullpen.DecodePayload[StatusEvent](ev, EventStatus)
 }
 
 func (s *Service) setStatus(agentID int64, st Status) {

@@ -124,7 +124,7 @@ func collectStatuses(t *testing.T, feed interface {
 				return
 			}
 			for _, ev := range evs {
-				var p statusPayload
+				var p StatusEvent
 				if ev.Type != EventStatus || json.Unmarshal(ev.Payload, &p) != nil || p.Status.State != StatusWaiting {
 					continue
 				}

@@ -141,10 +141,10 @@ func TestHopBudgetStopsPingPong(t *testing.T) {
 			if notices != 1 || agentMsgs > 5 {
 				t.Errorf("messages = %q\nwant 1 hop-budget notice and at most 5 agent messages", msgs)
 			}
-			var limits []limitPayload
+			var limits []LimitEvent
 			for _, ev := range h.events(since) {
 				if ev.Type == EventLimitReached {
-					var p limitPayload
+					var p LimitEvent
 					json.Unmarshal(ev.Payload, &p)
 					limits = append(limits, p)
 				}

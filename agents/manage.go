@@ -195,10 +195,7 @@ func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (Age
 		if err := tx.FireAgent(id); err != nil {
 			return err
 		}
-		_, err := tx.Emit(EventAgentFired, 0, nil, struct {
-			AgentID int64  `json:"agent_id"`
-			Handle  string `json:"handle"`
-		}{id, m.Handle})
+		_, err := tx.Emit(EventAgentFired, 0, nil, AgentFired{AgentID: id, Handle: m.Handle})
 		return err
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -96,8 +95,10 @@ func (s *Service) watchWakes(ctx context.Context) {
 			return
 		}
 		for _, ev := range evs {
-			var p wakePayload
-			if ev.Type == EventWakeQueued && json.Unmarshal(ev.Payload, &p) == nil {
+			if ev.Type != EventWakeQueued {
+				continue
+			}
+			if p, err := WakeQueuedOf(ev); err == nil {
 				s.poke(p.AgentID)
 			}
 		}

@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -117,9 +116,9 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 // events, limit events and the cursor commit in one transaction, so a
 // restart neither loses nor repeats a wake. It reports whether it wrote.
 func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
-	var msg bullpen.Message
-	if err := json.Unmarshal(ev.Payload, &msg); err != nil {
-		return false, fmt.Errorf("agents: decode message event %d: %w", ev.Seq, err)
+	msg, err := bullpen.MessageOf(ev)
+	if err != nil {
+		return false, fmt.Errorf("agents: route: %w", err)
 	}
 	in, err := s.wakeInput(ctx, msg)
 	if err != nil {
@@ -146,7 +145,7 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 			for _, t := range targets {
 				detail := fmt.Sprintf("@%s was not woken: %d agent-to-agent messages in a row in this thread without a human (hop budget %d). A human message resets it.",
 					in.Members[t.AgentID].Handle, hops, s.cfg.HopBudget)
-				if _, err := tx.Emit(EventLimitReached, msg.ChannelID, aud, limitPayload{AgentID: t.AgentID,
+				if _, err := tx.Emit(EventLimitReached, msg.ChannelID, aud, LimitEvent{AgentID: t.AgentID,
 					Handle: in.Members[t.AgentID].Handle, Limit: LimitHops, Detail: detail, MessageID: msg.ID}); err != nil {
 					return err
 				}
@@ -162,7 +161,7 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 			return err
 		}
 		for _, w := range queued {
-			if _, err := tx.Emit(EventWakeQueued, msg.ChannelID, aud, wakePayload{WakeID: w.ID, AgentID: w.AgentID,
+			if _, err := tx.Emit(EventWakeQueued, msg.ChannelID, aud, WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
 				Handle: in.Members[w.AgentID].Handle, MessageID: msg.ID, Reason: w.Reason}); err != nil {
 				return err
 			}

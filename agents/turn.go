@@ -165,7 +165,7 @@ func replyThread(c bullpen.Channel, ts []trigger) int64 {
 }
 
 func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []store.Wake) error {
-	p := turnPayload{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.provider.Name(),
+	p := TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.provider.Name(),
 		Model: e.role.Model, Simulated: e.simulated}
 	for _, w := range wakes {
 		p.Wakes = append(p.Wakes, w.ID)
@@ -322,7 +322,7 @@ const simLabel = "🧪 *simulation* — "
 // limit stops the turn because of a budget: a visible event and message.
 func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, limitPayload{AgentID: e.agent.ID, Handle: e.agent.Handle,
+		_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
 			Limit: which, Detail: detail, TurnID: e.turn.ID})
 		return err
 	})
@@ -365,7 +365,7 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 	if state == store.TurnFailed {
 		typ = EventTurnFailed
 	}
-	p := turnPayload{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
+	p := TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
 		Steps: e.steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(e.usage), Error: errMsg, Simulated: e.simulated}
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		if err := tx.FinishTurn(t, wakeState); err != nil {

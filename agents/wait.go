@@ -31,7 +31,7 @@ func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (ll
 	defer w.stop()
 	return e.provider.Complete(cctx, req, func(text string) {
 		w.answered()
-		body, _ := json.Marshal(deltaPayload{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
+		body, _ := json.Marshal(DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
 		s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
 			Payload: body, At: s.cfg.Now().UTC()})
 	})
@@ -154,7 +154,7 @@ func (w *waiter) publish(waited time.Duration) {
 // publishStatus sends an agent's live status as an ephemeral event: the
 // dashboard's agent card shows it; it is not stored.
 func (s *Service) publishStatus(e *turnEnv, st Status) {
-	body, _ := json.Marshal(statusPayload{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
+	body, _ := json.Marshal(StatusEvent{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
 	s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventStatus, ChannelID: e.channel.ID, Audience: e.aud,
 		Payload: body, At: s.cfg.Now().UTC()})
 }

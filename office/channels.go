@@ -14,12 +14,6 @@ type ChannelInput struct {
 	Topic string `json:"topic"`
 }
 
-// membership is the payload of channel.joined and channel.left.
-type membership struct {
-	ChannelID int64          `json:"channel_id"`
-	Member    bullpen.Member `json:"member"`
-}
-
 // CreateChannel creates a public channel with actor as its first member.
 func (o *Office) CreateChannel(ctx context.Context, actor bullpen.Member, in ChannelInput) (bullpen.Channel, error) {
 	c := bullpen.Channel{Name: in.Name, Kind: bullpen.ChannelPublic, Topic: in.Topic, CreatedBy: actor.ID}
@@ -143,7 +137,7 @@ func (o *Office) LeaveChannel(ctx context.Context, actor bullpen.Member, id int6
 		if err != nil || !left {
 			return err
 		}
-		_, err = tx.Emit(bullpen.EventChannelLeft, c.ID, nil, membership{ChannelID: c.ID, Member: actor})
+		_, err = tx.Emit(bullpen.EventChannelLeft, c.ID, nil, bullpen.Membership{ChannelID: c.ID, Member: actor})
 		return err
 	})
 	if err != nil {
@@ -158,7 +152,7 @@ func (o *Office) join(tx *store.Tx, c bullpen.Channel, m bullpen.Member) error {
 	if err != nil || !added {
 		return err
 	}
-	_, err = tx.Emit(bullpen.EventChannelJoined, c.ID, audienceOf(c), membership{ChannelID: c.ID, Member: m})
+	_, err = tx.Emit(bullpen.EventChannelJoined, c.ID, audienceOf(c), bullpen.Membership{ChannelID: c.ID, Member: m})
 	return err
 }
 

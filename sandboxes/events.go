@@ -69,6 +69,21 @@ type OutputPayload struct {
 	Truncated bool   `json:"truncated,omitempty"` // the live log stops here; the command goes on
 }
 
+// StateOf decodes a sandbox.created or sandbox.state event.
+func StateOf(ev bullpen.Event) (StatePayload, error) {
+	return bullpen.DecodePayload[StatePayload](ev, EventCreated, EventState)
+}
+
+// ExecOf decodes a sandbox.exec_started or sandbox.exec_finished event.
+func ExecOf(ev bullpen.Event) (ExecPayload, error) {
+	return bullpen.DecodePayload[ExecPayload](ev, EventExecStarted, EventExecFinished)
+}
+
+// OutputOf decodes a sandbox.output event.
+func OutputOf(ev bullpen.Event) (OutputPayload, error) {
+	return bullpen.DecodePayload[OutputPayload](ev, EventOutput)
+}
+
 // item is a queued event: a Manager event still to translate, or an office
 // event ready to store.
 type item struct {

@@ -15,23 +15,9 @@ const (
 	ApprovalDenied   = "denied"
 )
 
-// Approval is a sensitive tool call waiting for a human's answer.
-type Approval struct {
-	ID         int64      `json:"id"`
-	AgentID    int64      `json:"agent_id"`
-	TurnID     int64      `json:"turn_id"`
-	ChannelID  int64      `json:"channel_id"`
-	ThreadID   int64      `json:"thread_id,omitempty"`
-	Tool       string     `json:"tool"`
-	Arguments  string     `json:"arguments"`
-	Reason     string     `json:"reason"`
-	State      string     `json:"state"`
-	AnsweredBy int64      `json:"answered_by,omitempty"`
-	Note       string     `json:"note,omitempty"`
-	Result     string     `json:"result,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	AnsweredAt *time.Time `json:"answered_at,omitempty"`
-}
+// Approval is the root package's approval; the alias keeps the store's
+// signatures unchanged while the domain type lives in the root.
+type Approval = bullpen.Approval
 
 type approvalRow struct {
 	ID         int64 `gorm:"primaryKey"`

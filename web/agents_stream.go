@@ -3,7 +3,6 @@ package web
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -92,15 +91,14 @@ func (f *agentFilter) keep(ev bullpen.Event) bool {
 	if !ev.VisibleTo(f.me.ID, f.me.IsAdmin) {
 		return false
 	}
-	var p struct {
-		AgentID  int64 `json:"agent_id"`
-		AuthorID int64 `json:"author_id"`
+	if ev.Type != bullpen.EventMessagePosted {
+		id, err := bullpen.AgentIDOf(ev)
+		return err == nil && id == f.agent
 	}
-	json.Unmarshal(ev.Payload, &p)
-	if p.AgentID == f.agent || (ev.Type == bullpen.EventMessagePosted && p.AuthorID == f.agent) {
+	if m, err := bullpen.MessageOf(ev); err == nil && m.AuthorID == f.agent {
 		return true
 	}
-	if ev.Type != bullpen.EventMessagePosted || ev.ChannelID == 0 {
+	if ev.ChannelID == 0 {
 		return false
 	}
 	dm, ok := f.dms[ev.ChannelID]

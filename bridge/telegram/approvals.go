@@ -31,7 +31,7 @@ const (
 )
 
 // approvalItems sends an approval request with Approve / Deny buttons.
-func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a approvalEvent) ([]store.OutboxItem, error) {
+func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a bullpen.ApprovalEvent) ([]store.OutboxItem, error) {
 	if a.State != "" && a.State != store.ApprovalPending {
 		return nil, nil
 	}
@@ -58,7 +58,7 @@ func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a approvalEven
 
 // answeredItems replaces the buttons of the approval's messages in a chat
 // with the answer.
-func (b *Bridge) answeredItems(ctx context.Context, chatID int64, a approvalEvent) ([]store.OutboxItem, error) {
+func (b *Bridge) answeredItems(ctx context.Context, chatID int64, a bullpen.ApprovalEvent) ([]store.OutboxItem, error) {
 	by := "someone"
 	if a.AnsweredBy != 0 {
 		if m, err := b.off.Member(ctx, a.AnsweredBy); err == nil {

@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,18 +10,6 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
-
-// Approval event types, written by package agents.
-const (
-	EventApprovalRequested = "approval.requested"
-	EventApprovalAnswered  = "approval.answered"
-)
-
-// approvalEvent is the payload of the approval events.
-type approvalEvent struct {
-	store.Approval
-	Handle string `json:"handle"`
-}
 
 // approvalNotice matches the system notice that agents post with each
 // approval request; the bridge sends its own message with buttons instead.
@@ -106,7 +93,7 @@ func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, cursor, last in
 // itemsFor returns what an event sends to the chats linked to its channel.
 func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]store.OutboxItem, error) {
 	switch ev.Type {
-	case bullpen.EventMessagePosted, EventApprovalRequested, EventApprovalAnswered:
+	case bullpen.EventMessagePosted, bullpen.EventApprovalRequested, bullpen.EventApprovalAnswered:
 	default:
 		return nil, nil
 	}
@@ -117,35 +104,36 @@ func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]store.Outbox
 	if err != nil || len(chats) == 0 {
 		return nil, err
 	}
+	forChat, err := b.itemMaker(ev)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: relay: %w", err)
+	}
 	var out []store.OutboxItem
 	for _, c := range chats {
-		var its []store.OutboxItem
-		switch ev.Type {
-		case bullpen.EventMessagePosted:
-			var m bullpen.Message
-			if err := json.Unmarshal(ev.Payload, &m); err != nil {
-				return nil, fmt.Errorf("telegram: decode event %d: %w", ev.Seq, err)
-			}
-			its, err = b.messageItems(ctx, c.ChatID, m)
-		case EventApprovalRequested:
-			var a approvalEvent
-			if err := json.Unmarshal(ev.Payload, &a); err != nil {
-				return nil, fmt.Errorf("telegram: decode event %d: %w", ev.Seq, err)
-			}
-			its, err = b.approvalItems(ctx, c.ChatID, a)
-		case EventApprovalAnswered:
-			var a approvalEvent
-			if err := json.Unmarshal(ev.Payload, &a); err != nil {
-				return nil, fmt.Errorf("telegram: decode event %d: %w", ev.Seq, err)
-			}
-			its, err = b.answeredItems(ctx, c.ChatID, a)
-		}
+		its, err := forChat(ctx, c.ChatID)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, its...)
 	}
 	return out, nil
+}
+
+// itemMaker decodes ev once and returns what makes its items for one chat.
+func (b *Bridge) itemMaker(ev bullpen.Event) (func(context.Context, int64) ([]store.OutboxItem, error), error) {
+	if ev.Type == bullpen.EventMessagePosted {
+		m, err := bullpen.MessageOf(ev)
+		return func(ctx context.Context, chat int64) ([]store.OutboxItem, error) { return b.messageItems(ctx, chat, m) }, err
+	}
+	a, err := bullpen.ApprovalOf(ev)
+	if ev.Type == bullpen.EventApprovalAnswered {
+		return func(ctx context.Context, chat int64) ([]store.OutboxItem, error) {
+			return b.answeredItems(ctx, chat, a)
+		}, err
+	}
+	return func(ctx context.Context, chat int64) ([]store.OutboxItem, error) {
+		return b.approvalItems(ctx, chat, a)
+	}, err
 }
 
 // messageItems relays a message to a chat with its author's name, as

@@ -1,0 +1,56 @@
+package agents
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+// TestEventDecoders round-trips each agent event payload through its
+// typed decoder, checks that the agent is found by bullpen.AgentIDOf (the
+// dashboard's per-agent stream relies on it), and that a decoder refuses
+// an event of another type.
+func TestEventDecoders(t *testing.T) {
+	tests := []struct {
+		typ     string
+		payload any
+		decode  func(bullpen.Event) (any, error)
+	}{
+		{EventWakeQueued, WakeQueued{WakeID: 1, AgentID: 5, Handle: "bot", Reason: "mention"},
+			func(ev bullpen.Event) (any, error) { return WakeQueuedOf(ev) }},
+		{EventTurnFinished, TurnEvent{TurnID: 2, AgentID: 5, Usage: &TokenUsage{InputTokens: 10}},
+			func(ev bullpen.Event) (any, error) { return TurnOf(ev) }},
+		{EventToolStarted, ToolEvent{TurnID: 2, AgentID: 5, Tool: "wiki_read", Arguments: json.RawMessage(`{"slug":"home"}`)},
+			func(ev bullpen.Event) (any, error) { return ToolOf(ev) }},
+		{EventLimitReached, LimitEvent{AgentID: 5, Limit: LimitHops},
+			func(ev bullpen.Event) (any, error) { return LimitOf(ev) }},
+		{EventDelta, DeltaEvent{TurnID: 2, AgentID: 5, Text: "hel"},
+			func(ev bullpen.Event) (any, error) { return DeltaOf(ev) }},
+		{EventStatus, StatusEvent{AgentID: 5, Status: Status{State: StatusWaiting, WaitedS: 3}},
+			func(ev bullpen.Event) (any, error) { return StatusOf(ev) }},
+		{EventAgentFired, AgentFired{AgentID: 5, Handle: "bot"},
+			func(ev bullpen.Event) (any, error) { return AgentFiredOf(ev) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ, func(t *testing.T) {
+			raw, err := json.Marshal(tt.payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := bullpen.Event{Seq: 3, Type: tt.typ, Payload: raw}
+			got, err := tt.decode(ev)
+			if err != nil || !reflect.DeepEqual(got, tt.payload) {
+				t.Errorf("decode(%s) = %+v, %v; want %+v", raw, got, err, tt.payload)
+			}
+			if id, err := bullpen.AgentIDOf(ev); err != nil || id != 5 {
+				t.Errorf("AgentIDOf(%s) = %d, %v; want 5", raw, id, err)
+			}
+			ev.Type = bullpen.EventMessagePosted
+			if _, err := tt.decode(ev); !bullpen.IsCode(err, bullpen.EINVALID) {
+				t.Errorf("decode(message.posted) err = %v, want EINVALID", err)
+			}
+		})
+	}
+}
