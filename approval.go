@@ -9,6 +9,13 @@ const (
 	EventApprovalAnswered  = "approval.answered"
 )
 
+// Approval states.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+)
+
 // Approval is a sensitive tool call waiting for (or given) a human's
 // answer. State is pending, approved or denied.
 type Approval struct {

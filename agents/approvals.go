@@ -16,14 +16,14 @@ type Approval = bullpen.Approval
 // requestApproval stores an approval request for a sensitive call. The
 // turn ends after this step; the answer wakes the agent again.
 func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, args json.RawMessage, reason string) (string, error) {
-	var a store.Approval
+	var a bullpen.Approval
 	result := func() toolOutcome {
 		return toolOutcome{State: "approval", Out: fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason)}
 	}
 	fx, key := e.effect(result), e.callKey
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		a, err = tx.CreateApproval(store.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
+		a, err = tx.CreateApproval(bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
 			ThreadID: e.thread, Tool: tool, Arguments: string(args), Reason: reason})
 		if err != nil {
 			return err
@@ -63,9 +63,9 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 	if c.Kind == bullpen.ChannelDM && !actor.IsAdmin && !containsID(c.MemberIDs, actor.ID) {
 		return prev, bullpen.Errorf(bullpen.ENOTFOUND, "approval %d not found", id)
 	}
-	state := store.ApprovalDenied
+	state := bullpen.ApprovalDenied
 	if approve {
-		state = store.ApprovalApproved
+		state = bullpen.ApprovalApproved
 	}
 	agent, err := s.db.Member(ctx, prev.AgentID)
 	if err != nil {
@@ -79,7 +79,7 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		if _, err := tx.Emit(bullpen.EventApprovalAnswered, a.ChannelID, audience(c), bullpen.ApprovalEvent{Approval: a, Handle: agent.Handle}); err != nil {
 			return err
 		}
-		ws, err := tx.CreateWakes([]store.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: ReasonApproval}})
+		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: ReasonApproval}})
 		for _, w := range ws {
 			if _, err := tx.Emit(EventWakeQueued, a.ChannelID, audience(c), WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
 				Handle: agent.Handle, Reason: w.Reason}); err != nil {
@@ -102,7 +102,7 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) error {
 	for i := range ts {
 		a := ts[i].approval
-		if a == nil || a.State != store.ApprovalApproved {
+		if a == nil || a.State != bullpen.ApprovalApproved {
 			continue
 		}
 		if a.Result != "" {
@@ -164,7 +164,7 @@ func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a
 // Approvals lists approvals in a state ("" for all) that actor may see.
 func (s *Service) Approvals(ctx context.Context, actor bullpen.Member, state string) ([]Approval, error) {
 	switch state {
-	case "", store.ApprovalPending, store.ApprovalApproved, store.ApprovalDenied:
+	case "", bullpen.ApprovalPending, bullpen.ApprovalApproved, bullpen.ApprovalDenied:
 	default:
 		return nil, bullpen.Errorf(bullpen.EINVALID, "state must be pending, approved or denied")
 	}

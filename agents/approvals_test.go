@@ -39,7 +39,7 @@ func TestApprovalFlow(t *testing.T) {
 	if len(h.box.execs) != 0 {
 		t.Fatalf("the sensitive command ran before approval: %q", h.box.execs)
 	}
-	pending, err := h.svc.Approvals(context.Background(), h.admin, store.ApprovalPending)
+	pending, err := h.svc.Approvals(context.Background(), h.admin, bullpen.ApprovalPending)
 	if err != nil || len(pending) != 1 || pending[0].Tool != ToolSandboxExec {
 		t.Fatalf("pending approvals = %+v, %v; want one for sandbox_exec", pending, err)
 	}

@@ -120,8 +120,8 @@ func (e *turnEnv) newCall(args json.RawMessage) *Call {
 
 // toolStarted records a call as running; mark also journals it as started
 // (sandbox commands), so that a crash before it finishes is known.
-func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (store.ToolCall, error) {
-	var rec store.ToolCall
+func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
+	var rec bullpen.ToolCall
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		if mark {
 			if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
@@ -129,7 +129,7 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 			}
 		}
 		var err error
-		rec, err = tx.CreateToolCall(store.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)})
+		rec, err = tx.CreateToolCall(bullpen.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)})
 		if err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 
 // toolFinished records a call's outcome with its event and journal entry
 // (a no-op for effects, which journaled it in their own transaction).
-func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec store.ToolCall, key string, o toolOutcome) {
+func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) {
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		if err := tx.FinishToolCall(rec); err != nil {
 			return err

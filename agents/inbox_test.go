@@ -53,13 +53,13 @@ func TestRestartMidTurn(t *testing.T) {
 			for _, tr := range turns {
 				states[tr.State]++
 			}
-			if states[store.TurnAbandoned] != 1 || states[store.TurnDone] < 1 || states[store.TurnRunning] != 0 {
+			if states[bullpen.TurnAbandoned] != 1 || states[bullpen.TurnDone] < 1 || states[bullpen.TurnRunning] != 0 {
 				t.Errorf("turn states = %v, want 1 abandoned, done ones, none running", states)
 			}
 			// Both wakes done, each exactly once: one claimed by exactly one done turn.
 			var done int
 			for _, tr := range turns {
-				if tr.State != store.TurnDone {
+				if tr.State != bullpen.TurnDone {
 					continue
 				}
 				ws, _ := h.db.Wakes(context.Background(), tr.ID)

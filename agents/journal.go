@@ -68,7 +68,7 @@ func (j *journal) note(tx *store.Tx, key string, v any) error { return tx.NoteSt
 // openJournal loads the journal of a turn's anchor wake. When an earlier
 // run of the turn started, the turn resumes with that run's wakes: wakes
 // claimed on top go back to pending for a turn of their own.
-func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []store.Wake) ([]store.Wake, error) {
+func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]bullpen.Wake, error) {
 	anchor := wakes[0].ID
 	for _, w := range wakes {
 		anchor = min(anchor, w.ID)
@@ -83,7 +83,7 @@ func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []store.Wak
 		return wakes, nil
 	}
 	e.j.resumed = true
-	var keep []store.Wake
+	var keep []bullpen.Wake
 	var extra []int64
 	for _, w := range wakes {
 		if slices.Contains(rec.Wakes, w.ID) {

@@ -72,7 +72,7 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in HireInput) 
 	spec, _ := json.Marshal(role)
 	m, err := s.off.CreateMemberWith(ctx, actor, office.MemberInput{Handle: role.Handle, DisplayName: role.Name,
 		Kind: bullpen.KindAgent, Title: role.Title}, func(tx *store.Tx, m bullpen.Member) error {
-		a, err := tx.CreateAgent(store.Agent{MemberID: m.ID, Role: role.Source, Spec: string(spec)})
+		a, err := tx.CreateAgent(bullpen.Agent{MemberID: m.ID, Role: role.Source, Spec: string(spec)})
 		if err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func (s *Service) List(ctx context.Context) ([]Agent, error) {
 	return out, nil
 }
 
-func (s *Service) view(m bullpen.Member, a store.Agent) Agent {
+func (s *Service) view(m bullpen.Member, a bullpen.Agent) Agent {
 	r, _ := decodeRole(a.Spec)
 	v := Agent{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.Status(m.ID), HiredAt: a.CreatedAt}
 	return v
@@ -263,14 +263,14 @@ func (s *Service) OpenSession(ctx context.Context, actor bullpen.Member, agentID
 	if err != nil {
 		return bullpen.Channel{}, err
 	}
-	if a.State != store.AgentActive {
+	if a.State != bullpen.AgentActive {
 		return bullpen.Channel{}, bullpen.Errorf(bullpen.EINVALID, "agent %d was fired", agentID)
 	}
 	return s.off.OpenDM(ctx, actor, agentID)
 }
 
 // Turns lists an agent's latest turns with token usage and tool calls.
-func (s *Service) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]store.Turn, error) {
+func (s *Service) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]bullpen.Turn, error) {
 	if _, err := s.db.Agent(ctx, agentID); err != nil {
 		return nil, err
 	}

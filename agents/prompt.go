@@ -8,7 +8,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
-	"github.com/bullpen-hq/bullpen/store"
 )
 
 // officeRules follow the role prompt in every agent's stable prefix.
@@ -49,7 +48,7 @@ func (s *Service) roster(ctx context.Context) (string, error) {
 	}
 	fired := map[int64]bool{}
 	for _, a := range agents {
-		fired[a.MemberID] = a.State == store.AgentFired
+		fired[a.MemberID] = a.State == bullpen.AgentFired
 	}
 	var b strings.Builder
 	for _, m := range members { // ordered by handle
@@ -93,9 +92,9 @@ func (s *Service) toolsFor(role Role) (map[string]*Tool, []llm.Tool) {
 
 // trigger is one waking message (or approval answer) of a turn.
 type trigger struct {
-	wake     store.Wake
+	wake     bullpen.Wake
 	msg      bullpen.Message // zero for approval wakes
-	approval *store.Approval
+	approval *bullpen.Approval
 	result   string // what an approved call returned
 }
 

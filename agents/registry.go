@@ -149,7 +149,7 @@ func (s *Service) Tools() *Registry { return s.tools }
 // anyone else is EFORBIDDEN.
 func (s *Service) ToolsFor(ctx context.Context, member bullpen.Member) ([]*Tool, error) {
 	ag, err := s.db.Agent(ctx, member.ID)
-	if bullpen.IsCode(err, bullpen.ENOTFOUND) || (err == nil && (ag.State != store.AgentActive || member.Muted)) {
+	if bullpen.IsCode(err, bullpen.ENOTFOUND) || (err == nil && (ag.State != bullpen.AgentActive || member.Muted)) {
 		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "@%s is not an active agent: it has no tools", member.Handle)
 	}
 	if err != nil {

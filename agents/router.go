@@ -135,7 +135,7 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 		}
 		hopStop = hops >= s.cfg.HopBudget
 	}
-	var queued []store.Wake
+	var queued []bullpen.Wake
 	aud := audience(in.Channel)
 	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
 		if hopStop {
@@ -152,9 +152,9 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 			}
 			return tx.SetCursor(routerCursor, ev.Seq)
 		}
-		ws := make([]store.Wake, len(targets))
+		ws := make([]bullpen.Wake, len(targets))
 		for i, t := range targets {
-			ws[i] = store.Wake{AgentID: t.AgentID, ChannelID: msg.ChannelID, MessageID: msg.ID, Reason: t.Reason}
+			ws[i] = bullpen.Wake{AgentID: t.AgentID, ChannelID: msg.ChannelID, MessageID: msg.ID, Reason: t.Reason}
 		}
 		var err error
 		if queued, err = tx.CreateWakes(ws); err != nil {
@@ -201,7 +201,7 @@ func (s *Service) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput
 		return in, err
 	}
 	for _, a := range agents {
-		in.Active[a.MemberID] = a.State == store.AgentActive
+		in.Active[a.MemberID] = a.State == bullpen.AgentActive
 	}
 	if msg.ThreadID != 0 {
 		if in.ThreadAuthors, err = s.db.ThreadAuthors(ctx, msg.ThreadID); err != nil {

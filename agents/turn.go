@@ -17,7 +17,7 @@ import (
 // turnEnv is one turn in progress.
 type turnEnv struct {
 	s         *Service
-	turn      store.Turn
+	turn      bullpen.Turn
 	agent     bullpen.Member // authenticated with the agent's own credential
 	role      Role
 	channel   bullpen.Channel
@@ -40,7 +40,7 @@ type turnEnv struct {
 
 // runTurn runs a claimed turn to its end. When ctx ends (shutdown) it
 // returns without finishing the turn, so a restart re-queues its wakes.
-func (s *Service) runTurn(ctx context.Context, turn store.Turn, wakes []store.Wake) {
+func (s *Service) runTurn(ctx context.Context, turn bullpen.Turn, wakes []bullpen.Wake) {
 	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now()}
 	defer s.setStatus(turn.AgentID, Status{State: StatusIdle})
 	wakes, err := s.openJournal(ctx, e, wakes)
@@ -65,7 +65,7 @@ func (s *Service) runTurn(ctx context.Context, turn store.Turn, wakes []store.Wa
 
 // prepare authenticates the agent, checks its budgets and provider, and
 // loads the triggers. A nil slice with a nil error means the turn is over.
-func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) ([]trigger, error) {
+func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]trigger, error) {
 	ag, err := s.db.Agent(ctx, e.turn.AgentID)
 	if err != nil {
 		return nil, err
@@ -79,8 +79,8 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) (
 		return nil, err
 	}
 	e.aud = audience(e.channel)
-	if ag.State != store.AgentActive || member.Muted {
-		return nil, s.finish(ctx, e, store.TurnDone, store.WakeDropped, "agent is fired or muted")
+	if ag.State != bullpen.AgentActive || member.Muted {
+		return nil, s.finish(ctx, e, bullpen.TurnDone, bullpen.WakeDropped, "agent is fired or muted")
 	}
 	if e.role, err = decodeRole(ag.Spec); err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) (
 	e.kind = kind
 	if e.provider = s.cfg.Providers[kind]; e.provider == nil {
 		s.noticeOnce(ctx, e, "np", fmt.Sprintf("@%s cannot answer: no model provider is configured (role provider %q). An admin can set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY and restart.", member.Handle, kind))
-		return nil, s.finish(ctx, e, store.TurnFailed, store.WakeDone, "no model provider configured")
+		return nil, s.finish(ctx, e, bullpen.TurnFailed, bullpen.WakeDone, "no model provider configured")
 	}
 	e.simulated = s.cfg.Simulation || e.provider.Name() == "scripted"
 	e.tools, _ = s.toolsFor(e.role)
@@ -119,7 +119,7 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []store.Wake) (
 }
 
 // triggers loads the messages and approvals behind a turn's wakes.
-func (s *Service) triggers(ctx context.Context, wakes []store.Wake) ([]trigger, error) {
+func (s *Service) triggers(ctx context.Context, wakes []bullpen.Wake) ([]trigger, error) {
 	out := make([]trigger, 0, len(wakes))
 	for _, w := range wakes {
 		t := trigger{wake: w}
@@ -164,7 +164,7 @@ func replyThread(c bullpen.Channel, ts []trigger) int64 {
 	}
 }
 
-func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []store.Wake) error {
+func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) error {
 	p := TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.provider.Name(),
 		Model: e.role.Model, Simulated: e.simulated}
 	for _, w := range wakes {
@@ -235,7 +235,7 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 			break // the answer to the approval wakes a new turn
 		}
 	}
-	if err := s.finish(ctx, e, store.TurnDone, store.WakeDone, ""); err != nil && ctx.Err() == nil {
+	if err := s.finish(ctx, e, bullpen.TurnDone, bullpen.WakeDone, ""); err != nil && ctx.Err() == nil {
 		s.log.Error("agents: finish turn", "turn", e.turn.ID, "err", err)
 	}
 }
@@ -330,11 +330,11 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 		s.log.Error("agents: limit event", "err", err)
 	}
 	s.noticeOnce(ctx, e, "n"+which, detail)
-	wakeState := store.WakeDone
+	wakeState := bullpen.WakeDone
 	if e.steps == 0 {
-		wakeState = store.WakeDropped
+		wakeState = bullpen.WakeDropped
 	}
-	if err := s.finish(ctx, e, store.TurnDone, wakeState, "limit: "+which); err != nil && ctx.Err() == nil {
+	if err := s.finish(ctx, e, bullpen.TurnDone, wakeState, "limit: "+which); err != nil && ctx.Err() == nil {
 		s.log.Error("agents: finish turn", "turn", e.turn.ID, "err", err)
 	}
 }
@@ -344,7 +344,7 @@ func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
 	if bullpen.ErrorCode(cause) == bullpen.EINTERNAL {
 		s.log.Error("agents: turn failed", "turn", e.turn.ID, "agent", e.turn.AgentID, "err", cause)
 	}
-	if err := s.finish(ctx, e, store.TurnFailed, store.WakeDone, bullpen.ErrorMessage(cause)); err != nil && ctx.Err() == nil {
+	if err := s.finish(ctx, e, bullpen.TurnFailed, bullpen.WakeDone, bullpen.ErrorMessage(cause)); err != nil && ctx.Err() == nil {
 		s.log.Error("agents: finish failed turn", "turn", e.turn.ID, "err", err)
 	}
 }
@@ -362,7 +362,7 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 		t.Model = e.role.Model
 	}
 	typ := EventTurnFinished
-	if state == store.TurnFailed {
+	if state == bullpen.TurnFailed {
 		typ = EventTurnFailed
 	}
 	p := TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,

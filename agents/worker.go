@@ -37,8 +37,8 @@ func (s *Service) runWorker(ctx context.Context, agentID int64, poke <-chan stru
 // claimed any.
 func (s *Service) claimAndRun(ctx context.Context, agentID int64) bool {
 	var (
-		turn  store.Turn
-		wakes []store.Wake
+		turn  bullpen.Turn
+		wakes []bullpen.Wake
 	)
 	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
 		var err error

@@ -74,8 +74,8 @@ func (tx *Tx) ReleaseWakes(turnID int64, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ? AND id IN ?", turnID, WakeClaimed, ids).
-		Updates(map[string]any{"state": WakePending, "turn_id": gorm.Expr("NULL")}).Error
+	err := tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ? AND id IN ?", turnID, bullpen.WakeClaimed, ids).
+		Updates(map[string]any{"state": bullpen.WakePending, "turn_id": gorm.Expr("NULL")}).Error
 	if err != nil {
 		return fmt.Errorf("store: release wakes: %w", err)
 	}
@@ -86,7 +86,7 @@ func (tx *Tx) ReleaseWakes(turnID int64, ids []int64) error {
 // running, with result as their outcome, so the turn inspector does not
 // show them running for ever.
 func (tx *Tx) InterruptToolCalls(agentID int64, result string) error {
-	abandoned := tx.g.Model(&turnRow{}).Select("id").Where("agent_id = ? AND state = ?", agentID, TurnAbandoned)
+	abandoned := tx.g.Model(&turnRow{}).Select("id").Where("agent_id = ? AND state = ?", agentID, bullpen.TurnAbandoned)
 	err := tx.g.Model(&toolCallRow{}).Where("agent_id = ? AND state = ? AND turn_id IN (?)", agentID, "running", abandoned).
 		Updates(map[string]any{"state": "error", "result": result}).Error
 	if err != nil {

@@ -10,37 +10,6 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// Wake states: pending until a turn claims it, done when that turn ends,
-// dropped when a limit or a firing stops it.
-const (
-	WakePending = "pending"
-	WakeClaimed = "claimed"
-	WakeDone    = "done"
-	WakeDropped = "dropped"
-)
-
-// Turn states.
-const (
-	TurnRunning   = "running"
-	TurnDone      = "done"
-	TurnFailed    = "failed"
-	TurnAbandoned = "abandoned" // its process died; its wakes went back to pending
-)
-
-// Wake is one reason for an agent to take a turn: a message that addressed
-// it, or an approval that was answered.
-type Wake struct {
-	ID         int64     `json:"id"`
-	AgentID    int64     `json:"agent_id"`
-	ChannelID  int64     `json:"channel_id"`
-	MessageID  int64     `json:"message_id,omitempty"`
-	ApprovalID int64     `json:"approval_id,omitempty"`
-	Reason     string    `json:"reason"`
-	State      string    `json:"state"`
-	TurnID     int64     `json:"turn_id,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-}
-
 type wakeRow struct {
 	ID         int64 `gorm:"primaryKey"`
 	AgentID    int64
@@ -56,8 +25,8 @@ type wakeRow struct {
 
 func (wakeRow) TableName() string { return "agent_wakes" }
 
-func (r *wakeRow) toWake() Wake {
-	return Wake{ID: r.ID, AgentID: r.AgentID, ChannelID: r.ChannelID, MessageID: deref(r.MessageID),
+func (r *wakeRow) toWake() bullpen.Wake {
+	return bullpen.Wake{ID: r.ID, AgentID: r.AgentID, ChannelID: r.ChannelID, MessageID: deref(r.MessageID),
 		ApprovalID: deref(r.ApprovalID), Reason: r.Reason, State: r.State, TurnID: deref(r.TurnID), CreatedAt: r.CreatedAt.UTC()}
 }
 
@@ -77,11 +46,11 @@ func ref(v int64) *int64 {
 
 // CreateWakes stores pending wakes. A second wake of the same agent by the
 // same message is ignored; the returned wakes are those stored.
-func (tx *Tx) CreateWakes(ws []Wake) ([]Wake, error) {
-	var out []Wake
+func (tx *Tx) CreateWakes(ws []bullpen.Wake) ([]bullpen.Wake, error) {
+	var out []bullpen.Wake
 	for _, w := range ws {
 		row := wakeRow{AgentID: w.AgentID, ChannelID: w.ChannelID, MessageID: ref(w.MessageID), ApprovalID: ref(w.ApprovalID),
-			Reason: w.Reason, State: WakePending, CreatedAt: tx.now}
+			Reason: w.Reason, State: bullpen.WakePending, CreatedAt: tx.now}
 		res := tx.g.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 		if res.Error != nil {
 			return nil, fmt.Errorf("store: insert wake: %w", res.Error)
@@ -96,7 +65,7 @@ func (tx *Tx) CreateWakes(ws []Wake) ([]Wake, error) {
 // PendingAgents returns the agents that have pending wakes.
 func (db *DB) PendingAgents(ctx context.Context) ([]int64, error) {
 	var ids []int64
-	err := db.read(ctx).Model(&wakeRow{}).Where("state = ?", WakePending).Distinct("agent_id").Pluck("agent_id", &ids).Error
+	err := db.read(ctx).Model(&wakeRow{}).Where("state = ?", bullpen.WakePending).Distinct("agent_id").Pluck("agent_id", &ids).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: pending agents: %w", err)
 	}
@@ -104,37 +73,16 @@ func (db *DB) PendingAgents(ctx context.Context) ([]int64, error) {
 }
 
 // Wakes returns a turn's wakes, oldest first.
-func (db *DB) Wakes(ctx context.Context, turnID int64) ([]Wake, error) {
+func (db *DB) Wakes(ctx context.Context, turnID int64) ([]bullpen.Wake, error) {
 	var rows []wakeRow
 	if err := db.read(ctx).Where("turn_id = ?", turnID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: turn wakes: %w", err)
 	}
-	out := make([]Wake, len(rows))
+	out := make([]bullpen.Wake, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toWake()
 	}
 	return out, nil
-}
-
-// Turn is one run of an agent: a fresh prompt, a tool loop, usage.
-type Turn struct {
-	ID                int64      `json:"id"`
-	AgentID           int64      `json:"agent_id"`
-	ChannelID         int64      `json:"channel_id"`
-	State             string     `json:"state"`
-	Owner             string     `json:"-"`
-	LeaseUntil        time.Time  `json:"-"`
-	Provider          string     `json:"provider"`
-	Model             string     `json:"model"`
-	Steps             int        `json:"steps"`
-	InputTokens       int        `json:"input_tokens"`
-	CachedInputTokens int        `json:"cached_input_tokens"`
-	CacheWriteTokens  int        `json:"cache_write_tokens"`
-	OutputTokens      int        `json:"output_tokens"`
-	Error             string     `json:"error,omitempty"`
-	StartedAt         time.Time  `json:"started_at"`
-	FinishedAt        *time.Time `json:"finished_at"`
-	ToolCalls         []ToolCall `json:"tool_calls"`
 }
 
 type turnRow struct {
@@ -158,11 +106,11 @@ type turnRow struct {
 
 func (turnRow) TableName() string { return "agent_turns" }
 
-func (r *turnRow) toTurn() Turn {
-	return Turn{ID: r.ID, AgentID: r.AgentID, ChannelID: r.ChannelID, State: r.State, Owner: r.Owner, LeaseUntil: r.LeaseUntil.UTC(),
+func (r *turnRow) toTurn() bullpen.Turn {
+	return bullpen.Turn{ID: r.ID, AgentID: r.AgentID, ChannelID: r.ChannelID, State: r.State, Owner: r.Owner, LeaseUntil: r.LeaseUntil.UTC(),
 		Provider: r.Provider, Model: r.Model, Steps: r.Steps, InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens,
 		CacheWriteTokens: r.CacheWriteTokens, OutputTokens: r.OutputTokens, Error: r.Error, StartedAt: r.StartedAt.UTC(),
-		FinishedAt: utcPtr(r.FinishedAt), ToolCalls: []ToolCall{}}
+		FinishedAt: utcPtr(r.FinishedAt), ToolCalls: []bullpen.ToolCall{}}
 }
 
 // ClaimWakes starts a turn for an agent with its oldest pending wakes in
@@ -173,42 +121,42 @@ func (r *turnRow) toTurn() Turn {
 // SKIP LOCKED, and an agent whose turn runs in another live process (its
 // lease not expired) is left to that process, whose worker claims the
 // rest when its turn ends: an agent takes one turn at a time.
-func (tx *Tx) ClaimWakes(agentID int64, owner string, leaseUntil time.Time, max int) (Turn, []Wake, error) {
+func (tx *Tx) ClaimWakes(agentID int64, owner string, leaseUntil time.Time, max int) (bullpen.Turn, []bullpen.Wake, error) {
 	var busy int64
 	err := tx.g.Model(&turnRow{}).Where("agent_id = ? AND state = ? AND owner <> ? AND lease_until >= ?",
-		agentID, TurnRunning, owner, tx.now).Count(&busy).Error
+		agentID, bullpen.TurnRunning, owner, tx.now).Count(&busy).Error
 	if err != nil {
-		return Turn{}, nil, fmt.Errorf("store: running turns: %w", err)
+		return bullpen.Turn{}, nil, fmt.Errorf("store: running turns: %w", err)
 	}
 	if busy > 0 {
-		return Turn{}, nil, bullpen.Errorf(bullpen.ENOTFOUND, "agent %d has a turn running elsewhere", agentID)
+		return bullpen.Turn{}, nil, bullpen.Errorf(bullpen.ENOTFOUND, "agent %d has a turn running elsewhere", agentID)
 	}
 	var first wakeRow
-	err = tx.skipLocked().Where("agent_id = ? AND state = ?", agentID, WakePending).Order("id").First(&first).Error
+	err = tx.skipLocked().Where("agent_id = ? AND state = ?", agentID, bullpen.WakePending).Order("id").First(&first).Error
 	if err != nil {
-		return Turn{}, nil, notFound(err, "no pending wakes for agent %d", agentID)
+		return bullpen.Turn{}, nil, notFound(err, "no pending wakes for agent %d", agentID)
 	}
 	var rows []wakeRow
-	err = tx.skipLocked().Where("agent_id = ? AND state = ? AND channel_id = ?", agentID, WakePending, first.ChannelID).
+	err = tx.skipLocked().Where("agent_id = ? AND state = ? AND channel_id = ?", agentID, bullpen.WakePending, first.ChannelID).
 		Order("id").Limit(max).Find(&rows).Error
 	if err != nil {
-		return Turn{}, nil, fmt.Errorf("store: pending wakes: %w", err)
+		return bullpen.Turn{}, nil, fmt.Errorf("store: pending wakes: %w", err)
 	}
-	turn := turnRow{AgentID: agentID, ChannelID: first.ChannelID, State: TurnRunning, Owner: owner,
+	turn := turnRow{AgentID: agentID, ChannelID: first.ChannelID, State: bullpen.TurnRunning, Owner: owner,
 		LeaseUntil: leaseUntil.UTC(), StartedAt: tx.now}
 	if err := tx.g.Create(&turn).Error; err != nil {
-		return Turn{}, nil, fmt.Errorf("store: insert turn: %w", err)
+		return bullpen.Turn{}, nil, fmt.Errorf("store: insert turn: %w", err)
 	}
 	ids := make([]int64, len(rows))
-	wakes := make([]Wake, len(rows))
+	wakes := make([]bullpen.Wake, len(rows))
 	for i := range rows {
 		ids[i] = rows[i].ID
-		rows[i].State, rows[i].TurnID = WakeClaimed, &turn.ID
+		rows[i].State, rows[i].TurnID = bullpen.WakeClaimed, &turn.ID
 		wakes[i] = rows[i].toWake()
 	}
-	err = tx.g.Model(&wakeRow{}).Where("id IN ?", ids).Updates(map[string]any{"state": WakeClaimed, "turn_id": turn.ID}).Error
+	err = tx.g.Model(&wakeRow{}).Where("id IN ?", ids).Updates(map[string]any{"state": bullpen.WakeClaimed, "turn_id": turn.ID}).Error
 	if err != nil {
-		return Turn{}, nil, fmt.Errorf("store: claim wakes: %w", err)
+		return bullpen.Turn{}, nil, fmt.Errorf("store: claim wakes: %w", err)
 	}
 	return turn.toTurn(), wakes, nil
 }
@@ -224,8 +172,8 @@ func (tx *Tx) skipLocked() *gorm.DB {
 
 // FinishTurn stores a turn's outcome and closes its wakes: done, or
 // dropped when the turn was stopped before it could act on them.
-func (tx *Tx) FinishTurn(t Turn, wakeState string) error {
-	res := tx.g.Model(&turnRow{}).Where("id = ? AND state = ?", t.ID, TurnRunning).Updates(map[string]any{
+func (tx *Tx) FinishTurn(t bullpen.Turn, wakeState string) error {
+	res := tx.g.Model(&turnRow{}).Where("id = ? AND state = ?", t.ID, bullpen.TurnRunning).Updates(map[string]any{
 		"state": t.State, "provider": t.Provider, "model": t.Model, "steps": t.Steps,
 		"input_tokens": t.InputTokens, "cached_input_tokens": t.CachedInputTokens, "cache_write_tokens": t.CacheWriteTokens,
 		"output_tokens": t.OutputTokens, "error": t.Error, "finished_at": tx.now})
@@ -236,14 +184,14 @@ func (tx *Tx) FinishTurn(t Turn, wakeState string) error {
 		// Reclaimed after its lease ran out: another turn owns the wakes now.
 		return bullpen.Errorf(bullpen.ECONFLICT, "turn %d is no longer running", t.ID)
 	}
-	return tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ?", t.ID, WakeClaimed).
+	return tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ?", t.ID, bullpen.WakeClaimed).
 		Updates(map[string]any{"state": wakeState, "done_at": tx.now}).Error
 }
 
 // RenewLease extends a running turn's lease; false when it is not running
 // under owner any more.
 func (tx *Tx) RenewLease(turnID int64, owner string, until time.Time) (bool, error) {
-	res := tx.g.Model(&turnRow{}).Where("id = ? AND owner = ? AND state = ?", turnID, owner, TurnRunning).
+	res := tx.g.Model(&turnRow{}).Where("id = ? AND owner = ? AND state = ?", turnID, owner, bullpen.TurnRunning).
 		Update("lease_until", until.UTC())
 	if res.Error != nil {
 		return false, fmt.Errorf("store: renew lease: %w", res.Error)
@@ -255,8 +203,8 @@ func (tx *Tx) RenewLease(turnID int64, owner string, until time.Time) (bool, err
 // belong to another owner when otherOwners is true (a restart of a
 // single-process office), and puts their wakes back to pending. It returns
 // the abandoned turns.
-func (tx *Tx) ReclaimTurns(owner string, otherOwners bool) ([]Turn, error) {
-	q := tx.g.Where("state = ?", TurnRunning)
+func (tx *Tx) ReclaimTurns(owner string, otherOwners bool) ([]bullpen.Turn, error) {
+	q := tx.g.Where("state = ?", bullpen.TurnRunning)
 	if otherOwners {
 		q = q.Where("lease_until < ? OR owner <> ?", tx.now, owner)
 	} else {
@@ -266,19 +214,19 @@ func (tx *Tx) ReclaimTurns(owner string, otherOwners bool) ([]Turn, error) {
 	if err := q.Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: expired turns: %w", err)
 	}
-	out := make([]Turn, len(rows))
+	out := make([]bullpen.Turn, len(rows))
 	for i := range rows {
 		err := tx.g.Model(&turnRow{}).Where("id = ?", rows[i].ID).
-			Updates(map[string]any{"state": TurnAbandoned, "finished_at": tx.now, "error": "worker stopped mid-turn; wakes re-queued"}).Error
+			Updates(map[string]any{"state": bullpen.TurnAbandoned, "finished_at": tx.now, "error": "worker stopped mid-turn; wakes re-queued"}).Error
 		if err != nil {
 			return nil, fmt.Errorf("store: abandon turn: %w", err)
 		}
-		err = tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ?", rows[i].ID, WakeClaimed).
-			Updates(map[string]any{"state": WakePending, "turn_id": gorm.Expr("NULL")}).Error
+		err = tx.g.Model(&wakeRow{}).Where("turn_id = ? AND state = ?", rows[i].ID, bullpen.WakeClaimed).
+			Updates(map[string]any{"state": bullpen.WakePending, "turn_id": gorm.Expr("NULL")}).Error
 		if err != nil {
 			return nil, fmt.Errorf("store: requeue wakes: %w", err)
 		}
-		rows[i].State = TurnAbandoned
+		rows[i].State = bullpen.TurnAbandoned
 		out[i] = rows[i].toTurn()
 	}
 	return out, nil
@@ -294,7 +242,7 @@ type TurnUsage struct {
 // tokens (input + output) they used.
 func (db *DB) UsageSince(ctx context.Context, agentID int64, t time.Time) (TurnUsage, error) {
 	var u TurnUsage
-	err := db.read(ctx).Model(&turnRow{}).Where("agent_id = ? AND started_at >= ? AND state <> ?", agentID, t.UTC(), TurnAbandoned).
+	err := db.read(ctx).Model(&turnRow{}).Where("agent_id = ? AND started_at >= ? AND state <> ?", agentID, t.UTC(), bullpen.TurnAbandoned).
 		Select("COUNT(*) AS turns, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens").Scan(&u).Error
 	if err != nil {
 		return u, fmt.Errorf("store: agent usage: %w", err)
@@ -303,13 +251,13 @@ func (db *DB) UsageSince(ctx context.Context, agentID int64, t time.Time) (TurnU
 }
 
 // Turns returns an agent's latest turns, newest first, with tool calls.
-func (db *DB) Turns(ctx context.Context, agentID int64, limit int) ([]Turn, error) {
+func (db *DB) Turns(ctx context.Context, agentID int64, limit int) ([]bullpen.Turn, error) {
 	var rows []turnRow
 	if err := db.read(ctx).Where("agent_id = ?", agentID).Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list turns: %w", err)
 	}
-	out := make([]Turn, len(rows))
-	byID := map[int64]*Turn{}
+	out := make([]bullpen.Turn, len(rows))
+	byID := map[int64]*bullpen.Turn{}
 	ids := make([]int64, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toTurn()
@@ -331,26 +279,12 @@ func (db *DB) Turns(ctx context.Context, agentID int64, limit int) ([]Turn, erro
 }
 
 // Turn returns one turn without its tool calls.
-func (db *DB) Turn(ctx context.Context, id int64) (Turn, error) {
+func (db *DB) Turn(ctx context.Context, id int64) (bullpen.Turn, error) {
 	var row turnRow
 	if err := db.read(ctx).First(&row, id).Error; err != nil {
-		return Turn{}, notFound(err, "turn %d not found", id)
+		return bullpen.Turn{}, notFound(err, "turn %d not found", id)
 	}
 	return row.toTurn(), nil
-}
-
-// ToolCall is one tool call of a turn.
-type ToolCall struct {
-	ID         int64     `json:"id"`
-	TurnID     int64     `json:"turn_id"`
-	AgentID    int64     `json:"agent_id"`
-	CallID     string    `json:"call_id"`
-	Name       string    `json:"name"`
-	Arguments  string    `json:"arguments"`
-	Result     string    `json:"result"`
-	State      string    `json:"state"`
-	StartedAt  time.Time `json:"started_at"`
-	DurationMS int64     `json:"duration_ms"`
 }
 
 type toolCallRow struct {
@@ -368,23 +302,23 @@ type toolCallRow struct {
 
 func (toolCallRow) TableName() string { return "agent_tool_calls" }
 
-func (r *toolCallRow) toToolCall() ToolCall {
-	return ToolCall{ID: r.ID, TurnID: r.TurnID, AgentID: r.AgentID, CallID: r.CallID, Name: r.Name, Arguments: r.Arguments,
+func (r *toolCallRow) toToolCall() bullpen.ToolCall {
+	return bullpen.ToolCall{ID: r.ID, TurnID: r.TurnID, AgentID: r.AgentID, CallID: r.CallID, Name: r.Name, Arguments: r.Arguments,
 		Result: r.Result, State: r.State, StartedAt: r.StartedAt.UTC(), DurationMS: r.DurationMs}
 }
 
 // CreateToolCall records a tool call as running.
-func (tx *Tx) CreateToolCall(c ToolCall) (ToolCall, error) {
+func (tx *Tx) CreateToolCall(c bullpen.ToolCall) (bullpen.ToolCall, error) {
 	row := toolCallRow{TurnID: c.TurnID, AgentID: c.AgentID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments,
 		State: "running", StartedAt: tx.now}
 	if err := tx.g.Create(&row).Error; err != nil {
-		return ToolCall{}, fmt.Errorf("store: insert tool call: %w", err)
+		return bullpen.ToolCall{}, fmt.Errorf("store: insert tool call: %w", err)
 	}
 	return row.toToolCall(), nil
 }
 
 // FinishToolCall stores a tool call's outcome: state ok, error or approval.
-func (tx *Tx) FinishToolCall(c ToolCall) error {
+func (tx *Tx) FinishToolCall(c bullpen.ToolCall) error {
 	err := tx.g.Model(&toolCallRow{}).Where("id = ?", c.ID).
 		Updates(map[string]any{"state": c.State, "result": c.Result, "duration_ms": c.DurationMS}).Error
 	if err != nil {
@@ -400,13 +334,13 @@ func (db *DB) InboxCounts(ctx context.Context) (pending, claimed int64, err erro
 		N     int64
 	}
 	var rows []row
-	err = db.read(ctx).Model(&wakeRow{}).Select("state, COUNT(*) AS n").Where("state IN ?", []string{WakePending, WakeClaimed}).
+	err = db.read(ctx).Model(&wakeRow{}).Select("state, COUNT(*) AS n").Where("state IN ?", []string{bullpen.WakePending, bullpen.WakeClaimed}).
 		Group("state").Scan(&rows).Error
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: inbox counts: %w", err)
 	}
 	for _, r := range rows {
-		if r.State == WakePending {
+		if r.State == bullpen.WakePending {
 			pending = r.N
 		} else {
 			claimed = r.N

@@ -24,9 +24,9 @@ func renew(t *testing.T, db *store.DB, turnID int64, owner string, until time.Ti
 }
 
 // reclaim runs ReclaimTurns in its own transaction.
-func reclaim(t *testing.T, db *store.DB, owner string, otherOwners bool) []store.Turn {
+func reclaim(t *testing.T, db *store.DB, owner string, otherOwners bool) []bullpen.Turn {
 	t.Helper()
-	var turns []store.Turn
+	var turns []bullpen.Turn
 	write(t, db, func(tx *store.Tx) error {
 		var err error
 		turns, err = tx.ReclaimTurns(owner, otherOwners)
@@ -59,7 +59,7 @@ func TestRenewLeaseOwnerOnly(t *testing.T) {
 		if got, err := db.Turn(context.Background(), turn.ID); err != nil || !got.LeaseUntil.Equal(clk.Now().Add(10*time.Second)) {
 			t.Errorf("Turn.LeaseUntil = %v, %v; want %v", got.LeaseUntil, err, clk.Now().Add(10*time.Second))
 		}
-		finish(t, db, turn, store.TurnDone, store.WakeDone)
+		finish(t, db, turn, bullpen.TurnDone, bullpen.WakeDone)
 		if renew(t, db, turn.ID, "a", clk.Now().Add(time.Minute)) {
 			t.Errorf("RenewLease of a finished turn = true, want false")
 		}
@@ -83,7 +83,7 @@ func TestReclaimExpiredLeaseRequeuesWakes(t *testing.T) {
 		}
 		clk.Add(2 * time.Minute)
 		got := reclaim(t, db, "b", false)
-		if len(got) != 1 || got[0].ID != dead.ID || got[0].State != store.TurnAbandoned {
+		if len(got) != 1 || got[0].ID != dead.ID || got[0].State != bullpen.TurnAbandoned {
 			t.Fatalf("ReclaimTurns after the lease = %+v, want turn %d abandoned", got, dead.ID)
 		}
 		if pending, claimed, err := db.InboxCounts(ctx); err != nil || pending != 2 || claimed != 0 {
@@ -93,16 +93,16 @@ func TestReclaimExpiredLeaseRequeuesWakes(t *testing.T) {
 		if err != nil || !slices.Equal(wakeIDs(again), wakeIDs(wakes)) || next.ID == dead.ID {
 			t.Fatalf("re-claim = %+v (turn %d), %v; want the same wakes in a new turn", again, next.ID, err)
 		}
-		dead.State = store.TurnDone
-		_, err = db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(dead, store.WakeDone) })
+		dead.State = bullpen.TurnDone
+		_, err = db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(dead, bullpen.WakeDone) })
 		if !bullpen.IsCode(err, bullpen.ECONFLICT) {
 			t.Errorf("FinishTurn(abandoned turn) = %v, want ECONFLICT", err)
 		}
-		if ws, _ := db.Wakes(ctx, next.ID); len(ws) != 2 || ws[0].State != store.WakeClaimed {
+		if ws, _ := db.Wakes(ctx, next.ID); len(ws) != 2 || ws[0].State != bullpen.WakeClaimed {
 			t.Errorf("wakes after the stale finish = %+v, want still claimed by turn %d", ws, next.ID)
 		}
-		finish(t, db, next, store.TurnDone, store.WakeDone)
-		if ws, _ := db.Wakes(ctx, next.ID); len(ws) != 2 || ws[0].State != store.WakeDone || ws[1].State != store.WakeDone {
+		finish(t, db, next, bullpen.TurnDone, bullpen.WakeDone)
+		if ws, _ := db.Wakes(ctx, next.ID); len(ws) != 2 || ws[0].State != bullpen.WakeDone || ws[1].State != bullpen.WakeDone {
 			t.Errorf("wakes after finish = %+v, want done", ws)
 		}
 		if u, err := db.UsageSince(ctx, agent, clk.Now().Add(-time.Hour)); err != nil || u.Turns != 1 {
@@ -129,7 +129,7 @@ func TestReclaimOtherOwnersOnRestart(t *testing.T) {
 		if len(got) != 1 || got[0].ID != old.ID {
 			t.Fatalf("ReclaimTurns(other owners) = %+v, want only turn %d", got, old.ID)
 		}
-		if tu, err := db.Turn(context.Background(), mine.ID); err != nil || tu.State != store.TurnRunning {
+		if tu, err := db.Turn(context.Background(), mine.ID); err != nil || tu.State != bullpen.TurnRunning {
 			t.Errorf("own turn after restart reclaim = %+v, %v; want running", tu, err)
 		}
 	})
@@ -147,9 +147,9 @@ func TestFinishTurnDropsWakes(t *testing.T) {
 			t.Fatal(err)
 		}
 		turn.Error = "turn limit reached"
-		finish(t, db, turn, store.TurnFailed, store.WakeDropped)
+		finish(t, db, turn, bullpen.TurnFailed, bullpen.WakeDropped)
 		ws, err := db.Wakes(ctx, turn.ID)
-		if err != nil || len(ws) != 2 || ws[0].State != store.WakeDropped || ws[1].State != store.WakeDropped {
+		if err != nil || len(ws) != 2 || ws[0].State != bullpen.WakeDropped || ws[1].State != bullpen.WakeDropped {
 			t.Errorf("Wakes after a dropped finish = %+v, %v", ws, err)
 		}
 		if _, _, err := claim(db, agent, "a", clk.Now().Add(time.Minute), 5); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
@@ -160,7 +160,7 @@ func TestFinishTurnDropsWakes(t *testing.T) {
 			t.Errorf("ReclaimTurns of a finished turn = %+v, want none", got)
 		}
 		turns, err := db.Turns(ctx, agent, 10)
-		if err != nil || len(turns) != 1 || turns[0].State != store.TurnFailed || turns[0].Error != "turn limit reached" {
+		if err != nil || len(turns) != 1 || turns[0].State != bullpen.TurnFailed || turns[0].Error != "turn limit reached" {
 			t.Errorf("Turns = %+v, %v", turns, err)
 		}
 	})

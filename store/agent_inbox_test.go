@@ -38,7 +38,7 @@ func inboxFixture(t *testing.T, db *store.DB, agents, perAgent int) []int64 {
 				if err != nil {
 					return err
 				}
-				if _, err := tx.CreateWakes([]store.Wake{{AgentID: ag.ID, ChannelID: ch.ID, MessageID: msg.ID, Reason: "mention"}}); err != nil {
+				if _, err := tx.CreateWakes([]bullpen.Wake{{AgentID: ag.ID, ChannelID: ch.ID, MessageID: msg.ID, Reason: "mention"}}); err != nil {
 					return err
 				}
 			}
@@ -52,10 +52,10 @@ func inboxFixture(t *testing.T, db *store.DB, agents, perAgent int) []int64 {
 }
 
 // claim runs ClaimWakes in its own transaction.
-func claim(db *store.DB, agent int64, owner string, lease time.Time, max int) (store.Turn, []store.Wake, error) {
+func claim(db *store.DB, agent int64, owner string, lease time.Time, max int) (bullpen.Turn, []bullpen.Wake, error) {
 	var (
-		turn  store.Turn
-		wakes []store.Wake
+		turn  bullpen.Turn
+		wakes []bullpen.Wake
 	)
 	_, err := db.Write(context.Background(), func(tx *store.Tx) error {
 		var err error
@@ -106,8 +106,8 @@ func TestClaimWakesTwoProcessesEachWakeOnce(t *testing.T) {
 						claimedBy[w.ID] = append(claimedBy[w.ID], owner)
 					}
 					mu.Unlock()
-					turn.State = store.TurnDone
-					if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(turn, store.WakeDone) }); err != nil {
+					turn.State = bullpen.TurnDone
+					if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(turn, bullpen.WakeDone) }); err != nil {
 						t.Error(err)
 						return
 					}
@@ -156,8 +156,8 @@ func TestClaimWakesLeavesAgentBusyElsewhere(t *testing.T) {
 		if _, _, err := claim(db, agent, "b", time.Now().Add(time.Minute), 1); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
 			t.Fatalf("claim by b: %v, want not found", err)
 		}
-		first := store.Turn{ID: turn.ID - 1, State: store.TurnDone}
-		if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(first, store.WakeDone) }); err != nil {
+		first := bullpen.Turn{ID: turn.ID - 1, State: bullpen.TurnDone}
+		if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(first, bullpen.WakeDone) }); err != nil {
 			t.Fatal(err)
 		}
 		if _, wakes, err := claim(db, agent, "b", time.Now().Add(time.Minute), 1); err != nil || len(wakes) != 1 {
@@ -198,7 +198,7 @@ func write(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
 }
 
 // wakeIDs lists the IDs of wakes.
-func wakeIDs(ws []store.Wake) []int64 {
+func wakeIDs(ws []bullpen.Wake) []int64 {
 	ids := []int64{}
 	for _, w := range ws {
 		ids = append(ids, w.ID)
@@ -222,10 +222,10 @@ func TestCreateWakesCoalescesSameMessage(t *testing.T) {
 			t.Fatalf("claim = %v, %v", wakes, err)
 		}
 		msg := wakes[0].MessageID
-		var again []store.Wake
+		var again []bullpen.Wake
 		write(t, db, func(tx *store.Tx) error {
 			var err error
-			again, err = tx.CreateWakes([]store.Wake{
+			again, err = tx.CreateWakes([]bullpen.Wake{
 				{AgentID: agents[0], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "mention"},
 				{AgentID: agents[0], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "thread"},
 			})
@@ -234,16 +234,16 @@ func TestCreateWakesCoalescesSameMessage(t *testing.T) {
 		if len(again) != 0 {
 			t.Errorf("CreateWakes(same agent, same message) stored %v, want none", again)
 		}
-		if got, err := db.Wakes(ctx, turn.ID); err != nil || len(got) != 1 || got[0].State != store.WakeClaimed {
+		if got, err := db.Wakes(ctx, turn.ID); err != nil || len(got) != 1 || got[0].State != bullpen.WakeClaimed {
 			t.Errorf("Wakes(turn) = %+v, %v; want the one claimed wake", got, err)
 		}
-		var other []store.Wake
+		var other []bullpen.Wake
 		write(t, db, func(tx *store.Tx) error {
 			var err error
-			other, err = tx.CreateWakes([]store.Wake{{AgentID: agents[1], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "mention"}})
+			other, err = tx.CreateWakes([]bullpen.Wake{{AgentID: agents[1], ChannelID: wakes[0].ChannelID, MessageID: msg, Reason: "mention"}})
 			return err
 		})
-		if len(other) != 1 || other[0].State != store.WakePending || other[0].AgentID != agents[1] {
+		if len(other) != 1 || other[0].State != bullpen.WakePending || other[0].AgentID != agents[1] {
 			t.Errorf("CreateWakes(other agent, same message) = %+v, want one pending wake", other)
 		}
 		pending, claimed, err := db.InboxCounts(ctx)
@@ -259,7 +259,7 @@ func TestClaimWakesOneChannelOldestFirst(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, cfg store.Config) {
 		db, _ := openClocked(t, cfg)
 		agent := inboxFixture(t, db, 1, 3)[0]
-		var elsewhere store.Wake
+		var elsewhere bullpen.Wake
 		write(t, db, func(tx *store.Tx) error {
 			ch, err := tx.CreateChannel(bullpen.Channel{Name: "elsewhere", Kind: bullpen.ChannelPublic, CreatedBy: agent})
 			if err != nil {
@@ -269,7 +269,7 @@ func TestClaimWakesOneChannelOldestFirst(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			ws, err := tx.CreateWakes([]store.Wake{{AgentID: agent, ChannelID: ch.ID, MessageID: msg.ID, Reason: "mention"}})
+			ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: agent, ChannelID: ch.ID, MessageID: msg.ID, Reason: "mention"}})
 			if len(ws) == 1 {
 				elsewhere = ws[0]
 			}
@@ -279,20 +279,20 @@ func TestClaimWakesOneChannelOldestFirst(t *testing.T) {
 		if err != nil || len(w1) != 2 || w1[0].ID >= w1[1].ID || w1[0].ChannelID == elsewhere.ChannelID {
 			t.Fatalf("first claim = %+v, %v; want the two oldest wakes of the first channel", w1, err)
 		}
-		if t1.State != store.TurnRunning || t1.ChannelID != w1[0].ChannelID || t1.Owner != "p" {
+		if t1.State != bullpen.TurnRunning || t1.ChannelID != w1[0].ChannelID || t1.Owner != "p" {
 			t.Errorf("first turn = %+v", t1)
 		}
-		finish(t, db, t1, store.TurnDone, store.WakeDone)
+		finish(t, db, t1, bullpen.TurnDone, bullpen.WakeDone)
 		_, w2, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2)
 		if err != nil || len(w2) != 1 || w2[0].ChannelID != w1[0].ChannelID {
 			t.Fatalf("second claim = %+v, %v; want the last wake of the first channel (max 2 left it)", w2, err)
 		}
-		finish(t, db, store.Turn{ID: w2[0].TurnID}, store.TurnDone, store.WakeDone)
+		finish(t, db, bullpen.Turn{ID: w2[0].TurnID}, bullpen.TurnDone, bullpen.WakeDone)
 		_, w3, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2)
 		if err != nil || !slices.Equal(wakeIDs(w3), []int64{elsewhere.ID}) {
 			t.Fatalf("third claim = %+v, %v; want the other channel's wake", w3, err)
 		}
-		finish(t, db, store.Turn{ID: w3[0].TurnID}, store.TurnDone, store.WakeDone)
+		finish(t, db, bullpen.Turn{ID: w3[0].TurnID}, bullpen.TurnDone, bullpen.WakeDone)
 		if _, _, err := claim(db, agent, "p", time.Now().Add(time.Minute), 2); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
 			t.Errorf("claim with nothing pending: %v, want ENOTFOUND", err)
 		}
@@ -303,7 +303,7 @@ func TestClaimWakesOneChannelOldestFirst(t *testing.T) {
 }
 
 // finish stores a turn's outcome and fails the test on an error.
-func finish(t *testing.T, db *store.DB, turn store.Turn, state, wakeState string) {
+func finish(t *testing.T, db *store.DB, turn bullpen.Turn, state, wakeState string) {
 	t.Helper()
 	turn.State = state
 	write(t, db, func(tx *store.Tx) error { return tx.FinishTurn(turn, wakeState) })

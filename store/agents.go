@@ -9,25 +9,6 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// Agent states.
-const (
-	AgentActive = "active"
-	AgentFired  = "fired"
-)
-
-// Agent is the agent-specific part of an agent member: where its role came
-// from, the role spec (JSON, owned by package agents) and whether it works
-// here still.
-type Agent struct {
-	MemberID  int64      `json:"member_id"`
-	Role      string     `json:"role"`
-	Spec      string     `json:"-"`
-	State     string     `json:"state"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
-	FiredAt   *time.Time `json:"fired_at,omitempty"`
-}
-
 type agentRow struct {
 	MemberID  int64 `gorm:"primaryKey;autoIncrement:false"`
 	Role      string
@@ -40,8 +21,8 @@ type agentRow struct {
 
 func (agentRow) TableName() string { return "agents" }
 
-func (r *agentRow) toAgent() Agent {
-	return Agent{MemberID: r.MemberID, Role: r.Role, Spec: r.Spec, State: r.State,
+func (r *agentRow) toAgent() bullpen.Agent {
+	return bullpen.Agent{MemberID: r.MemberID, Role: r.Role, Spec: r.Spec, State: r.State,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), FiredAt: utcPtr(r.FiredAt)}
 }
 
@@ -54,10 +35,10 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // CreateAgent stores the agent part of a member created in the same tx.
-func (tx *Tx) CreateAgent(a Agent) (Agent, error) {
-	row := agentRow{MemberID: a.MemberID, Role: a.Role, Spec: a.Spec, State: AgentActive, CreatedAt: tx.now, UpdatedAt: tx.now}
+func (tx *Tx) CreateAgent(a bullpen.Agent) (bullpen.Agent, error) {
+	row := agentRow{MemberID: a.MemberID, Role: a.Role, Spec: a.Spec, State: bullpen.AgentActive, CreatedAt: tx.now, UpdatedAt: tx.now}
 	if err := tx.g.Create(&row).Error; err != nil {
-		return Agent{}, fmt.Errorf("store: insert agent: %w", err)
+		return bullpen.Agent{}, fmt.Errorf("store: insert agent: %w", err)
 	}
 	return row.toAgent(), nil
 }
@@ -78,8 +59,8 @@ func (tx *Tx) UpdateAgent(memberID int64, role, spec string) error {
 // FireAgent marks an agent fired, revokes its tokens and drops its pending
 // wakes. Its messages and turns stay.
 func (tx *Tx) FireAgent(memberID int64) error {
-	res := tx.g.Model(&agentRow{}).Where("member_id = ? AND state = ?", memberID, AgentActive).
-		Updates(map[string]any{"state": AgentFired, "fired_at": tx.now, "updated_at": tx.now})
+	res := tx.g.Model(&agentRow{}).Where("member_id = ? AND state = ?", memberID, bullpen.AgentActive).
+		Updates(map[string]any{"state": bullpen.AgentFired, "fired_at": tx.now, "updated_at": tx.now})
 	if res.Error != nil {
 		return fmt.Errorf("store: fire agent: %w", res.Error)
 	}
@@ -90,8 +71,8 @@ func (tx *Tx) FireAgent(memberID int64) error {
 		Update("revoked_at", tx.now).Error; err != nil {
 		return fmt.Errorf("store: revoke agent tokens: %w", err)
 	}
-	return tx.g.Model(&wakeRow{}).Where("agent_id = ? AND state = ?", memberID, WakePending).
-		Updates(map[string]any{"state": WakeDropped, "done_at": tx.now}).Error
+	return tx.g.Model(&wakeRow{}).Where("agent_id = ? AND state = ?", memberID, bullpen.WakePending).
+		Updates(map[string]any{"state": bullpen.WakeDropped, "done_at": tx.now}).Error
 }
 
 // RevokeTokensNamed revokes a member's live tokens with the given name.
@@ -105,21 +86,21 @@ func (tx *Tx) RevokeTokensNamed(memberID int64, name string) error {
 }
 
 // Agent returns an agent by member ID.
-func (db *DB) Agent(ctx context.Context, memberID int64) (Agent, error) {
+func (db *DB) Agent(ctx context.Context, memberID int64) (bullpen.Agent, error) {
 	var row agentRow
 	if err := db.read(ctx).Where("member_id = ?", memberID).First(&row).Error; err != nil {
-		return Agent{}, notFound(err, "agent %d not found", memberID)
+		return bullpen.Agent{}, notFound(err, "agent %d not found", memberID)
 	}
 	return row.toAgent(), nil
 }
 
 // Agents returns every agent, fired ones included, by member ID.
-func (db *DB) Agents(ctx context.Context) ([]Agent, error) {
+func (db *DB) Agents(ctx context.Context) ([]bullpen.Agent, error) {
 	var rows []agentRow
 	if err := db.read(ctx).Order("member_id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list agents: %w", err)
 	}
-	out := make([]Agent, len(rows))
+	out := make([]bullpen.Agent, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toAgent()
 	}

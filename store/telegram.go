@@ -139,15 +139,6 @@ func (tx *Tx) SetTelegramRelayCursor(seq int64) error {
 	return nil
 }
 
-// TelegramUser is one allowlisted Telegram user and the human member it
-// acts as.
-type TelegramUser struct {
-	TelegramUserID int64     `json:"telegram_user_id"`
-	MemberID       int64     `json:"member_id"`
-	CanApprove     bool      `json:"can_approve"`
-	CreatedAt      time.Time `json:"created_at"`
-}
-
 type telegramUserRow struct {
 	TelegramUserID int64 `gorm:"primaryKey;autoIncrement:false"`
 	MemberID       int64
@@ -157,20 +148,20 @@ type telegramUserRow struct {
 
 func (telegramUserRow) TableName() string { return "telegram_users" }
 
-func (r *telegramUserRow) toUser() TelegramUser {
-	return TelegramUser{TelegramUserID: r.TelegramUserID, MemberID: r.MemberID, CanApprove: r.CanApprove, CreatedAt: r.CreatedAt.UTC()}
+func (r *telegramUserRow) toUser() bullpen.TelegramUser {
+	return bullpen.TelegramUser{TelegramUserID: r.TelegramUserID, MemberID: r.MemberID, CanApprove: r.CanApprove, CreatedAt: r.CreatedAt.UTC()}
 }
 
 // PutTelegramUser adds a user to the allowlist or changes its entry.
-func (tx *Tx) PutTelegramUser(u TelegramUser) (TelegramUser, error) {
+func (tx *Tx) PutTelegramUser(u bullpen.TelegramUser) (bullpen.TelegramUser, error) {
 	row := telegramUserRow{TelegramUserID: u.TelegramUserID, MemberID: u.MemberID, CanApprove: u.CanApprove, CreatedAt: tx.now}
 	err := tx.g.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "telegram_user_id"}},
 		DoUpdates: clause.AssignmentColumns([]string{"member_id", "can_approve"})}).Create(&row).Error
 	if err != nil {
-		return TelegramUser{}, fmt.Errorf("store: put telegram user: %w", err)
+		return bullpen.TelegramUser{}, fmt.Errorf("store: put telegram user: %w", err)
 	}
 	if err := tx.g.First(&row, "telegram_user_id = ?", u.TelegramUserID).Error; err != nil {
-		return TelegramUser{}, fmt.Errorf("store: read telegram user: %w", err)
+		return bullpen.TelegramUser{}, fmt.Errorf("store: read telegram user: %w", err)
 	}
 	return row.toUser(), nil
 }
@@ -188,35 +179,25 @@ func (tx *Tx) DeleteTelegramUser(telegramUserID int64) error {
 }
 
 // TelegramUser returns an allowlisted user; ENOTFOUND for anyone else.
-func (db *DB) TelegramUser(ctx context.Context, telegramUserID int64) (TelegramUser, error) {
+func (db *DB) TelegramUser(ctx context.Context, telegramUserID int64) (bullpen.TelegramUser, error) {
 	var row telegramUserRow
 	if err := db.read(ctx).First(&row, "telegram_user_id = ?", telegramUserID).Error; err != nil {
-		return TelegramUser{}, notFound(err, "Telegram user %d is not on the allowlist", telegramUserID)
+		return bullpen.TelegramUser{}, notFound(err, "Telegram user %d is not on the allowlist", telegramUserID)
 	}
 	return row.toUser(), nil
 }
 
 // TelegramUsers lists the allowlist by Telegram user ID.
-func (db *DB) TelegramUsers(ctx context.Context) ([]TelegramUser, error) {
+func (db *DB) TelegramUsers(ctx context.Context) ([]bullpen.TelegramUser, error) {
 	var rows []telegramUserRow
 	if err := db.read(ctx).Order("telegram_user_id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list telegram users: %w", err)
 	}
-	out := make([]TelegramUser, len(rows))
+	out := make([]bullpen.TelegramUser, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toUser()
 	}
 	return out, nil
-}
-
-// TelegramChat links a Telegram chat to the channel it talks in.
-type TelegramChat struct {
-	ChatID    int64     `json:"chat_id"`
-	ChannelID int64     `json:"channel_id"`
-	Type      string    `json:"type"` // private, group, supergroup
-	Title     string    `json:"title"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
 }
 
 type telegramChatRow struct {
@@ -230,21 +211,21 @@ type telegramChatRow struct {
 
 func (telegramChatRow) TableName() string { return "telegram_chats" }
 
-func (r *telegramChatRow) toChat() TelegramChat {
-	return TelegramChat{ChatID: r.ChatID, ChannelID: r.ChannelID, Type: r.Type, Title: r.Title,
+func (r *telegramChatRow) toChat() bullpen.TelegramChat {
+	return bullpen.TelegramChat{ChatID: r.ChatID, ChannelID: r.ChannelID, Type: r.Type, Title: r.Title,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // PutTelegramChat links a chat to a channel, replacing an earlier link.
-func (tx *Tx) PutTelegramChat(c TelegramChat) (TelegramChat, error) {
+func (tx *Tx) PutTelegramChat(c bullpen.TelegramChat) (bullpen.TelegramChat, error) {
 	row := telegramChatRow{ChatID: c.ChatID, ChannelID: c.ChannelID, Type: c.Type, Title: c.Title, CreatedAt: tx.now, UpdatedAt: tx.now}
 	err := tx.g.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "chat_id"}},
 		DoUpdates: clause.AssignmentColumns([]string{"channel_id", "type", "title", "updated_at"})}).Create(&row).Error
 	if err != nil {
-		return TelegramChat{}, fmt.Errorf("store: link telegram chat: %w", err)
+		return bullpen.TelegramChat{}, fmt.Errorf("store: link telegram chat: %w", err)
 	}
 	if err := tx.g.First(&row, "chat_id = ?", c.ChatID).Error; err != nil {
-		return TelegramChat{}, fmt.Errorf("store: read telegram chat: %w", err)
+		return bullpen.TelegramChat{}, fmt.Errorf("store: read telegram chat: %w", err)
 	}
 	return row.toChat(), nil
 }
@@ -262,17 +243,17 @@ func (tx *Tx) DeleteTelegramChat(chatID int64) error {
 }
 
 // TelegramChat returns a linked chat; ENOTFOUND when it is not linked.
-func (db *DB) TelegramChat(ctx context.Context, chatID int64) (TelegramChat, error) {
+func (db *DB) TelegramChat(ctx context.Context, chatID int64) (bullpen.TelegramChat, error) {
 	var row telegramChatRow
 	if err := db.read(ctx).First(&row, "chat_id = ?", chatID).Error; err != nil {
-		return TelegramChat{}, notFound(err, "Telegram chat %d is not linked", chatID)
+		return bullpen.TelegramChat{}, notFound(err, "Telegram chat %d is not linked", chatID)
 	}
 	return row.toChat(), nil
 }
 
 // TelegramChats lists linked chats; channelID > 0 keeps those of one
 // channel.
-func (db *DB) TelegramChats(ctx context.Context, channelID int64) ([]TelegramChat, error) {
+func (db *DB) TelegramChats(ctx context.Context, channelID int64) ([]bullpen.TelegramChat, error) {
 	q := db.read(ctx).Order("chat_id")
 	if channelID > 0 {
 		q = q.Where("channel_id = ?", channelID)
@@ -281,7 +262,7 @@ func (db *DB) TelegramChats(ctx context.Context, channelID int64) ([]TelegramCha
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list telegram chats: %w", err)
 	}
-	out := make([]TelegramChat, len(rows))
+	out := make([]bullpen.TelegramChat, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toChat()
 	}

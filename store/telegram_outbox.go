@@ -9,47 +9,6 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// Outbox states. A row goes pending → sending → sent; a permanent
-// Telegram error makes it failed. A row found in sending at start-up was
-// being sent when the process stopped: Telegram may or may not have it, so
-// it becomes uncertain and is not sent again on its own.
-const (
-	OutboxPending   = "pending"
-	OutboxSending   = "sending"
-	OutboxSent      = "sent"
-	OutboxFailed    = "failed"
-	OutboxUncertain = "uncertain"
-)
-
-// Outbox methods.
-const (
-	OutboxSend       = "send"        // sendMessage
-	OutboxEditMarkup = "edit_markup" // editMessageReplyMarkup of an approval's message
-)
-
-// OutboxItem is one Telegram call waiting to be made, or made.
-type OutboxItem struct {
-	ID     int64  `json:"id"`
-	ChatID int64  `json:"chat_id"`
-	Method string `json:"method"`
-	Text   string `json:"text,omitempty"` // Telegram HTML
-	// Markup is an inline keyboard as JSON, "" for none.
-	Markup string `json:"markup,omitempty"`
-	// ReplyTo is the Telegram message this one answers, 0 for none.
-	ReplyTo int64 `json:"reply_to,omitempty"`
-	// MessageID and ApprovalID say what the call carries.
-	MessageID     int64      `json:"message_id,omitempty"`
-	ApprovalID    int64      `json:"approval_id,omitempty"`
-	Part          int        `json:"part,omitempty"`
-	State         string     `json:"state"`
-	Attempts      int        `json:"attempts"`
-	NextAttemptAt time.Time  `json:"next_attempt_at"`
-	LastError     string     `json:"last_error,omitempty"`
-	TgMessageID   int64      `json:"tg_message_id,omitempty"`
-	CreatedAt     time.Time  `json:"created_at"`
-	SentAt        *time.Time `json:"sent_at,omitempty"`
-}
-
 type outboxRow struct {
 	ID            int64 `gorm:"primaryKey"`
 	ChatID        int64
@@ -71,21 +30,21 @@ type outboxRow struct {
 
 func (outboxRow) TableName() string { return "telegram_outbox" }
 
-func (r *outboxRow) toItem() OutboxItem {
-	return OutboxItem{ID: r.ID, ChatID: r.ChatID, Method: r.Method, Text: r.Text, Markup: r.Markup, ReplyTo: r.ReplyTo,
+func (r *outboxRow) toItem() bullpen.OutboxItem {
+	return bullpen.OutboxItem{ID: r.ID, ChatID: r.ChatID, Method: r.Method, Text: r.Text, Markup: r.Markup, ReplyTo: r.ReplyTo,
 		MessageID: deref(r.MessageID), ApprovalID: deref(r.ApprovalID), Part: r.Part, State: r.State, Attempts: r.Attempts,
 		NextAttemptAt: r.NextAttemptAt.UTC(), LastError: r.LastError, TgMessageID: r.TgMessageID,
 		CreatedAt: r.CreatedAt.UTC(), SentAt: utcPtr(r.SentAt)}
 }
 
 // EnqueueTelegram adds pending calls to the outbox, due now.
-func (tx *Tx) EnqueueTelegram(items ...OutboxItem) error {
+func (tx *Tx) EnqueueTelegram(items ...bullpen.OutboxItem) error {
 	for _, it := range items {
 		row := outboxRow{ChatID: it.ChatID, Method: it.Method, Text: it.Text, Markup: it.Markup, ReplyTo: it.ReplyTo,
-			MessageID: ref(it.MessageID), ApprovalID: ref(it.ApprovalID), Part: it.Part, State: OutboxPending,
+			MessageID: ref(it.MessageID), ApprovalID: ref(it.ApprovalID), Part: it.Part, State: bullpen.OutboxPending,
 			NextAttemptAt: tx.now, CreatedAt: tx.now}
 		if row.Method == "" {
-			row.Method = OutboxSend
+			row.Method = bullpen.OutboxSend
 		}
 		if err := tx.g.Create(&row).Error; err != nil {
 			return fmt.Errorf("store: enqueue telegram: %w", err)
@@ -95,9 +54,9 @@ func (tx *Tx) EnqueueTelegram(items ...OutboxItem) error {
 }
 
 // PendingTelegram returns up to limit pending outbox items, oldest first.
-func (db *DB) PendingTelegram(ctx context.Context, limit int) ([]OutboxItem, error) {
+func (db *DB) PendingTelegram(ctx context.Context, limit int) ([]bullpen.OutboxItem, error) {
 	var rows []outboxRow
-	err := db.read(ctx).Where("state = ?", OutboxPending).Order("id").Limit(limit).Find(&rows).Error
+	err := db.read(ctx).Where("state = ?", bullpen.OutboxPending).Order("id").Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: pending telegram: %w", err)
 	}
@@ -105,7 +64,7 @@ func (db *DB) PendingTelegram(ctx context.Context, limit int) ([]OutboxItem, err
 }
 
 // TelegramOutbox lists outbox items in a state ("" for all), newest first.
-func (db *DB) TelegramOutbox(ctx context.Context, state string, limit int) ([]OutboxItem, error) {
+func (db *DB) TelegramOutbox(ctx context.Context, state string, limit int) ([]bullpen.OutboxItem, error) {
 	q := db.read(ctx).Order("id DESC").Limit(limit)
 	if state != "" {
 		q = q.Where("state = ?", state)
@@ -117,8 +76,8 @@ func (db *DB) TelegramOutbox(ctx context.Context, state string, limit int) ([]Ou
 	return outboxItems(rows), nil
 }
 
-func outboxItems(rows []outboxRow) []OutboxItem {
-	out := make([]OutboxItem, len(rows))
+func outboxItems(rows []outboxRow) []bullpen.OutboxItem {
+	out := make([]bullpen.OutboxItem, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toItem()
 	}
@@ -135,7 +94,7 @@ func (db *DB) TelegramOutboxCounts(ctx context.Context) (map[string]int64, error
 	if err != nil {
 		return nil, fmt.Errorf("store: count telegram outbox: %w", err)
 	}
-	out := map[string]int64{OutboxPending: 0, OutboxSending: 0, OutboxSent: 0, OutboxFailed: 0, OutboxUncertain: 0}
+	out := map[string]int64{bullpen.OutboxPending: 0, bullpen.OutboxSending: 0, bullpen.OutboxSent: 0, bullpen.OutboxFailed: 0, bullpen.OutboxUncertain: 0}
 	for _, r := range rows {
 		out[r.State] = r.N
 	}
@@ -146,7 +105,7 @@ func (db *DB) TelegramOutboxCounts(ctx context.Context) (map[string]int64, error
 // reports false when the item was not pending.
 func (tx *Tx) ClaimTelegram(id int64) (bool, error) {
 	res := tx.g.Exec("UPDATE telegram_outbox SET state = ?, attempts = attempts + 1 WHERE id = ? AND state = ?",
-		OutboxSending, id, OutboxPending)
+		bullpen.OutboxSending, id, bullpen.OutboxPending)
 	if res.Error != nil {
 		return false, fmt.Errorf("store: claim telegram %d: %w", id, res.Error)
 	}
@@ -161,15 +120,15 @@ func (tx *Tx) MarkTelegramSent(id, tgMessageID int64) error {
 	if err := tx.g.First(&row, id).Error; err != nil {
 		return notFound(err, "outbox item %d not found", id)
 	}
-	res := tx.g.Model(&outboxRow{}).Where("id = ? AND state = ?", id, OutboxSending).
-		Updates(map[string]any{"state": OutboxSent, "tg_message_id": tgMessageID, "sent_at": tx.now, "last_error": ""})
+	res := tx.g.Model(&outboxRow{}).Where("id = ? AND state = ?", id, bullpen.OutboxSending).
+		Updates(map[string]any{"state": bullpen.OutboxSent, "tg_message_id": tgMessageID, "sent_at": tx.now, "last_error": ""})
 	if res.Error != nil {
 		return fmt.Errorf("store: mark telegram %d sent: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return bullpen.Errorf(bullpen.ECONFLICT, "outbox item %d is %s, not sending", id, row.State)
 	}
-	if row.Method != OutboxSend || tgMessageID == 0 {
+	if row.Method != bullpen.OutboxSend || tgMessageID == 0 {
 		return nil
 	}
 	return tx.RecordTelegramMessage(TelegramMessage{ChatID: row.ChatID, TgMessageID: tgMessageID, Direction: TelegramOut,
@@ -179,7 +138,7 @@ func (tx *Tx) MarkTelegramSent(id, tgMessageID int64) error {
 // RetryTelegram puts a claimed item back to pending, due at next.
 func (tx *Tx) RetryTelegram(id int64, next time.Time, lastError string) error {
 	err := tx.g.Model(&outboxRow{}).Where("id = ?", id).
-		Updates(map[string]any{"state": OutboxPending, "next_attempt_at": next.UTC(), "last_error": clipString(lastError, 500)}).Error
+		Updates(map[string]any{"state": bullpen.OutboxPending, "next_attempt_at": next.UTC(), "last_error": clipString(lastError, 500)}).Error
 	if err != nil {
 		return fmt.Errorf("store: retry telegram %d: %w", id, err)
 	}
@@ -199,8 +158,8 @@ func (tx *Tx) SetTelegramState(id int64, state, lastError string) error {
 // RecoverTelegram marks the items left in sending by a stopped process as
 // uncertain and returns how many there were. Call it before delivering.
 func (tx *Tx) RecoverTelegram() (int64, error) {
-	res := tx.g.Model(&outboxRow{}).Where("state = ?", OutboxSending).
-		Updates(map[string]any{"state": OutboxUncertain,
+	res := tx.g.Model(&outboxRow{}).Where("state = ?", bullpen.OutboxSending).
+		Updates(map[string]any{"state": bullpen.OutboxUncertain,
 			"last_error": "the process stopped while this was being sent; Telegram may or may not have it"})
 	if res.Error != nil {
 		return 0, fmt.Errorf("store: recover telegram outbox: %w", res.Error)
@@ -210,15 +169,15 @@ func (tx *Tx) RecoverTelegram() (int64, error) {
 
 // RequeueTelegram sends a failed or uncertain item again, on a human's
 // say-so.
-func (tx *Tx) RequeueTelegram(id int64) (OutboxItem, error) {
-	res := tx.g.Model(&outboxRow{}).Where("id = ? AND state IN ?", id, []string{OutboxFailed, OutboxUncertain}).
-		Updates(map[string]any{"state": OutboxPending, "next_attempt_at": tx.now})
+func (tx *Tx) RequeueTelegram(id int64) (bullpen.OutboxItem, error) {
+	res := tx.g.Model(&outboxRow{}).Where("id = ? AND state IN ?", id, []string{bullpen.OutboxFailed, bullpen.OutboxUncertain}).
+		Updates(map[string]any{"state": bullpen.OutboxPending, "next_attempt_at": tx.now})
 	if res.Error != nil {
-		return OutboxItem{}, fmt.Errorf("store: requeue telegram %d: %w", id, res.Error)
+		return bullpen.OutboxItem{}, fmt.Errorf("store: requeue telegram %d: %w", id, res.Error)
 	}
 	var row outboxRow
 	if err := tx.g.First(&row, id).Error; err != nil {
-		return OutboxItem{}, notFound(err, "outbox item %d not found", id)
+		return bullpen.OutboxItem{}, notFound(err, "outbox item %d not found", id)
 	}
 	if res.RowsAffected == 0 {
 		return row.toItem(), bullpen.Errorf(bullpen.ECONFLICT, "outbox item %d is %s; only failed or uncertain items can be sent again", id, row.State)

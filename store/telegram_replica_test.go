@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 )
@@ -23,7 +24,7 @@ func TestTelegramOffsetAndRelayCursorRefuseRepeats(t *testing.T) {
 		mustWrite(t, db, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(101) })
 		for _, id := range []int64{101, 100} {
 			_, err := db.Write(ctx, func(tx *store.Tx) error {
-				if err := tx.EnqueueTelegram(store.OutboxItem{ChatID: 1, Text: "effect"}); err != nil {
+				if err := tx.EnqueueTelegram(bullpen.OutboxItem{ChatID: 1, Text: "effect"}); err != nil {
 					return err
 				}
 				return tx.AdvanceTelegramOffset(id)
@@ -32,8 +33,8 @@ func TestTelegramOffsetAndRelayCursorRefuseRepeats(t *testing.T) {
 				t.Errorf("AdvanceTelegramOffset(%d) after 101 = %v, want ErrTelegramUpdateHandled", id, err)
 			}
 		}
-		if c, _ := db.TelegramOutboxCounts(ctx); c[store.OutboxPending] != 0 {
-			t.Errorf("a refused update left %d outbox rows, want 0", c[store.OutboxPending])
+		if c, _ := db.TelegramOutboxCounts(ctx); c[bullpen.OutboxPending] != 0 {
+			t.Errorf("a refused update left %d outbox rows, want 0", c[bullpen.OutboxPending])
 		}
 		mustWrite(t, db, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(105) }) // gaps are fine
 		if st, _ := db.TelegramBot(ctx); st.UpdateOffset != 106 {

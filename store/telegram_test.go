@@ -77,11 +77,11 @@ func TestTelegramUsersChatsMessages(t *testing.T) {
 			t.Errorf("TelegramUser(unknown) = %v, want ENOTFOUND", err)
 		}
 		mustWrite(t, db, func(tx *store.Tx) error {
-			_, err := tx.PutTelegramUser(store.TelegramUser{TelegramUserID: 77, MemberID: alice.ID})
+			_, err := tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: 77, MemberID: alice.ID})
 			return err
 		})
 		mustWrite(t, db, func(tx *store.Tx) error {
-			_, err := tx.PutTelegramUser(store.TelegramUser{TelegramUserID: 77, MemberID: alice.ID, CanApprove: true})
+			_, err := tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: 77, MemberID: alice.ID, CanApprove: true})
 			return err
 		})
 		if u, err := db.TelegramUser(ctx, 77); err != nil || !u.CanApprove || u.MemberID != alice.ID {
@@ -89,7 +89,7 @@ func TestTelegramUsersChatsMessages(t *testing.T) {
 		}
 		group := int64(-1001234567890) // supergroup IDs need 64 bits
 		mustWrite(t, db, func(tx *store.Tx) error {
-			_, err := tx.PutTelegramChat(store.TelegramChat{ChatID: group, ChannelID: ch.ID, Type: "supergroup", Title: "Team"})
+			_, err := tx.PutTelegramChat(bullpen.TelegramChat{ChatID: group, ChannelID: ch.ID, Type: "supergroup", Title: "Team"})
 			return err
 		})
 		if cs, err := db.TelegramChats(ctx, ch.ID); err != nil || len(cs) != 1 || cs[0].ChatID != group {
@@ -125,9 +125,9 @@ func TestTelegramOutboxLifecycle(t *testing.T) {
 		defer db.Close()
 		mustWrite(t, db, func(tx *store.Tx) error {
 			return tx.EnqueueTelegram(
-				store.OutboxItem{ChatID: -100, Text: "a"},
-				store.OutboxItem{ChatID: -100, Text: "b", ApprovalID: 3, Markup: `{"inline_keyboard":[]}`},
-				store.OutboxItem{ChatID: 7, Text: "c"},
+				bullpen.OutboxItem{ChatID: -100, Text: "a"},
+				bullpen.OutboxItem{ChatID: -100, Text: "b", ApprovalID: 3, Markup: `{"inline_keyboard":[]}`},
+				bullpen.OutboxItem{ChatID: 7, Text: "c"},
 			)
 		})
 		items, err := db.PendingTelegram(ctx, 10)
@@ -159,7 +159,7 @@ func TestTelegramOutboxLifecycle(t *testing.T) {
 			t.Errorf("RecoverTelegram = %d, want 1", n)
 		}
 		c, _ := db.TelegramOutboxCounts(ctx)
-		if c[store.OutboxSent] != 1 || c[store.OutboxPending] != 1 || c[store.OutboxUncertain] != 1 {
+		if c[bullpen.OutboxSent] != 1 || c[bullpen.OutboxPending] != 1 || c[bullpen.OutboxUncertain] != 1 {
 			t.Errorf("counts = %v", c)
 		}
 		p, _ := db.PendingTelegram(ctx, 10)

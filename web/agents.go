@@ -6,7 +6,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
-	"github.com/bullpen-hq/bullpen/store"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -19,7 +18,7 @@ type AgentService interface {
 	Update(ctx context.Context, actor bullpen.Member, id int64, up agents.AgentUpdate) (agents.Agent, error)
 	Fire(ctx context.Context, actor bullpen.Member, id int64) (agents.Agent, error)
 	OpenSession(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
-	Turns(ctx context.Context, actor bullpen.Member, id int64, limit int) ([]store.Turn, error)
+	Turns(ctx context.Context, actor bullpen.Member, id int64, limit int) ([]bullpen.Turn, error)
 	Approvals(ctx context.Context, actor bullpen.Member, state string) ([]agents.Approval, error)
 	Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (agents.Approval, error)
 }
@@ -86,7 +85,7 @@ func (s *Server) postToAgent(c *fiber.Ctx) error {
 }
 
 func (s *Server) listTurns(c *fiber.Ctx) error {
-	return keyedList(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) ([]store.Turn, error) {
+	return keyedList(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) ([]bullpen.Turn, error) {
 		limit, err := intQuery(c, "limit", 50)
 		if err != nil {
 			return nil, err

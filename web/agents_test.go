@@ -98,7 +98,7 @@ func TestAgentsAPI(t *testing.T) {
 			t.Errorf("stream lacks %s:\n%s", want, strings.Join(got, "\n"))
 		}
 	}
-	var turns struct{ Items []store.Turn }
+	var turns struct{ Items []bullpen.Turn }
 	waitUntil(t, func() bool {
 		ts.do("GET", "/api/v1/agents/"+itoa(hired.Agent.ID)+"/turns", admin, nil, &turns)
 		return len(turns.Items) == 1 && turns.Items[0].State == "done"

@@ -7,7 +7,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
-	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
@@ -24,8 +23,8 @@ type Telegram interface {
 	Chats(ctx context.Context, actor bullpen.Member) ([]telegram.Chat, error)
 	LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in telegram.LinkInput) (telegram.Chat, error)
 	UnlinkChat(ctx context.Context, actor bullpen.Member, chatID int64) error
-	Outbox(ctx context.Context, actor bullpen.Member, state string) ([]store.OutboxItem, error)
-	Resend(ctx context.Context, actor bullpen.Member, id int64) (store.OutboxItem, error)
+	Outbox(ctx context.Context, actor bullpen.Member, state string) ([]bullpen.OutboxItem, error)
+	Resend(ctx context.Context, actor bullpen.Member, id int64) (bullpen.OutboxItem, error)
 	// HandleWebhook takes one update Telegram posted, with the value of its
 	// X-Telegram-Bot-Api-Secret-Token header.
 	HandleWebhook(ctx context.Context, secret string, body []byte) error
@@ -158,7 +157,7 @@ func (s *Server) telegramPage(c *fiber.Ctx) error {
 		}
 		p.Chats = append(p.Chats, views.TelegramChatItem{ChatID: strconv.FormatInt(ch.ChatID, 10), Title: ch.Title, Channel: name})
 	}
-	for _, state := range []string{store.OutboxUncertain, store.OutboxFailed} {
+	for _, state := range []string{bullpen.OutboxUncertain, bullpen.OutboxFailed} {
 		items, err := s.svc.Telegram.Outbox(ctx, me, state)
 		if err != nil {
 			return err

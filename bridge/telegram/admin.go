@@ -124,7 +124,7 @@ func (b *Bridge) applyEnv(ctx context.Context) error {
 			continue
 		}
 		_, err = b.db.Write(ctx, func(tx *store.Tx) error {
-			_, err := tx.PutTelegramUser(store.TelegramUser{TelegramUserID: u.TelegramUserID, MemberID: m.ID, CanApprove: u.CanApprove})
+			_, err := tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: u.TelegramUserID, MemberID: m.ID, CanApprove: u.CanApprove})
 			return err
 		})
 		if err != nil {
@@ -258,7 +258,7 @@ func (b *Bridge) waitStarted(ctx context.Context) (Status, error) {
 
 // User is an allowlist entry with its member's handle.
 type User struct {
-	store.TelegramUser
+	bullpen.TelegramUser
 	Handle      string `json:"handle"`
 	DisplayName string `json:"display_name"`
 }
@@ -324,9 +324,9 @@ func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in UserInput
 	if m.Kind != bullpen.KindHuman {
 		return User{}, bullpen.Errorf(bullpen.EINVALID, "@%s is an agent; Telegram users map to humans", m.Handle)
 	}
-	var u store.TelegramUser
+	var u bullpen.TelegramUser
 	_, err = b.db.Write(ctx, func(tx *store.Tx) error {
-		u, err = tx.PutTelegramUser(store.TelegramUser{TelegramUserID: in.TelegramUserID, MemberID: m.ID, CanApprove: in.CanApprove})
+		u, err = tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: in.TelegramUserID, MemberID: m.ID, CanApprove: in.CanApprove})
 		return err
 	})
 	return User{TelegramUser: u, Handle: m.Handle, DisplayName: m.DisplayName}, err
@@ -343,7 +343,7 @@ func (b *Bridge) DeleteUser(ctx context.Context, actor bullpen.Member, telegramU
 
 // Chat is a linked chat with its channel's name.
 type Chat struct {
-	store.TelegramChat
+	bullpen.TelegramChat
 	ChannelName string `json:"channel_name"`
 	ChannelKind string `json:"channel_kind"`
 }
@@ -402,9 +402,9 @@ func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int6
 		return Chat{}, err
 	}
 	prev, _ := b.db.TelegramChat(ctx, chatID)
-	var c store.TelegramChat
+	var c bullpen.TelegramChat
 	_, err = b.db.Write(ctx, func(tx *store.Tx) error {
-		c, err = tx.PutTelegramChat(store.TelegramChat{ChatID: chatID, ChannelID: ch.ID, Type: prev.Type, Title: prev.Title})
+		c, err = tx.PutTelegramChat(bullpen.TelegramChat{ChatID: chatID, ChannelID: ch.ID, Type: prev.Type, Title: prev.Title})
 		return err
 	})
 	return Chat{TelegramChat: c, ChannelName: ch.Name, ChannelKind: string(ch.Kind)}, err
@@ -441,12 +441,12 @@ func (b *Bridge) UnlinkChat(ctx context.Context, actor bullpen.Member, chatID in
 
 // Outbox lists outbox rows in a state ("" for all), newest first. Admins
 // only.
-func (b *Bridge) Outbox(ctx context.Context, actor bullpen.Member, state string) ([]store.OutboxItem, error) {
+func (b *Bridge) Outbox(ctx context.Context, actor bullpen.Member, state string) ([]bullpen.OutboxItem, error) {
 	if err := admin(actor); err != nil {
 		return nil, err
 	}
 	switch state {
-	case "", store.OutboxPending, store.OutboxSending, store.OutboxSent, store.OutboxFailed, store.OutboxUncertain:
+	case "", bullpen.OutboxPending, bullpen.OutboxSending, bullpen.OutboxSent, bullpen.OutboxFailed, bullpen.OutboxUncertain:
 	default:
 		return nil, bullpen.Errorf(bullpen.EINVALID, "state must be pending, sending, sent, failed or uncertain")
 	}
@@ -455,11 +455,11 @@ func (b *Bridge) Outbox(ctx context.Context, actor bullpen.Member, state string)
 
 // Resend queues a failed or uncertain row again: an admin's call, since
 // an uncertain one may arrive twice. Admins only.
-func (b *Bridge) Resend(ctx context.Context, actor bullpen.Member, id int64) (store.OutboxItem, error) {
+func (b *Bridge) Resend(ctx context.Context, actor bullpen.Member, id int64) (bullpen.OutboxItem, error) {
 	if err := admin(actor); err != nil {
-		return store.OutboxItem{}, err
+		return bullpen.OutboxItem{}, err
 	}
-	var it store.OutboxItem
+	var it bullpen.OutboxItem
 	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
 		var err error
 		it, err = tx.RequeueTelegram(id)

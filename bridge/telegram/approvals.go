@@ -17,9 +17,9 @@ import (
 // *agents.Service implements it.
 type Approvals interface {
 	// Answer records a human's answer; an answered approval is ECONFLICT.
-	Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (store.Approval, error)
+	Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (bullpen.Approval, error)
 	// Approvals lists the approvals in a state that actor may see.
-	Approvals(ctx context.Context, actor bullpen.Member, state string) ([]store.Approval, error)
+	Approvals(ctx context.Context, actor bullpen.Member, state string) ([]bullpen.Approval, error)
 }
 
 // Callback data of the buttons: "ap:<id>:y", "ap:<id>:n", and "noop" for
@@ -31,8 +31,8 @@ const (
 )
 
 // approvalItems sends an approval request with Approve / Deny buttons.
-func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a bullpen.ApprovalEvent) ([]store.OutboxItem, error) {
-	if a.State != "" && a.State != store.ApprovalPending {
+func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a bullpen.ApprovalEvent) ([]bullpen.OutboxItem, error) {
+	if a.State != "" && a.State != bullpen.ApprovalPending {
 		return nil, nil
 	}
 	var replyTo int64
@@ -52,13 +52,13 @@ func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a bullpen.Appr
 	}
 	html += "\nOnly approvers can answer."
 	markup, _ := json.Marshal(pendingKeyboard(a.ID))
-	return []store.OutboxItem{{ChatID: chatID, Method: store.OutboxSend, Text: html, Markup: string(markup),
+	return []bullpen.OutboxItem{{ChatID: chatID, Method: bullpen.OutboxSend, Text: html, Markup: string(markup),
 		ReplyTo: replyTo, ApprovalID: a.ID}}, nil
 }
 
 // answeredItems replaces the buttons of the approval's messages in a chat
 // with the answer.
-func (b *Bridge) answeredItems(ctx context.Context, chatID int64, a bullpen.ApprovalEvent) ([]store.OutboxItem, error) {
+func (b *Bridge) answeredItems(ctx context.Context, chatID int64, a bullpen.ApprovalEvent) ([]bullpen.OutboxItem, error) {
 	by := "someone"
 	if a.AnsweredBy != 0 {
 		if m, err := b.off.Member(ctx, a.AnsweredBy); err == nil {
@@ -66,12 +66,12 @@ func (b *Bridge) answeredItems(ctx context.Context, chatID int64, a bullpen.Appr
 		}
 	}
 	label := "❌ Denied by " + by
-	if a.State == store.ApprovalApproved {
+	if a.State == bullpen.ApprovalApproved {
 		label = "✅ Approved by " + by
 	}
 	markup, _ := json.Marshal(models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{
 		{{Text: label, CallbackData: cbNoop}}}})
-	return []store.OutboxItem{{ChatID: chatID, Method: store.OutboxEditMarkup, Markup: string(markup), ApprovalID: a.ID}}, nil
+	return []bullpen.OutboxItem{{ChatID: chatID, Method: bullpen.OutboxEditMarkup, Markup: string(markup), ApprovalID: a.ID}}, nil
 }
 
 func pendingKeyboard(id int64) models.InlineKeyboardMarkup {
@@ -137,7 +137,7 @@ func (b *Bridge) callbackAnswer(ctx context.Context, q *models.CallbackQuery) (s
 	}
 	a, err := b.cfg.Approvals.Answer(ctx, who.member, id, approve, "answered from Telegram")
 	switch {
-	case err == nil && a.State == store.ApprovalApproved:
+	case err == nil && a.State == bullpen.ApprovalApproved:
 		return fmt.Sprintf("✅ Approved #%d", id), nil
 	case err == nil:
 		return fmt.Sprintf("❌ Denied #%d", id), nil

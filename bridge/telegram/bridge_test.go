@@ -64,7 +64,7 @@ func TestStrangerIsRefusedAndNothingStored(t *testing.T) {
 			t.Errorf("a stranger changed the office: messages %d→%d, events %d→%d, channels %d→%d, chats %d, users %d",
 				msgs0, msgs1, seq0, seq1, len(chans0), len(chans1), len(chats), len(users))
 		}
-		if c := h.outboxCounts(); c[store.OutboxPending]+c[store.OutboxSent] != 0 {
+		if c := h.outboxCounts(); c[bullpen.OutboxPending]+c[bullpen.OutboxSent] != 0 {
 			t.Errorf("outbox = %v, want empty: refusals are not stored", c)
 		}
 	})
@@ -128,7 +128,7 @@ func TestMentionWakesAgentAndReplyArrives(t *testing.T) {
 		}
 
 		// A reply to the agent's message addresses the agent in its thread.
-		h.waitFor("the outbox to record the answer", func() bool { return h.outboxCounts()[store.OutboxSent] == 1 })
+		h.waitFor("the outbox to record the answer", func() bool { return h.outboxCounts()[bullpen.OutboxSent] == 1 })
 		h.tg.Reply(aliceChat, aliceTG, "and the budget?", answer.MessageID)
 		follow := h.waitTelegramMessages(2)[1]
 		if follow.ThreadID != in.ID || follow.Body != "@lead and the budget?" {
@@ -177,8 +177,8 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	if !waited {
 		t.Errorf("sleeps = %v, want one of retry_after (7s)", h.clock.Sleeps())
 	}
-	h.waitFor("the outbox to record it", func() bool { return h.outboxCounts()[store.OutboxSent] == 1 })
-	items, _ := h.db.TelegramOutbox(ctx, store.OutboxSent, 10)
+	h.waitFor("the outbox to record it", func() bool { return h.outboxCounts()[bullpen.OutboxSent] == 1 })
+	items, _ := h.db.TelegramOutbox(ctx, bullpen.OutboxSent, 10)
 	if len(items) != 1 || items[0].Attempts != 2 {
 		t.Errorf("outbox = %+v, want one row sent on its second attempt", items)
 	}
@@ -200,7 +200,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 		if !strings.Contains(st.Error, "401") {
 			t.Errorf("status error = %q, want it to name the 401", st.Error)
 		}
-		h.waitFor("the row back in the outbox", func() bool { return h.outboxCounts()[store.OutboxPending] == 1 })
+		h.waitFor("the row back in the outbox", func() bool { return h.outboxCounts()[bullpen.OutboxPending] == 1 })
 		h.post(lead, h.general.ID, 0, "second", bullpen.SourceAgent)
 		h.post(lead, h.general.ID, 0, "third", bullpen.SourceAgent)
 
@@ -212,7 +212,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = db.Write(ctx, func(tx *store.Tx) error {
-			return tx.EnqueueTelegram(store.OutboxItem{ChatID: groupChat.ID, Text: "in flight at the crash"})
+			return tx.EnqueueTelegram(bullpen.OutboxItem{ChatID: groupChat.ID, Text: "in flight at the crash"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 
 		h.restart()
 		h.waitSent(3)
-		h.waitFor("an idle outbox", func() bool { return h.outboxCounts()[store.OutboxPending] == 0 })
+		h.waitFor("an idle outbox", func() bool { return h.outboxCounts()[bullpen.OutboxPending] == 0 })
 		time.Sleep(100 * time.Millisecond)
 		sent := h.tg.Sent()
 		var texts []string
@@ -239,7 +239,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 			t.Errorf("delivered %q, want first, second, third once each, in order", texts)
 		}
 		c := h.outboxCounts()
-		if c[store.OutboxSent] != 3 || c[store.OutboxUncertain] != 1 {
+		if c[bullpen.OutboxSent] != 3 || c[bullpen.OutboxUncertain] != 1 {
 			t.Errorf("outbox = %v, want 3 sent and the in-flight row uncertain", c)
 		}
 	})
@@ -296,9 +296,9 @@ func TestApprovalAnsweredWithButton(t *testing.T) {
 		}
 		ask := h.tg.SendText(groupChat, aliceTG, "@ops who works here?")
 		msg := h.waitSent(1)[0]
-		var list []store.Approval
+		var list []bullpen.Approval
 		h.waitFor("the approval", func() bool {
-			list, _ = h.db.Approvals(ctx, store.ApprovalPending, 10)
+			list, _ = h.db.Approvals(ctx, bullpen.ApprovalPending, 10)
 			return len(list) == 1
 		})
 		a := list[0]
@@ -306,7 +306,7 @@ func TestApprovalAnsweredWithButton(t *testing.T) {
 			!containsAll(msg.Markup, fmt.Sprintf(`"ap:%d:y"`, a.ID), fmt.Sprintf(`"ap:%d:n"`, a.ID), "Approve", "Deny") {
 			t.Fatalf("approval message = %q (reply to %d) with markup %s", msg.Plain, msg.ReplyTo, msg.Markup)
 		}
-		h.waitFor("the outbox to record it", func() bool { return h.outboxCounts()[store.OutboxSent] == 1 })
+		h.waitFor("the outbox to record it", func() bool { return h.outboxCounts()[bullpen.OutboxSent] == 1 })
 
 		answers := func(n int) []tgtest.Answer {
 			h.waitFor("callback answers", func() bool { return len(h.tg.Answers()) >= n })
@@ -318,7 +318,7 @@ func TestApprovalAnsweredWithButton(t *testing.T) {
 		if !strings.Contains(got[0].Text, "allowlist") || !strings.Contains(got[1].Text, "Only approvers") {
 			t.Errorf("answers to a stranger and a non-approver = %q, %q", got[0].Text, got[1].Text)
 		}
-		if st, _ := h.db.Approval(ctx, a.ID); st.State != store.ApprovalPending {
+		if st, _ := h.db.Approval(ctx, a.ID); st.State != bullpen.ApprovalPending {
 			t.Fatalf("approval is %s after presses by people who may not answer it", st.State)
 		}
 
@@ -327,7 +327,7 @@ func TestApprovalAnsweredWithButton(t *testing.T) {
 			t.Errorf("answer to Alice = %q", got.Text)
 		}
 		st, err := h.db.Approval(ctx, a.ID)
-		if err != nil || st.State != store.ApprovalApproved || st.AnsweredBy != h.alice.ID {
+		if err != nil || st.State != bullpen.ApprovalApproved || st.AnsweredBy != h.alice.ID {
 			t.Fatalf("approval = %+v (%v), want approved by alice", st, err)
 		}
 		h.waitFor("the buttons to change", func() bool { return len(h.tg.Edits()) == 1 })

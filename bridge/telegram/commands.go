@@ -144,14 +144,14 @@ func (b *Bridge) statusText(ctx context.Context, m *models.Message, who sender) 
 	if st.BotUsername != "" {
 		fmt.Fprintf(&s, " as @%s", Escape(st.BotUsername))
 	}
-	fmt.Fprintf(&s, "\n<b>Outbox</b>: %d waiting, %d uncertain, %d failed\n", st.Outbox[store.OutboxPending],
-		st.Outbox[store.OutboxUncertain], st.Outbox[store.OutboxFailed])
+	fmt.Fprintf(&s, "\n<b>Outbox</b>: %d waiting, %d uncertain, %d failed\n", st.Outbox[bullpen.OutboxPending],
+		st.Outbox[bullpen.OutboxUncertain], st.Outbox[bullpen.OutboxFailed])
 	fmt.Fprintf(&s, "<b>You</b>: @%s", Escape(who.member.Handle))
 	if who.user.CanApprove {
 		s.WriteString(", approver")
 	}
 	if b.cfg.Approvals != nil {
-		if list, err := b.cfg.Approvals.Approvals(ctx, who.member, store.ApprovalPending); err == nil {
+		if list, err := b.cfg.Approvals.Approvals(ctx, who.member, bullpen.ApprovalPending); err == nil {
 			fmt.Fprintf(&s, "\n<b>Approvals waiting</b>: %d", len(list))
 		}
 	}
@@ -183,7 +183,7 @@ func (b *Bridge) link(ctx context.Context, updateID int64, m *models.Message, wh
 		return b.userError(ctx, updateID, m, err)
 	}
 	return b.answerAndAdvance(ctx, updateID, m, "Linked to "+b.channelLabel(ctx, ch)+".", func(tx *store.Tx) error {
-		_, err := tx.PutTelegramChat(store.TelegramChat{ChatID: m.Chat.ID, ChannelID: ch.ID, Type: string(m.Chat.Type), Title: chatTitle(m)})
+		_, err := tx.PutTelegramChat(bullpen.TelegramChat{ChatID: m.Chat.ID, ChannelID: ch.ID, Type: string(m.Chat.Type), Title: chatTitle(m)})
 		return err
 	})
 }

@@ -134,7 +134,7 @@ func (b *Bridge) handle(ctx context.Context, u *models.Update) error {
 
 // sender is an allowlisted Telegram user with its member.
 type sender struct {
-	user   store.TelegramUser
+	user   bullpen.TelegramUser
 	member bullpen.Member
 }
 
@@ -304,7 +304,7 @@ func (b *Bridge) replyContext(ctx context.Context, ch bullpen.Channel, chatID, r
 // ensureChat returns the chat's link, linking a new chat to a channel of
 // its own made by actor. The channel's topic names the chat, so that a
 // retry after a crash finds the channel it made instead of making another.
-func (b *Bridge) ensureChat(ctx context.Context, m *models.Message, actor bullpen.Member) (store.TelegramChat, error) {
+func (b *Bridge) ensureChat(ctx context.Context, m *models.Message, actor bullpen.Member) (bullpen.TelegramChat, error) {
 	c, err := b.db.TelegramChat(ctx, m.Chat.ID)
 	if err == nil || !bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return c, err
@@ -331,7 +331,7 @@ func (b *Bridge) ensureChat(ctx context.Context, m *models.Message, actor bullpe
 		}
 	}
 	_, err = b.db.Write(ctx, func(tx *store.Tx) error {
-		c, err = tx.PutTelegramChat(store.TelegramChat{ChatID: m.Chat.ID, ChannelID: ch.ID, Type: string(m.Chat.Type), Title: title})
+		c, err = tx.PutTelegramChat(bullpen.TelegramChat{ChatID: m.Chat.ID, ChannelID: ch.ID, Type: string(m.Chat.Type), Title: title})
 		return err
 	})
 	return c, err
@@ -391,9 +391,9 @@ func (b *Bridge) replyAndAdvance(ctx context.Context, updateID int64, m *models.
 // answerAndAdvance queues an HTML answer and moves the offset, in one
 // transaction with the changes of also.
 func (b *Bridge) answerAndAdvance(ctx context.Context, updateID int64, m *models.Message, html string, also ...func(*store.Tx) error) error {
-	var items []store.OutboxItem
+	var items []bullpen.OutboxItem
 	for i, part := range Split(html, MaxMessage) {
-		it := store.OutboxItem{ChatID: m.Chat.ID, Method: store.OutboxSend, Text: part, Part: i}
+		it := bullpen.OutboxItem{ChatID: m.Chat.ID, Method: bullpen.OutboxSend, Text: part, Part: i}
 		if i == 0 {
 			it.ReplyTo = int64(m.ID)
 		}

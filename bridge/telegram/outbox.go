@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/go-telegram/bot/models"
 )
@@ -115,7 +116,7 @@ func earliest(a, b time.Time) time.Time {
 
 // deliver makes one outbox call. It returns when to retry (zero when the
 // row is done: sent, failed or uncertain).
-func (b *Bridge) deliver(ctx context.Context, cl *client, it store.OutboxItem) (time.Time, error) {
+func (b *Bridge) deliver(ctx context.Context, cl *client, it bullpen.OutboxItem) (time.Time, error) {
 	var claimed bool
 	if _, err := b.db.Write(ctx, func(tx *store.Tx) error {
 		var err error
@@ -132,13 +133,13 @@ func (b *Bridge) deliver(ctx context.Context, cl *client, it store.OutboxItem) (
 	var info *callInfo
 	var err error
 	switch it.Method {
-	case store.OutboxEditMarkup:
+	case bullpen.OutboxEditMarkup:
 		tgIDs, lerr := b.db.TelegramMessagesFor(ctx, it.ChatID, 0, it.ApprovalID)
 		if lerr != nil {
-			return time.Time{}, b.end(ctx, it, store.OutboxPending, b.now().Add(b.backoff(it.Attempts)), lerr.Error())
+			return time.Time{}, b.end(ctx, it, bullpen.OutboxPending, b.now().Add(b.backoff(it.Attempts)), lerr.Error())
 		}
 		if len(tgIDs) == 0 {
-			return time.Time{}, b.end(ctx, it, store.OutboxFailed, time.Time{}, "the approval's message was never delivered to this chat")
+			return time.Time{}, b.end(ctx, it, bullpen.OutboxFailed, time.Time{}, "the approval's message was never delivered to this chat")
 		}
 		for _, t := range tgIDs {
 			if info, err = cl.editMarkup(callCtx, it.ChatID, t.TgMessageID, keyboard(it.Markup)); err != nil {
@@ -149,7 +150,7 @@ func (b *Bridge) deliver(ctx context.Context, cl *client, it store.OutboxItem) (
 		tgID, info, err = cl.sendHTML(callCtx, it.ChatID, it.Text, it.ReplyTo, keyboard(it.Markup))
 	}
 	out, wait := classify(err, info)
-	if out == outcomeRejected && it.Method == store.OutboxEditMarkup && err != nil && containsFold(err.Error(), "message is not modified") {
+	if out == outcomeRejected && it.Method == bullpen.OutboxEditMarkup && err != nil && containsFold(err.Error(), "message is not modified") {
 		out = outcomeOK
 	}
 	msg := ""
@@ -168,30 +169,30 @@ func (b *Bridge) deliver(ctx context.Context, cl *client, it store.OutboxItem) (
 		b.pausedUntil = until
 		b.mu.Unlock()
 		b.log.Warn("telegram: rate limited", "retry_after", wait)
-		return until, b.end(ctx, it, store.OutboxPending, until, msg)
+		return until, b.end(ctx, it, bullpen.OutboxPending, until, msg)
 	case outcomeRetry:
 		at := b.now().Add(b.backoff(it.Attempts - 1))
-		return at, b.end(ctx, it, store.OutboxPending, at, msg)
+		return at, b.end(ctx, it, bullpen.OutboxPending, at, msg)
 	case outcomeUnauthorized:
-		if err := b.end(ctx, it, store.OutboxPending, b.now(), msg); err != nil {
+		if err := b.end(ctx, it, bullpen.OutboxPending, b.now(), msg); err != nil {
 			return time.Time{}, err
 		}
 		return time.Time{}, errUnauthorized
 	case outcomeRejected:
 		b.log.Warn("telegram: Telegram refused a message", "chat", it.ChatID, "err", msg)
-		return time.Time{}, b.end(ctx, it, store.OutboxFailed, time.Time{}, msg)
+		return time.Time{}, b.end(ctx, it, bullpen.OutboxFailed, time.Time{}, msg)
 	}
 	b.log.Warn("telegram: no answer to a sent request; not resending", "outbox", it.ID, "err", msg)
-	return time.Time{}, b.end(ctx, it, store.OutboxUncertain, time.Time{}, msg)
+	return time.Time{}, b.end(ctx, it, bullpen.OutboxUncertain, time.Time{}, msg)
 }
 
 // end records how a claimed row's call ended. It uses a context of its
 // own so that a shutdown during the call still records the outcome.
-func (b *Bridge) end(ctx context.Context, it store.OutboxItem, state string, retryAt time.Time, msg string) error {
+func (b *Bridge) end(ctx context.Context, it bullpen.OutboxItem, state string, retryAt time.Time, msg string) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_, err := b.db.Write(wctx, func(tx *store.Tx) error {
-		if state == store.OutboxPending {
+		if state == bullpen.OutboxPending {
 			return tx.RetryTelegram(it.ID, retryAt, msg)
 		}
 		return tx.SetTelegramState(it.ID, state, msg)

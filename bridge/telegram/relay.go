@@ -70,7 +70,7 @@ func (b *Bridge) relay(ctx context.Context, since int64, resign context.CancelFu
 // queue stores the outbox rows for evs and moves the cursor from cursor
 // to last.
 func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, cursor, last int64) (int, error) {
-	var items []store.OutboxItem
+	var items []bullpen.OutboxItem
 	for _, ev := range evs {
 		if ev.Seq == 0 {
 			continue
@@ -91,7 +91,7 @@ func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, cursor, last in
 }
 
 // itemsFor returns what an event sends to the chats linked to its channel.
-func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]store.OutboxItem, error) {
+func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]bullpen.OutboxItem, error) {
 	switch ev.Type {
 	case bullpen.EventMessagePosted, bullpen.EventApprovalRequested, bullpen.EventApprovalAnswered:
 	default:
@@ -108,7 +108,7 @@ func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]store.Outbox
 	if err != nil {
 		return nil, fmt.Errorf("telegram: relay: %w", err)
 	}
-	var out []store.OutboxItem
+	var out []bullpen.OutboxItem
 	for _, c := range chats {
 		its, err := forChat(ctx, c.ChatID)
 		if err != nil {
@@ -120,18 +120,20 @@ func (b *Bridge) itemsFor(ctx context.Context, ev bullpen.Event) ([]store.Outbox
 }
 
 // itemMaker decodes ev once and returns what makes its items for one chat.
-func (b *Bridge) itemMaker(ev bullpen.Event) (func(context.Context, int64) ([]store.OutboxItem, error), error) {
+func (b *Bridge) itemMaker(ev bullpen.Event) (func(context.Context, int64) ([]bullpen.OutboxItem, error), error) {
 	if ev.Type == bullpen.EventMessagePosted {
 		m, err := bullpen.MessageOf(ev)
-		return func(ctx context.Context, chat int64) ([]store.OutboxItem, error) { return b.messageItems(ctx, chat, m) }, err
+		return func(ctx context.Context, chat int64) ([]bullpen.OutboxItem, error) {
+			return b.messageItems(ctx, chat, m)
+		}, err
 	}
 	a, err := bullpen.ApprovalOf(ev)
 	if ev.Type == bullpen.EventApprovalAnswered {
-		return func(ctx context.Context, chat int64) ([]store.OutboxItem, error) {
+		return func(ctx context.Context, chat int64) ([]bullpen.OutboxItem, error) {
 			return b.answeredItems(ctx, chat, a)
 		}, err
 	}
-	return func(ctx context.Context, chat int64) ([]store.OutboxItem, error) {
+	return func(ctx context.Context, chat int64) ([]bullpen.OutboxItem, error) {
 		return b.approvalItems(ctx, chat, a)
 	}, err
 }
@@ -140,7 +142,7 @@ func (b *Bridge) itemMaker(ev bullpen.Event) (func(context.Context, int64) ([]st
 // Telegram HTML split at the limit. A message that came from this very
 // chat is not echoed back, and a reply in a thread answers the thread's
 // root when the chat has it.
-func (b *Bridge) messageItems(ctx context.Context, chatID int64, m bullpen.Message) ([]store.OutboxItem, error) {
+func (b *Bridge) messageItems(ctx context.Context, chatID int64, m bullpen.Message) ([]bullpen.OutboxItem, error) {
 	if m.Deleted || strings.TrimSpace(m.Body) == "" {
 		return nil, nil
 	}
@@ -169,9 +171,9 @@ func (b *Bridge) messageItems(ctx context.Context, chatID int64, m bullpen.Messa
 		}
 	}
 	html := authorLine(m) + "\n" + ToHTML(m.Body)
-	var out []store.OutboxItem
+	var out []bullpen.OutboxItem
 	for i, part := range Split(html, MaxMessage) {
-		it := store.OutboxItem{ChatID: chatID, Method: store.OutboxSend, Text: part, MessageID: m.ID, Part: i}
+		it := bullpen.OutboxItem{ChatID: chatID, Method: bullpen.OutboxSend, Text: part, MessageID: m.ID, Part: i}
 		if i == 0 {
 			it.ReplyTo = replyTo
 		}

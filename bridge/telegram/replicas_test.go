@@ -135,7 +135,7 @@ func ptr(s string) *string { return &s }
 func linkAlice(t *testing.T, r *replica, tg *tgtest.Server) int64 {
 	t.Helper()
 	tg.SendText(aliceChat, aliceTG, "hello")
-	var chat store.TelegramChat
+	var chat bullpen.TelegramChat
 	waitUntil(t, "alice's chat linked", func() bool {
 		var err error
 		chat, err = r.db.TelegramChat(context.Background(), aliceChat.ID)
@@ -192,7 +192,7 @@ func exchange(t *testing.T, tg *tgtest.Server, db *store.DB, admin bullpen.Membe
 			}
 		}
 		c, err := db.TelegramOutboxCounts(ctx)
-		return err == nil && c[store.OutboxPending] == 0 && c[store.OutboxSending] == 0
+		return err == nil && c[bullpen.OutboxPending] == 0 && c[bullpen.OutboxSending] == 0
 	})
 	time.Sleep(300 * time.Millisecond) // room for a second copy to show
 	in := officeBodies(t, db)
@@ -322,12 +322,12 @@ func TestSharedDatabaseTakeoverMarksInFlightUncertain(t *testing.T) {
 	}
 	b := openReplica(t, scfg, tg)
 	b.waitState(telegram.StateStandby)
-	if s := state(); s != store.OutboxSending {
+	if s := state(); s != bullpen.OutboxSending {
 		t.Fatalf("after a standby started, the leader's in-flight row is %q, want sending", s)
 	}
 	a.close()
 	b.waitState(telegram.StateRunning)
-	if s := state(); s != store.OutboxUncertain {
+	if s := state(); s != bullpen.OutboxUncertain {
 		t.Fatalf("after the takeover, the stopped leader's in-flight row is %q, want uncertain", s)
 	}
 	if n := sentWith(tg, "in flight"); n != 0 {
