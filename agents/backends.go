@@ -7,7 +7,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// Wiki is what agents need of the wiki, in the wiki's own types. Actor is
+// Wiki is what agents need of the wiki, in the root package's types. Actor is
 // the agent, so every revision is attributed to it. *wiki.Wiki provides
 // it (and WikiTx); nil leaves the wiki tools out.
 type Wiki interface {
@@ -21,20 +21,28 @@ type Wiki interface {
 }
 
 // Sandboxes gives each agent its own persistent sandbox, created from the
-// role's spec on first use and started again when it idled. Package
-// sandboxes provides it (sandboxes.Service.Workspaces); nil leaves the
-// sandbox tools out.
+// role's spec on first use, stopped when idle and started again on next
+// use. Package sandboxes provides it (sandboxes.Service.Workspaces); nil
+// leaves the sandbox tools out.
 type Sandboxes interface {
+	// Exec runs one command in the agent's sandbox and returns how it
+	// ended; a command is started at most once.
 	Exec(ctx context.Context, agent bullpen.Member, spec SandboxSpec, req ExecRequest) (ExecResult, error)
+	// ReadFile returns at most limit bytes of a file in the sandbox.
 	ReadFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, limit int64) ([]byte, error)
+	// WriteFile creates or replaces a file in the sandbox.
 	WriteFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, data []byte) error
+	// ListFiles lists a directory of the sandbox.
 	ListFiles(ctx context.Context, agent bullpen.Member, spec SandboxSpec, dir string) ([]FileEntry, error)
 }
 
 // ExecRequest is one command for a sandbox.
 type ExecRequest struct {
-	Command string        // run by /bin/sh -c
-	Timeout time.Duration // 0: the default
+	Command string // run by /bin/sh -c
+	// Timeout kills the command after it; 0 means none but ctx (the
+	// sandbox_exec tool always sets one: 120s unless the model asks for
+	// 1-600s).
+	Timeout time.Duration
 	// There is no per-command network switch: a command has the network
 	// of the role's sandbox, and with any network at all every command
 	// needs a human's approval (see execNeedsApproval).
@@ -45,7 +53,7 @@ type ExecResult struct {
 	ExitCode  int    `json:"exit_code"`
 	Stdout    string `json:"stdout"`
 	Stderr    string `json:"stderr"`
-	Truncated bool   `json:"truncated,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"` // output was cut to its head and tail
 }
 
 // FileEntry is one entry of a directory listing.

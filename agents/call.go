@@ -67,7 +67,7 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 	if err != nil {
 		state, out = "error", "error: "+bullpen.ErrorMessage(err)
 		if bullpen.ErrorCode(err) == bullpen.EINTERNAL && ctx.Err() == nil {
-			s.log.Error("agents: tool failed", "tool", c.Name, "agent", e.agent.Handle, "err", err)
+			e.log.Error("agents: tool failed", "tool", c.Name, "err", err)
 		}
 	}
 	rec.State, rec.Result = state, clip(out, 4000)
@@ -156,7 +156,7 @@ func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.Tool
 		return err
 	})
 	if err != nil && ctx.Err() == nil {
-		s.log.Error("agents: record tool call", "err", err)
+		e.log.Error("agents: record tool call", "tool", rec.Name, "err", err)
 	}
 	s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
 }

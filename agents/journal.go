@@ -69,10 +69,7 @@ func (j *journal) note(tx *store.Tx, key string, v any) error { return tx.NoteSt
 // run of the turn started, the turn resumes with that run's wakes: wakes
 // claimed on top go back to pending for a turn of their own.
 func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]bullpen.Wake, error) {
-	anchor := wakes[0].ID
-	for _, w := range wakes {
-		anchor = min(anchor, w.ID)
-	}
+	anchor := anchorOf(wakes)
 	steps, err := s.db.Steps(ctx, anchor)
 	if err != nil {
 		return nil, err
@@ -98,8 +95,7 @@ func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.W
 		}
 		return tx.InterruptToolCalls(e.turn.AgentID, interruptedCall)
 	})
-	s.log.Info("resuming an interrupted turn from its journal", "turn", e.turn.ID, "anchor_wake", anchor,
-		"steps", len(steps), "released_wakes", len(extra))
+	e.log.Info("resuming an interrupted turn from its journal", "steps", len(steps), "released_wakes", len(extra))
 	return keep, err
 }
 
@@ -118,7 +114,7 @@ func (s *Service) noticeOnce(ctx context.Context, e *turnEnv, key, text string) 
 		return e.j.record(tx, key, struct{}{})
 	})
 	if err != nil && ctx.Err() == nil {
-		s.log.Error("agents: post notice", "agent", e.agent.Handle, "err", err)
+		e.log.Error("agents: post notice", "err", err)
 	}
 }
 

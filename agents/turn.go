@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -35,13 +36,15 @@ type turnEnv struct {
 	timeouts  Timeouts  // role's, then office's, then built-in
 	kind      string    // the provider kind, for its share of model calls
 	j         *journal
-	callKey   string // the journal key of the tool call running
+	callKey   string       // the journal key of the tool call running
+	log       *slog.Logger // carries the turn, agent, channel and anchor wake
 }
 
-// runTurn runs a claimed turn to its end. When ctx ends (shutdown) it
-// returns without finishing the turn, so a restart re-queues its wakes.
-func (s *Service) runTurn(ctx context.Context, turn bullpen.Turn, wakes []bullpen.Wake) {
-	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now()}
+// runTurn runs a claimed turn to its end, logging through log (see
+// turnLogger). When ctx ends (shutdown) it returns without finishing the
+// turn, so a restart re-queues its wakes.
+func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) {
+	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now(), log: log}
 	defer s.setStatus(turn.AgentID, Status{State: StatusIdle})
 	wakes, err := s.openJournal(ctx, e, wakes)
 	if err != nil {
@@ -75,6 +78,9 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 		return nil, err
 	}
 	e.agent = member
+	// The handle is known only once the member is loaded; from here on
+	// every line of the turn names it.
+	e.log = e.log.With("agent", member.Handle)
 	if e.channel, err = s.db.Channel(ctx, e.turn.ChannelID); err != nil {
 		return nil, err
 	}
@@ -236,7 +242,7 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 		}
 	}
 	if err := s.finish(ctx, e, bullpen.TurnDone, bullpen.WakeDone, ""); err != nil && ctx.Err() == nil {
-		s.log.Error("agents: finish turn", "turn", e.turn.ID, "err", err)
+		e.log.Error("agents: finish turn", "err", err)
 	}
 }
 
@@ -293,7 +299,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 		return resp, err
 	}
 	if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, key, resp) }); err != nil && ctx.Err() == nil {
-		s.log.Error("agents: record model answer", "turn", e.turn.ID, "err", err)
+		e.log.Error("agents: record model answer", "err", err)
 	}
 	return resp, nil
 }
@@ -312,7 +318,7 @@ func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
 		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}, func(tx *store.Tx, _ bullpen.Message) error {
 		return e.j.record(tx, key, struct{}{})
 	}); err != nil && ctx.Err() == nil {
-		s.log.Error("agents: post answer", "agent", e.agent.Handle, "err", err)
+		e.log.Error("agents: post answer", "err", err)
 	}
 }
 
@@ -327,7 +333,7 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 		return err
 	})
 	if err != nil {
-		s.log.Error("agents: limit event", "err", err)
+		e.log.Error("agents: limit event", "limit", which, "err", err)
 	}
 	s.noticeOnce(ctx, e, "n"+which, detail)
 	wakeState := bullpen.WakeDone
@@ -335,17 +341,17 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 		wakeState = bullpen.WakeDropped
 	}
 	if err := s.finish(ctx, e, bullpen.TurnDone, wakeState, "limit: "+which); err != nil && ctx.Err() == nil {
-		s.log.Error("agents: finish turn", "turn", e.turn.ID, "err", err)
+		e.log.Error("agents: finish turn", "err", err)
 	}
 }
 
 // fail ends a turn with an error.
 func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
 	if bullpen.ErrorCode(cause) == bullpen.EINTERNAL {
-		s.log.Error("agents: turn failed", "turn", e.turn.ID, "agent", e.turn.AgentID, "err", cause)
+		e.log.Error("agents: turn failed", "err", cause)
 	}
 	if err := s.finish(ctx, e, bullpen.TurnFailed, bullpen.WakeDone, bullpen.ErrorMessage(cause)); err != nil && ctx.Err() == nil {
-		s.log.Error("agents: finish failed turn", "turn", e.turn.ID, "err", err)
+		e.log.Error("agents: finish failed turn", "err", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -55,15 +56,36 @@ func (s *Service) claimAndRun(ctx context.Context, agentID int64) bool {
 		}
 		return false
 	}
+	log := s.turnLogger(turn, wakes)
 	leaseCtx, stopLease := context.WithCancel(ctx)
-	go s.renewLease(leaseCtx, turn.ID)
-	s.runTurn(ctx, turn, wakes)
+	go s.renewLease(leaseCtx, log, turn.ID)
+	s.runTurn(ctx, log, turn, wakes)
 	stopLease()
 	return true
 }
 
+// turnLogger is the one logger of a claimed turn: every line it writes
+// names the turn, its agent, channel and anchor wake (the journal's key),
+// so call sites do not repeat them.
+func (s *Service) turnLogger(turn bullpen.Turn, wakes []bullpen.Wake) *slog.Logger {
+	return s.log.With("turn", turn.ID, "agent_id", turn.AgentID, "channel", turn.ChannelID,
+		"anchor_wake", anchorOf(wakes))
+}
+
+// anchorOf is the oldest of a turn's wakes: its journal is keyed by it.
+func anchorOf(wakes []bullpen.Wake) int64 {
+	if len(wakes) == 0 {
+		return 0
+	}
+	anchor := wakes[0].ID
+	for _, w := range wakes {
+		anchor = min(anchor, w.ID)
+	}
+	return anchor
+}
+
 // renewLease keeps a running turn's lease fresh until ctx ends.
-func (s *Service) renewLease(ctx context.Context, turnID int64) {
+func (s *Service) renewLease(ctx context.Context, log *slog.Logger, turnID int64) {
 	t := time.NewTicker(s.cfg.Lease / 3)
 	defer t.Stop()
 	for {
@@ -76,7 +98,7 @@ func (s *Service) renewLease(ctx context.Context, turnID int64) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				s.log.Error("agents: renew lease", "turn", turnID, "err", err)
+				log.Error("agents: renew lease", "err", err)
 			}
 		}
 	}

@@ -1,7 +1,9 @@
 // Package store persists Bullpen's state with GORM on SQLite (embedded, the
 // default) or PostgreSQL. Schema changes come only from the versioned SQL
-// files in package migrations. GORM types never leave this package: callers
-// see the domain types of package bullpen.
+// files in package migrations, applied by Open. GORM types never leave this
+// package: callers see plain structs (the domain types of package bullpen
+// and the store's own records), and write only through DB.Write and its Tx,
+// which commits each change with its events.
 package store
 
 import (
@@ -28,7 +30,8 @@ const (
 
 // Config says where the database is.
 type Config struct {
-	// URL is a postgres:// URL; empty means SQLite at DataDir/bullpen.db.
+	// URL is a postgres:// or postgresql:// URL; empty means SQLite at
+	// DataDir/bullpen.db.
 	URL     string
 	DataDir string
 	// Now returns the current time; time.Now when nil.
@@ -47,7 +50,8 @@ type DB struct {
 	stop context.CancelFunc
 
 	// writeMu serializes writers in this process so that event sequence
-	// numbers commit, and are published, in order.
+	// numbers commit, and are published, in order. Across processes on
+	// PostgreSQL the transaction's advisory lock does the same (tx.go).
 	writeMu sync.Mutex
 }
 
@@ -104,11 +108,13 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 func (db *DB) Dialect() string { return db.dialect }
 
 // SetPublisher sets the function that receives each committed
-// transaction's events, in sequence order, before the next write starts.
+// transaction's events, in sequence order, before the next write in this
+// process starts (it runs under the write lock).
 // It must not block, and must be set before the first write.
 func (db *DB) SetPublisher(p func([]bullpen.Event)) { db.publish = p }
 
-// Close closes the connection pool.
+// Close stops the store's listeners, waits for a running write to finish
+// and closes the connection pool.
 func (db *DB) Close() error {
 	db.stop()
 	db.writeMu.Lock() // let a running write finish

@@ -64,7 +64,8 @@ type errorBody struct {
 }
 
 // handleError renders every error: JSON under /api, an HTML page elsewhere.
-// Only internal errors are logged.
+// Only internal errors are logged, through the request's logger so that
+// the line names the request id the client got back.
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	code, msg := bullpen.ErrorCode(err), bullpen.ErrorMessage(err)
 	var fe *fiber.Error
@@ -79,7 +80,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	}
 	status := statusOf(code)
 	if code == bullpen.EINTERNAL {
-		s.log.Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
+		s.logFor(c).Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	if strings.HasPrefix(c.Path(), "/api/") || strings.HasPrefix(c.Path(), "/healthz") {
 		var body errorBody

@@ -153,6 +153,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) routes() {
 	app := s.app
+	app.Use(s.requestID)
 	app.Use(securityHeaders)
 	app.Use(s.limitBody)
 	app.Get("/healthz", s.health)

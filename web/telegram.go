@@ -114,7 +114,7 @@ func (s *Server) telegramWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		code := bullpen.ErrorCode(err)
 		if code == bullpen.EINTERNAL {
-			s.log.Error("telegram webhook", "err", err)
+			s.logFor(c).Error("telegram webhook", "err", err)
 		}
 		var body errorBody
 		body.Error.Code, body.Error.Message = code, bullpen.ErrorMessage(err)

@@ -1,30 +1,30 @@
 package wiki
 
 import (
-	"bytes"
 	"context"
 	"regexp"
 
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/bullpen-hq/bullpen/render"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	highlighting "github.com/yuin/goldmark-highlighting/v2"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/text"
 )
 
-// newMarkdown returns the wiki's markdown: GFM (tables, task lists,
-// strikethrough, autolinks), [[links]], and code highlighting with CSS
+// newRenderer returns the wiki's markdown: the dashboard's (render: GFM,
+// one sanitizer policy) plus [[links]] and code highlighting with CSS
 // classes (static/wiki.css colours them). Raw HTML is not passed through.
-func newMarkdown() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(
-		extension.GFM,
-		linkExtension{},
-		highlighting.NewHighlighting(
-			highlighting.WithFormatOptions(chromahtml.WithClasses(true)),
-			highlighting.WithGuessLanguage(false),
-		),
-	))
+func newRenderer() *render.Renderer {
+	return render.NewWith(render.Options{
+		Extensions: []goldmark.Extender{
+			linkExtension{},
+			highlighting.NewHighlighting(
+				highlighting.WithFormatOptions(chromahtml.WithClasses(true)),
+				highlighting.WithGuessLanguage(false),
+			),
+		},
+		Allow: allowLinks,
+	})
 }
 
 var (
@@ -32,25 +32,18 @@ var (
 	slugAttrRE  = regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}-]{1,100}$`)
 )
 
-// newPolicy is the sanitizer every rendered page passes through: user
-// content, no scripts, no styles, no event handlers, only http(s), mailto
-// and relative URLs.
-func newPolicy() *bluemonday.Policy {
-	p := bluemonday.UGCPolicy()
-	p.AllowAttrs("class").Matching(bluemonday.SpaceSeparatedTokens).OnElements("code", "span", "pre")
+// allowLinks lets through what the [[link]] renderer emits, and only
+// that: its two classes and a slug-shaped data attribute.
+func allowLinks(p *bluemonday.Policy) {
 	p.AllowAttrs("class").Matching(wikiClassRE).OnElements("a")
 	p.AllowAttrs("data-wiki-slug").Matching(slugAttrRE).OnElements("a")
-	p.AllowAttrs("type", "checked", "disabled").OnElements("input")
-	p.RequireNoFollowOnLinks(true)
-	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return p
 }
 
 // render turns a page body into sanitized HTML, marking links to missing
 // pages.
 func (w *Wiki) render(ctx context.Context, body string) (string, error) {
 	src := []byte(body)
-	doc := w.md.Parser().Parse(text.NewReader(src))
+	doc := w.md.Parse(src)
 	nodes := linkNodes(doc)
 	if len(nodes) > 0 {
 		targets := make([]string, 0, len(nodes))
@@ -67,9 +60,9 @@ func (w *Wiki) render(ctx context.Context, body string) (string, error) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	if err := w.md.Renderer().Render(&buf, src, doc); err != nil {
-		return w.policy.Sanitize("<pre>" + bluemonday.StrictPolicy().Sanitize(body) + "</pre>"), nil
+	html, err := w.md.Render(src, doc)
+	if err != nil {
+		return w.md.Sanitize("<pre>" + bluemonday.StrictPolicy().Sanitize(body) + "</pre>"), nil
 	}
-	return w.policy.Sanitize(buf.String()), nil
+	return html, nil
 }

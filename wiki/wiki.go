@@ -5,17 +5,15 @@ import (
 	"fmt"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/render"
 	"github.com/bullpen-hq/bullpen/store"
-	"github.com/microcosm-cc/bluemonday"
-	"github.com/yuin/goldmark"
 )
 
 // Wiki serves the wiki's operations. Callers pass the acting member, which
 // the web layer derives from a credential, never from a request body.
 type Wiki struct {
-	db     *store.DB
-	md     goldmark.Markdown
-	policy *bluemonday.Policy
+	db *store.DB
+	md *render.Renderer // the dashboard's markdown, with the wiki's links
 }
 
 // Config configures a Wiki. It is empty for now and keeps the constructor
@@ -24,7 +22,7 @@ type Config struct{}
 
 // New returns a Wiki on an open store.
 func New(db *store.DB, _ Config) *Wiki {
-	return &Wiki{db: db, md: newMarkdown(), policy: newPolicy()}
+	return &Wiki{db: db, md: newRenderer()}
 }
 
 // ConflictError is the error of a save whose base revision is no longer
