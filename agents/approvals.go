@@ -21,7 +21,7 @@ func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, 
 		return toolOutcome{State: "approval", Out: fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason)}
 	}
 	fx, key := e.effect(result), e.callKey
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		a, err = tx.CreateApproval(bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
 			ThreadID: e.thread, Tool: tool, Arguments: string(args), Reason: reason})
@@ -72,7 +72,7 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		return prev, err
 	}
 	var a Approval
-	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if a, err = tx.AnswerApproval(id, state, actor.ID, note); err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) err
 		}
 		ts[i].result = o.Out
 		res := clip(o.Out, 4000)
-		if _, err := s.db.Write(ctx, func(tx *store.Tx) error {
+		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 			if err := e.j.note(tx, key, o); err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a
 		return toolOutcome{Out: interruptedExec, State: "error"}, nil
 	}
 	if def.Outside {
-		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
+		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
 			return toolOutcome{}, err
 		}
 	}

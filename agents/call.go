@@ -122,7 +122,7 @@ func (e *turnEnv) newCall(args json.RawMessage) *Call {
 // (sandbox commands), so that a crash before it finishes is known.
 func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
 	var rec bullpen.ToolCall
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		if mark {
 			if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
 				return err
@@ -144,7 +144,7 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 // toolFinished records a call's outcome with its event and journal entry
 // (a no-op for effects, which journaled it in their own transaction).
 func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) {
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.FinishToolCall(rec); err != nil {
 			return err
 		}
@@ -179,7 +179,7 @@ func (s *Service) authenticate(ctx context.Context, agent bullpen.Member) (bullp
 	secret := s.creds[agent.ID]
 	s.mu.Unlock()
 	if secret == "" {
-		_, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, s.runtimeTokenName()) })
+		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, s.runtimeTokenName()) })
 		if err != nil {
 			return agent, err
 		}

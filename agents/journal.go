@@ -89,7 +89,7 @@ func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.W
 			extra = append(extra, w.ID)
 		}
 	}
-	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.ReleaseWakes(e.turn.ID, extra); err != nil {
 			return err
 		}

@@ -167,7 +167,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 		return Agent{}, err
 	}
 	spec, _ := json.Marshal(r)
-	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateAgent(id, a.Role, string(spec)); err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (Age
 	if err != nil {
 		return Agent{}, err
 	}
-	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.FireAgent(id); err != nil {
 			return err
 		}

@@ -189,7 +189,7 @@ type txWiki struct {
 func (w *txWiki) WritePageWith(ctx context.Context, actor bullpen.Member, title, body string, base int,
 	fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
 	p := bullpen.WikiPage{Title: title, Body: body, Revision: base + 1}
-	_, err := w.db.Write(ctx, func(tx *store.Tx) error { return fn(tx, p) })
+	_, err := w.db.Transact(ctx, func(tx *store.Tx) error { return fn(tx, p) })
 	if err != nil {
 		return bullpen.WikiPage{}, err
 	}

@@ -29,7 +29,7 @@ func (s *Service) routerStart(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	last := s.off.Hub().Last()
-	_, err = s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, last) })
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, last) })
 	return last, err
 }
 
@@ -105,7 +105,7 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 		}
 		s.routed.Store(pending)
 		if pending-saved >= cursorEvery {
-			if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
+			if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
 				saved = pending
 			}
 		}
@@ -137,7 +137,7 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	}
 	var queued []bullpen.Wake
 	aud := audience(in.Channel)
-	_, err = s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if hopStop {
 			if hops > s.cfg.HopBudget {
 				return tx.SetCursor(routerCursor, ev.Seq) // already announced for this chain

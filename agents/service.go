@@ -314,7 +314,7 @@ func (s *Service) poke(agentID int64) {
 // reclaim abandons turns whose process died and re-queues their wakes.
 func (s *Service) reclaim(ctx context.Context, otherOwners bool) error {
 	var turns []bullpen.Turn
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if turns, err = tx.ReclaimTurns(s.owner, otherOwners); err != nil {
 			return err

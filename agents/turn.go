@@ -179,7 +179,7 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wa
 			p.Reasons = append(p.Reasons, w.Reason)
 		}
 	}
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		if !e.j.resumed {
 			if err := e.j.note(tx, "w", wakesRecord{Wakes: p.Wakes}); err != nil {
 				return err
@@ -257,7 +257,7 @@ func (s *Service) firstRequest(ctx context.Context, e *turnEnv, triggers []trigg
 	var packet string
 	if !e.j.get("k", &packet) {
 		packet = s.workPacket(ctx, e, triggers)
-		if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, "k", packet) }); err != nil {
+		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "k", packet) }); err != nil {
 			return llm.Request{}, err
 		}
 	}
@@ -298,7 +298,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if err != nil {
 		return resp, err
 	}
-	if _, err := s.db.Write(ctx, func(tx *store.Tx) error { return e.j.note(tx, key, resp) }); err != nil && ctx.Err() == nil {
+	if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, key, resp) }); err != nil && ctx.Err() == nil {
 		e.log.Error("agents: record model answer", "err", err)
 	}
 	return resp, nil
@@ -327,7 +327,7 @@ const simLabel = "🧪 *simulation* — "
 
 // limit stops the turn because of a budget: a visible event and message.
 func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
 			Limit: which, Detail: detail, TurnID: e.turn.ID})
 		return err
@@ -373,7 +373,7 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 	}
 	p := TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
 		Steps: e.steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(e.usage), Error: errMsg, Simulated: e.simulated}
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.FinishTurn(t, wakeState); err != nil {
 			return err
 		}

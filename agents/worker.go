@@ -41,7 +41,7 @@ func (s *Service) claimAndRun(ctx context.Context, agentID int64) bool {
 		turn  bullpen.Turn
 		wakes []bullpen.Wake
 	)
-	_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		turn, wakes, err = tx.ClaimWakes(agentID, s.owner, s.cfg.Now().Add(s.cfg.Lease), s.cfg.MaxCoalesce)
 		return err
@@ -93,7 +93,7 @@ func (s *Service) renewLease(ctx context.Context, log *slog.Logger, turnID int64
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_, err := s.db.Write(ctx, func(tx *store.Tx) error {
+			_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 				_, err := tx.RenewLease(turnID, s.owner, s.cfg.Now().Add(s.cfg.Lease))
 				return err
 			})

@@ -32,7 +32,7 @@ func (o *Office) Bootstrap(ctx context.Context, adminHandle string) (string, err
 		return "", err
 	}
 	secret := newSecret()
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		admin, err := o.createMember(ctx, tx, MemberInput{Handle: adminHandle, DisplayName: "Admin", Kind: bullpen.KindHuman, IsAdmin: true})
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func (o *Office) CreateToken(ctx context.Context, actor bullpen.Member, memberID
 	}
 	secret := newSecret()
 	var t Token
-	_, err := o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		t, err = tx.CreateToken(memberID, name, hashSecret(secret), hint(secret))
 		return err
@@ -105,7 +105,7 @@ func (o *Office) Tokens(ctx context.Context, actor bullpen.Member) ([]Token, err
 
 // RevokeToken revokes one of actor's tokens.
 func (o *Office) RevokeToken(ctx context.Context, actor bullpen.Member, id int64) error {
-	_, err := o.db.Write(ctx, func(tx *store.Tx) error { return tx.RevokeToken(actor.ID, id) })
+	_, err := o.db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeToken(actor.ID, id) })
 	return err
 }
 
@@ -120,7 +120,7 @@ func (o *Office) Login(ctx context.Context, secret string) (bullpen.Member, stri
 		return m, "", "", bullpen.Errorf(bullpen.EFORBIDDEN, "agents cannot log in to the dashboard")
 	}
 	cookie, csrf := newSecret(), newSecret()
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		return tx.CreateSession(hashSecret(cookie), store.Session{MemberID: m.ID, CSRF: csrf, ExpiresAt: o.now().UTC().Add(SessionTTL)})
 	})
 	return m, cookie, csrf, err
@@ -141,7 +141,7 @@ func (o *Office) Session(ctx context.Context, cookie string) (bullpen.Member, st
 
 // Logout ends a dashboard session.
 func (o *Office) Logout(ctx context.Context, cookie string) error {
-	_, err := o.db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteSession(hashSecret(cookie)) })
+	_, err := o.db.Transact(ctx, func(tx *store.Tx) error { return tx.DeleteSession(hashSecret(cookie)) })
 	return err
 }
 

@@ -20,7 +20,7 @@ func (o *Office) CreateChannel(ctx context.Context, actor bullpen.Member, in Cha
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
-	_, err := o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if c, err = tx.CreateChannel(c); err != nil {
 			return err
@@ -50,7 +50,7 @@ func (o *Office) OpenDM(ctx context.Context, actor bullpen.Member, otherID int64
 	}
 	c := bullpen.Channel{Name: name, Kind: bullpen.ChannelDM, CreatedBy: actor.ID}
 	audience := []int64{min(actor.ID, other.ID), max(actor.ID, other.ID)}
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if c, err = tx.CreateChannel(c); err != nil {
 			return err
@@ -116,7 +116,7 @@ func (o *Office) JoinChannel(ctx context.Context, actor bullpen.Member, id int64
 	if c.Kind != bullpen.ChannelPublic {
 		return c, bullpen.Errorf(bullpen.EINVALID, "only public channels can be joined")
 	}
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error { return o.join(tx, c, actor) })
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error { return o.join(tx, c, actor) })
 	if err != nil {
 		return c, err
 	}
@@ -132,7 +132,7 @@ func (o *Office) LeaveChannel(ctx context.Context, actor bullpen.Member, id int6
 	if c.Kind != bullpen.ChannelPublic {
 		return c, bullpen.Errorf(bullpen.EINVALID, "a DM cannot be left")
 	}
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		left, err := tx.RemoveChannelMember(c.ID, actor.ID)
 		if err != nil || !left {
 			return err

@@ -28,7 +28,7 @@ func (o *Office) CreateMember(ctx context.Context, actor bullpen.Member, in Memb
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EINVALID, "an agent cannot be an admin")
 	}
 	var out bullpen.Member
-	_, err := o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		out, err = o.createMember(ctx, tx, in)
 		return err
@@ -47,7 +47,7 @@ func (o *Office) CreateMemberWith(ctx context.Context, actor bullpen.Member, in 
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EINVALID, "an agent cannot be an admin")
 	}
 	var out bullpen.Member
-	_, err := o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if out, err = o.createMember(ctx, tx, in); err != nil {
 			return err
@@ -115,7 +115,7 @@ func (o *Office) UpdateMember(ctx context.Context, actor bullpen.Member, id int6
 	if err := m.Validate(); err != nil {
 		return m, err
 	}
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateMember(m); err != nil {
 			return err
 		}

@@ -52,7 +52,7 @@ func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in PostInpu
 	}
 	msg := bullpen.Message{ChannelID: c.ID, AuthorID: actor.ID, ThreadID: in.ThreadID, Body: in.Body,
 		Mentions: bullpen.ParseMentions(in.Body), Source: in.Source}
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		if c.Kind == bullpen.ChannelPublic && !slices.Contains(c.MemberIDs, actor.ID) {
 			if err := o.join(tx, c, actor); err != nil {
 				return err
@@ -104,7 +104,7 @@ func (o *Office) change(ctx context.Context, actor bullpen.Member, id int64, bod
 	if del {
 		typ = bullpen.EventMessageDeleted
 	}
-	_, err = o.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if msg, err = tx.UpdateMessageBody(id, body, bullpen.ParseMentions(body), del); err != nil {
 			return err

@@ -94,7 +94,7 @@ func TestReclaimExpiredLeaseRequeuesWakes(t *testing.T) {
 			t.Fatalf("re-claim = %+v (turn %d), %v; want the same wakes in a new turn", again, next.ID, err)
 		}
 		dead.State = bullpen.TurnDone
-		_, err = db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(dead, bullpen.WakeDone) })
+		_, err = db.Transact(ctx, func(tx *store.Tx) error { return tx.FinishTurn(dead, bullpen.WakeDone) })
 		if !bullpen.IsCode(err, bullpen.ECONFLICT) {
 			t.Errorf("FinishTurn(abandoned turn) = %v, want ECONFLICT", err)
 		}

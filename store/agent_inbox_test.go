@@ -18,7 +18,7 @@ import (
 func inboxFixture(t *testing.T, db *store.DB, agents, perAgent int) []int64 {
 	t.Helper()
 	var ids []int64
-	_, err := db.Write(context.Background(), func(tx *store.Tx) error {
+	_, err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		human, err := tx.CreateMember(bullpen.Member{Handle: "boss", DisplayName: "Boss", Kind: bullpen.KindHuman})
 		if err != nil {
 			return err
@@ -57,7 +57,7 @@ func claim(db *store.DB, agent int64, owner string, lease time.Time, max int) (b
 		turn  bullpen.Turn
 		wakes []bullpen.Wake
 	)
-	_, err := db.Write(context.Background(), func(tx *store.Tx) error {
+	_, err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		turn, wakes, err = tx.ClaimWakes(agent, owner, lease, max)
 		return err
@@ -107,7 +107,7 @@ func TestClaimWakesTwoProcessesEachWakeOnce(t *testing.T) {
 					}
 					mu.Unlock()
 					turn.State = bullpen.TurnDone
-					if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(turn, bullpen.WakeDone) }); err != nil {
+					if _, err := db.Transact(ctx, func(tx *store.Tx) error { return tx.FinishTurn(turn, bullpen.WakeDone) }); err != nil {
 						t.Error(err)
 						return
 					}
@@ -157,7 +157,7 @@ func TestClaimWakesLeavesAgentBusyElsewhere(t *testing.T) {
 			t.Fatalf("claim by b: %v, want not found", err)
 		}
 		first := bullpen.Turn{ID: turn.ID - 1, State: bullpen.TurnDone}
-		if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.FinishTurn(first, bullpen.WakeDone) }); err != nil {
+		if _, err := db.Transact(ctx, func(tx *store.Tx) error { return tx.FinishTurn(first, bullpen.WakeDone) }); err != nil {
 			t.Fatal(err)
 		}
 		if _, wakes, err := claim(db, agent, "b", time.Now().Add(time.Minute), 1); err != nil || len(wakes) != 1 {
@@ -192,7 +192,7 @@ func openClocked(t *testing.T, cfg store.Config) (*store.DB, *clock) {
 // write runs fn in a transaction and fails the test on an error.
 func write(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
 	t.Helper()
-	if _, err := db.Write(context.Background(), fn); err != nil {
+	if _, err := db.Transact(context.Background(), fn); err != nil {
 		t.Fatal(err)
 	}
 }

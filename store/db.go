@@ -2,7 +2,7 @@
 // default) or PostgreSQL. Schema changes come only from the versioned SQL
 // files in package migrations, applied by Open. GORM types never leave this
 // package: callers see plain structs (the domain types of package bullpen
-// and the store's own records), and write only through DB.Write and its Tx,
+// and the store's own records), and write only through DB.Transact and its Tx,
 // which commits each change with its events.
 package store
 

@@ -61,12 +61,12 @@ func TestUniqueNamesConflict(t *testing.T) {
 	openEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ada, _, _ := people(t, db)
-		_, err := db.Write(ctx, func(tx *store.Tx) error {
+		_, err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.CreateMember(bullpen.Member{Handle: "ada", DisplayName: "Other Ada", Kind: bullpen.KindHuman})
 			return err
 		})
 		wantCode(t, "duplicate handle", err, bullpen.ECONFLICT)
-		_, err = db.Write(ctx, func(tx *store.Tx) error {
+		_, err = db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.CreateChannel(bullpen.Channel{Name: "general", Kind: bullpen.ChannelPublic, CreatedBy: ada.ID})
 			return err
 		})
@@ -209,7 +209,7 @@ func TestMessageRevisionsKept(t *testing.T) {
 		if err != nil || !got.Deleted || got.EditedAt == nil || len(got.Mentions) != 0 {
 			t.Errorf("Message after edit and delete = %+v, %v", got, err)
 		}
-		_, err = db.Write(ctx, func(tx *store.Tx) error { _, err := tx.UpdateMessageBody(9999, "x", nil, false); return err })
+		_, err = db.Transact(ctx, func(tx *store.Tx) error { _, err := tx.UpdateMessageBody(9999, "x", nil, false); return err })
 		wantCode(t, "edit an unknown message", err, bullpen.ENOTFOUND)
 	})
 }
@@ -229,12 +229,12 @@ func TestTokensAndSessions(t *testing.T) {
 		if got, err := db.TokenByHash(ctx, "hash-1"); err != nil || got.ID != tok.ID || got.MemberID != ada.ID {
 			t.Errorf("TokenByHash = %+v, %v", got, err)
 		}
-		_, err := db.Write(ctx, func(tx *store.Tx) error { return tx.RevokeToken(bob.ID, tok.ID) })
+		_, err := db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeToken(bob.ID, tok.ID) })
 		wantCode(t, "revoke someone else's token", err, bullpen.ENOTFOUND)
 		write(t, db, func(tx *store.Tx) error { return tx.RevokeToken(ada.ID, tok.ID) })
 		_, err = db.TokenByHash(ctx, "hash-1")
 		wantCode(t, "revoked token", err, bullpen.ENOTFOUND)
-		_, err = db.Write(ctx, func(tx *store.Tx) error { return tx.RevokeToken(ada.ID, tok.ID) })
+		_, err = db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeToken(ada.ID, tok.ID) })
 		wantCode(t, "revoke twice", err, bullpen.ENOTFOUND)
 
 		now := time.Now()

@@ -23,7 +23,7 @@ func TestTelegramOffsetAndRelayCursorRefuseRepeats(t *testing.T) {
 		defer db.Close()
 		mustWrite(t, db, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(101) })
 		for _, id := range []int64{101, 100} {
-			_, err := db.Write(ctx, func(tx *store.Tx) error {
+			_, err := db.Transact(ctx, func(tx *store.Tx) error {
 				if err := tx.EnqueueTelegram(bullpen.OutboxItem{ChatID: 1, Text: "effect"}); err != nil {
 					return err
 				}
@@ -43,7 +43,7 @@ func TestTelegramOffsetAndRelayCursorRefuseRepeats(t *testing.T) {
 
 		mustWrite(t, db, func(tx *store.Tx) error { return tx.SetTelegramRelayCursor(10) })
 		mustWrite(t, db, func(tx *store.Tx) error { return tx.MoveTelegramRelayCursor(10, 20) })
-		_, err = db.Write(ctx, func(tx *store.Tx) error { return tx.MoveTelegramRelayCursor(10, 30) })
+		_, err = db.Transact(ctx, func(tx *store.Tx) error { return tx.MoveTelegramRelayCursor(10, 30) })
 		if !errors.Is(err, store.ErrTelegramRelayMoved) {
 			t.Errorf("MoveTelegramRelayCursor(10, 30) at 20 = %v, want ErrTelegramRelayMoved", err)
 		}

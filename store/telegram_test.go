@@ -12,7 +12,7 @@ import (
 
 func mustWrite(t *testing.T, db *store.DB, fn func(tx *store.Tx) error) {
 	t.Helper()
-	if _, err := db.Write(context.Background(), fn); err != nil {
+	if _, err := db.Transact(context.Background(), fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -143,7 +143,7 @@ func TestTelegramOutboxLifecycle(t *testing.T) {
 			t.Fatal("a row must be claimable once")
 		}
 		mustWrite(t, db, func(tx *store.Tx) error { return tx.MarkTelegramSent(items[0].ID, 555) })
-		if _, err := db.Write(ctx, func(tx *store.Tx) error { return tx.MarkTelegramSent(items[0].ID, 556) }); !bullpen.IsCode(err, bullpen.ECONFLICT) {
+		if _, err := db.Transact(ctx, func(tx *store.Tx) error { return tx.MarkTelegramSent(items[0].ID, 556) }); !bullpen.IsCode(err, bullpen.ECONFLICT) {
 			t.Errorf("marking a sent row sent again = %v, want ECONFLICT", err)
 		}
 		if m, err := db.TelegramMessage(ctx, -100, 555); err != nil || m.Direction != store.TelegramOut {
@@ -166,7 +166,7 @@ func TestTelegramOutboxLifecycle(t *testing.T) {
 		if len(p) != 1 || p[0].Attempts != 1 || !p[0].NextAttemptAt.After(time.Now()) || p[0].LastError == "" {
 			t.Errorf("the retried row = %+v", p)
 		}
-		if _, err := db.Write(ctx, func(tx *store.Tx) error { _, err := tx.RequeueTelegram(items[0].ID); return err }); !bullpen.IsCode(err, bullpen.ECONFLICT) {
+		if _, err := db.Transact(ctx, func(tx *store.Tx) error { _, err := tx.RequeueTelegram(items[0].ID); return err }); !bullpen.IsCode(err, bullpen.ECONFLICT) {
 			t.Errorf("requeue of a sent row = %v, want ECONFLICT", err)
 		}
 		mustWrite(t, db, func(tx *store.Tx) error { _, err := tx.RequeueTelegram(items[2].ID); return err })

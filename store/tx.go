@@ -36,10 +36,10 @@ type Tx struct {
 	nextSeq int64
 }
 
-// Write runs fn in a transaction. When fn returns nil the transaction
+// Transact runs fn in a transaction. When fn returns nil the transaction
 // commits and its events are published, in order; otherwise nothing is
 // stored and fn's error is returned.
-func (db *DB) Write(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
+func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	g := db.gdb.WithContext(ctx).Begin()

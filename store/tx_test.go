@@ -19,7 +19,7 @@ var errRollback = errors.New("roll back")
 
 // emit writes one event in its own transaction, rolled back when fail is set.
 func emit(ctx context.Context, db *store.DB, fail bool) error {
-	_, err := db.Write(ctx, func(tx *store.Tx) error {
+	_, err := db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Emit("test.event", 0, nil, map[string]bool{"fail": fail}); err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func BenchmarkWriteOneEvent(b *testing.B) {
 			defer db.Close()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := db.Write(ctx, func(tx *store.Tx) error {
+				if _, err := db.Transact(ctx, func(tx *store.Tx) error {
 					_, err := tx.Emit("bench.event", 0, nil, map[string]int{"n": 1})
 					return err
 				}); err != nil {
@@ -177,7 +177,7 @@ func TestCrashedWriterLeavesNoGapPostgres(t *testing.T) {
 			if err := emit(ctx, db, false); err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.Write(ctx, func(tx *store.Tx) error {
+			_, err := db.Transact(ctx, func(tx *store.Tx) error {
 				if _, err := tx.Emit("test.event", 0, nil, map[string]int{"doomed": i}); err != nil {
 					return err
 				}

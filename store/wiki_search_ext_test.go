@@ -22,7 +22,7 @@ func TestWikiSearchBroadQuery(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		_, err = db.Write(ctx, func(tx *store.Tx) error {
+		_, err = db.Transact(ctx, func(tx *store.Tx) error {
 			m, err := tx.CreateMember(bullpen.Member{Handle: "ada", DisplayName: "Ada", Kind: bullpen.KindHuman})
 			if err != nil {
 				return err

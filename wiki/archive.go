@@ -141,7 +141,7 @@ func (w *Wiki) Import(ctx context.Context, actor bullpen.Member, data []byte) (I
 	if err != nil {
 		return res, err
 	}
-	_, err = w.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = w.db.Transact(ctx, func(tx *store.Tx) error {
 		for _, in := range inputs {
 			cur, err := tx.WikiPageForWrite(in.Slug)
 			switch {

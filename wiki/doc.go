@@ -10,7 +10,7 @@
 // creates a page). A save on a stale base, or a create on a taken slug,
 // changes nothing and fails with a *ConflictError that holds the current
 // page; bullpen.ErrorCode reports ECONFLICT. The check and the write run in
-// one store transaction, and store.DB.Write serializes writers (in process
+// one store transaction, and store.DB.Transact serializes writers (in process
 // by a mutex, across replicas by a PostgreSQL advisory lock), so of two
 // racing writers on one base exactly one wins.
 //

@@ -31,7 +31,7 @@ func newFixture(t testing.TB, cfg store.Config) *fixture {
 	}
 	t.Cleanup(func() { db.Close() })
 	f := &fixture{t: t, ctx: ctx, db: db, w: wiki.New(db, wiki.Config{})}
-	_, err = db.Write(ctx, func(tx *store.Tx) error {
+	_, err = db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if f.ada, err = tx.CreateMember(bullpen.Member{Handle: "ada", DisplayName: "Ada", Kind: bullpen.KindHuman}); err != nil {
 			return err

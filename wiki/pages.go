@@ -66,7 +66,7 @@ func (w *Wiki) SaveWith(ctx context.Context, actor bullpen.Member, in SaveInput,
 		return bullpen.WikiPage{}, err
 	}
 	var page bullpen.WikiPage
-	_, err := w.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := w.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if page, _, err = w.save(tx, actor, in, saveOpts{}); err != nil || fn == nil {
 			return err
@@ -245,7 +245,7 @@ func (w *Wiki) setDeleted(ctx context.Context, actor bullpen.Member, slug string
 		return bullpen.WikiPage{}, bullpen.Errorf(bullpen.ENOTFOUND, "wiki page %q not found", clipRunes(slug, 100))
 	}
 	var page bullpen.WikiPage
-	_, err := w.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := w.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if page, err = tx.WikiPageForWrite(slug); err != nil {
 			return err
@@ -294,7 +294,7 @@ func (w *Wiki) Restore(ctx context.Context, actor bullpen.Member, slug string, n
 		return cur, err
 	}
 	var page bullpen.WikiPage
-	_, err = w.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = w.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		page, _, err = w.save(tx, actor, in, saveOpts{restoredFrom: number})
 		return err

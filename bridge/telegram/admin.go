@@ -123,7 +123,7 @@ func (b *Bridge) applyEnv(ctx context.Context) error {
 			b.log.Warn("telegram: allowlist entry skipped: no human member with that handle", "telegram_user_id", u.TelegramUserID, "handle", u.Handle)
 			continue
 		}
-		_, err = b.db.Write(ctx, func(tx *store.Tx) error {
+		_, err = b.db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: u.TelegramUserID, MemberID: m.ID, CanApprove: u.CanApprove})
 			return err
 		})
@@ -160,7 +160,7 @@ func (b *Bridge) save(ctx context.Context, token, mode, hook, secret string) err
 	if secret == "" {
 		secret = newSecret()
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error {
 		return tx.SetTelegramSettings(token, mode, hook, secret, tokenBotID(token), b.off.Hub().Last())
 	})
 	return err
@@ -325,7 +325,7 @@ func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in UserInput
 		return User{}, bullpen.Errorf(bullpen.EINVALID, "@%s is an agent; Telegram users map to humans", m.Handle)
 	}
 	var u bullpen.TelegramUser
-	_, err = b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = b.db.Transact(ctx, func(tx *store.Tx) error {
 		u, err = tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: in.TelegramUserID, MemberID: m.ID, CanApprove: in.CanApprove})
 		return err
 	})
@@ -337,7 +337,7 @@ func (b *Bridge) DeleteUser(ctx context.Context, actor bullpen.Member, telegramU
 	if err := admin(actor); err != nil {
 		return err
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteTelegramUser(telegramUserID) })
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error { return tx.DeleteTelegramUser(telegramUserID) })
 	return err
 }
 
@@ -403,7 +403,7 @@ func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int6
 	}
 	prev, _ := b.db.TelegramChat(ctx, chatID)
 	var c bullpen.TelegramChat
-	_, err = b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = b.db.Transact(ctx, func(tx *store.Tx) error {
 		c, err = tx.PutTelegramChat(bullpen.TelegramChat{ChatID: chatID, ChannelID: ch.ID, Type: prev.Type, Title: prev.Title})
 		return err
 	})
@@ -435,7 +435,7 @@ func (b *Bridge) UnlinkChat(ctx context.Context, actor bullpen.Member, chatID in
 	if err := admin(actor); err != nil {
 		return err
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteTelegramChat(chatID) })
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error { return tx.DeleteTelegramChat(chatID) })
 	return err
 }
 
@@ -460,7 +460,7 @@ func (b *Bridge) Resend(ctx context.Context, actor bullpen.Member, id int64) (bu
 		return bullpen.OutboxItem{}, err
 	}
 	var it bullpen.OutboxItem
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		it, err = tx.RequeueTelegram(id)
 		return err

@@ -109,7 +109,7 @@ func (b *Bridge) onCallback(ctx context.Context, updateID int64, q *models.Callb
 		}
 		done()
 	}
-	_, err = b.db.Write(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(updateID) })
+	_, err = b.db.Transact(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(updateID) })
 	return err
 }
 

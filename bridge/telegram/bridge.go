@@ -244,7 +244,7 @@ func (b *Bridge) run(ctx context.Context, cl *client, st store.TelegramBot, resi
 		}
 	}
 	if username != st.BotUsername {
-		b.db.Write(ctx, func(tx *store.Tx) error { return tx.SetTelegramUsername(username) })
+		b.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetTelegramUsername(username) })
 	}
 	if err := b.setupMode(ctx, cl, st); err != nil {
 		if ctx.Err() == nil {
@@ -263,7 +263,7 @@ func (b *Bridge) run(ctx context.Context, cl *client, st store.TelegramBot, resi
 	relayFrom := b.off.Hub().Last()
 	if st.RelayCursor != nil {
 		relayFrom = *st.RelayCursor
-	} else if _, err := b.db.Write(ctx, func(tx *store.Tx) error { return tx.SetTelegramRelayCursor(relayFrom) }); err != nil {
+	} else if _, err := b.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetTelegramRelayCursor(relayFrom) }); err != nil {
 		b.setError("cannot start the relay: " + err.Error())
 		return
 	}

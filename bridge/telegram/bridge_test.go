@@ -211,7 +211,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = db.Write(ctx, func(tx *store.Tx) error {
+		_, err = db.Transact(ctx, func(tx *store.Tx) error {
 			return tx.EnqueueTelegram(bullpen.OutboxItem{ChatID: groupChat.ID, Text: "in flight at the crash"})
 		})
 		if err != nil {
@@ -221,7 +221,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 		if err != nil || len(items) < 2 || items[len(items)-1].Text != "in flight at the crash" {
 			t.Fatalf("pending rows = %+v (%v), want first and the new one", items, err)
 		}
-		if _, err = db.Write(ctx, func(tx *store.Tx) error { _, err := tx.ClaimTelegram(items[len(items)-1].ID); return err }); err != nil {
+		if _, err = db.Transact(ctx, func(tx *store.Tx) error { _, err := tx.ClaimTelegram(items[len(items)-1].ID); return err }); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()

@@ -121,7 +121,7 @@ func (b *Bridge) handle(ctx context.Context, u *models.Update) error {
 	case u.CallbackQuery != nil:
 		err = b.onCallback(ctx, u.ID, u.CallbackQuery)
 	default:
-		_, err = b.db.Write(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(u.ID) })
+		_, err = b.db.Transact(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(u.ID) })
 	}
 	if errors.Is(err, store.ErrTelegramUpdateHandled) {
 		b.log.Debug("telegram: update already handled", "update", u.ID)
@@ -199,7 +199,7 @@ func (b *Bridge) refuse(ctx context.Context, updateID int64, m *models.Message) 
 			done()
 		}
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(updateID) })
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error { return tx.AdvanceTelegramOffset(updateID) })
 	return err
 }
 
@@ -330,7 +330,7 @@ func (b *Bridge) ensureChat(ctx context.Context, m *models.Message, actor bullpe
 			break
 		}
 	}
-	_, err = b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err = b.db.Transact(ctx, func(tx *store.Tx) error {
 		c, err = tx.PutTelegramChat(bullpen.TelegramChat{ChatID: m.Chat.ID, ChannelID: ch.ID, Type: string(m.Chat.Type), Title: title})
 		return err
 	})
@@ -399,7 +399,7 @@ func (b *Bridge) answerAndAdvance(ctx context.Context, updateID int64, m *models
 		}
 		items = append(items, it)
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error {
 		for _, fn := range also {
 			if err := fn(tx); err != nil {
 				return err

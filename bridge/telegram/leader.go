@@ -79,7 +79,7 @@ func (b *Bridge) leadWith(ctx context.Context, lock *store.SessionLock, cl *clie
 // are read fresh, since the previous leader moved them.
 func (b *Bridge) takeOver(ctx context.Context) (store.TelegramBot, error) {
 	var n int64
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		n, err = tx.RecoverTelegram()
 		return err

@@ -118,7 +118,7 @@ func earliest(a, b time.Time) time.Time {
 // row is done: sent, failed or uncertain).
 func (b *Bridge) deliver(ctx context.Context, cl *client, it bullpen.OutboxItem) (time.Time, error) {
 	var claimed bool
-	if _, err := b.db.Write(ctx, func(tx *store.Tx) error {
+	if _, err := b.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		claimed, err = tx.ClaimTelegram(it.ID)
 		return err
@@ -161,7 +161,7 @@ func (b *Bridge) deliver(ctx context.Context, cl *client, it bullpen.OutboxItem)
 	case outcomeOK:
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		_, err := b.db.Write(wctx, func(tx *store.Tx) error { return tx.MarkTelegramSent(it.ID, tgID) })
+		_, err := b.db.Transact(wctx, func(tx *store.Tx) error { return tx.MarkTelegramSent(it.ID, tgID) })
 		return time.Time{}, err
 	case outcomeRateLimited:
 		until := b.now().Add(wait)
@@ -191,7 +191,7 @@ func (b *Bridge) deliver(ctx context.Context, cl *client, it bullpen.OutboxItem)
 func (b *Bridge) end(ctx context.Context, it bullpen.OutboxItem, state string, retryAt time.Time, msg string) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, err := b.db.Write(wctx, func(tx *store.Tx) error {
+	_, err := b.db.Transact(wctx, func(tx *store.Tx) error {
 		if state == bullpen.OutboxPending {
 			return tx.RetryTelegram(it.ID, retryAt, msg)
 		}

@@ -81,7 +81,7 @@ func (b *Bridge) queue(ctx context.Context, evs []bullpen.Event, cursor, last in
 		}
 		items = append(items, its...)
 	}
-	_, err := b.db.Write(ctx, func(tx *store.Tx) error {
+	_, err := b.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.EnqueueTelegram(items...); err != nil {
 			return err
 		}
