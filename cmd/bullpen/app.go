@@ -8,10 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
@@ -31,13 +33,13 @@ type Main struct {
 	// and share the agents' work.
 	SharedDatabase bool
 	// SandboxLimits are the operator's default sandbox limits.
-	SandboxLimits sandboxLimits
+	SandboxLimits sandbox.Limits
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
-	SandboxTimes SandboxTimes
+	SandboxTimes sandboxes.Times
 	// Auth limits failed authentication per client address.
-	Auth AuthLimits
+	Auth web.AuthLimits
 
 	Logger *slog.Logger
 	Stdout io.Writer
@@ -76,21 +78,16 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
-	m.SandboxTimes.flags(fs)
-	m.Auth.flags(fs)
-	checkSandboxFlags := m.sandboxFlags(fs)
+	checks := []func() error{m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv),
+		m.SandboxLimits.RegisterFlags(fs, os.Getenv)}
 	fs.BoolVar(&m.SharedDatabase, "shared-database", envOr("BULLPEN_SHARED_DATABASE", "off") == "on", "several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE=on)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := m.SandboxTimes.check(); err != nil {
-		return err
-	}
-	if err := m.Auth.check(); err != nil {
-		return err
-	}
-	if err := checkSandboxFlags(); err != nil {
-		return err
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -135,7 +132,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
-	m.Auth.apply(&wcfg)
+	m.Auth.Apply(&wcfg)
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {

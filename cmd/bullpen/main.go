@@ -49,9 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		<-ctx.Done()
 		m.Logger.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return m.Close(sctx)
+		return m.closeSoon()
 	case "demo":
 		// A labelled simulation: scripted agents in their own office.
 		m.Demo = true
@@ -61,14 +59,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := m.Run(ctx); err != nil {
 			return err
 		}
-		if err := m.runDemo(ctx); err != nil {
+		if err := m.Agents.StartDemo(ctx); err != nil {
 			m.Close(context.Background())
 			return err
 		}
+		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) is working in #general.\n")
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return m.Close(sctx)
+		return m.closeSoon()
 	case "migrate":
 		if err := m.OpenStore(ctx); err != nil {
 			return err
@@ -77,6 +74,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.Close(ctx)
 	}
 	return fmt.Errorf("unknown command %q (want serve, demo or migrate)", cmd)
+}
+
+// closeSoon closes m, giving connections and agents 10 s to finish.
+func (m *Main) closeSoon() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return m.Close(ctx)
 }
 
 // defaultDataDir is $BULLPEN_DATA, else the XDG data directory.

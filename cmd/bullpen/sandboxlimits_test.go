@@ -18,12 +18,12 @@ func TestSandboxLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sandboxLimits{CPU: 0.5, MemoryBytes: 256 << 20, Pids: 100, NoFile: 4096, DiskBytes: 2 << 30, Inodes: 100000, DiskQuotaOff: true}
+	want := sandbox.Limits{CPU: 0.5, MemoryBytes: 256 << 20, Pids: 100, NoFile: 4096, DiskBytes: 2 << 30, Inodes: 100000, DiskQuotaOff: true}
 	if m.SandboxLimits != want {
 		t.Fatalf("limits = %+v, want %+v", m.SandboxLimits, want)
 	}
 	var c sandbox.Config
-	m.SandboxLimits.apply(&c)
+	m.SandboxLimits.Apply(&c)
 	if c.DefaultCPU != 0.5 || c.DefaultDiskBytes != 2<<30 || c.DefaultPids != 100 || c.DefaultNoFile != 4096 ||
 		c.DefaultMemoryBytes != 256<<20 || c.DefaultInodes != 100000 || !c.DiskQuotaOff {
 		t.Fatalf("config = %+v", c)

@@ -1,20 +1,17 @@
-package main
+package sandbox
 
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-
-	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
-// sandboxLimits are the operator's default limits for sandboxes whose spec
-// leaves them out; zero fields keep the sandbox library's defaults.
-type sandboxLimits struct {
+// Limits are the operator's default limits for sandboxes whose spec
+// leaves them out; zero fields keep the library's defaults.
+type Limits struct {
 	CPU          float64
 	MemoryBytes  int64
 	Pids         int64
@@ -24,17 +21,17 @@ type sandboxLimits struct {
 	DiskQuotaOff bool
 }
 
-// apply copies the limits into a sandbox.Config.
-func (l sandboxLimits) apply(c *sandbox.Config) {
+// Apply copies the limits into a Config.
+func (l Limits) Apply(c *Config) {
 	c.DefaultCPU, c.DefaultMemoryBytes, c.DefaultPids, c.DefaultNoFile = l.CPU, l.MemoryBytes, l.Pids, l.NoFile
 	c.DefaultDiskBytes, c.DefaultInodes, c.DiskQuotaOff = l.DiskBytes, l.Inodes, l.DiskQuotaOff
 }
 
-// sandboxFlags registers the limit flags on fs, each falling back to its
-// environment variable. Call the returned func after fs.Parse: it reports
-// environment values that did not parse.
-func (m *Main) sandboxFlags(fs *flag.FlagSet) func() error {
-	l := &m.SandboxLimits
+// RegisterFlags registers the limit flags on fs, each falling back to its
+// environment variable (BULLPEN_ and the flag's name in capitals) read
+// through getenv. The caller parses fs, then calls the returned func: it
+// reports environment values that did not parse, naming the variable.
+func (l *Limits) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func() error {
 	var errs []error
 	for _, f := range []struct {
 		name, usage string
@@ -50,7 +47,7 @@ func (m *Main) sandboxFlags(fs *flag.FlagSet) func() error {
 	} {
 		env := "BULLPEN_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_"))
 		fs.Func(f.name, f.usage+" (env "+env+")", f.set)
-		if v := os.Getenv(env); v != "" {
+		if v := getenv(env); v != "" {
 			if err := f.set(v); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", env, err))
 			}
@@ -95,8 +92,19 @@ func onOffFlag(off *bool) func(string) error {
 	}
 }
 
-// sizeUnits are the suffixes sizeFlag accepts (as the REST API does):
-// binary Ki/Mi/Gi/Ti, decimal k/M/G/T.
+func sizeFlag(p *int64) func(string) error {
+	return func(s string) error {
+		v, err := ParseSize(s)
+		if err != nil {
+			return err
+		}
+		*p = v
+		return nil
+	}
+}
+
+// sizeUnits are the suffixes ParseSize accepts (as the REST API does):
+// binary Ki/Mi/Gi/Ti, decimal k/M/G/T, case-insensitive.
 var sizeUnits = []struct {
 	suffix string
 	mult   float64
@@ -105,20 +113,19 @@ var sizeUnits = []struct {
 	{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12},
 }
 
-func sizeFlag(p *int64) func(string) error {
-	return func(s string) error {
-		t, mult := strings.ToLower(strings.TrimSpace(s)), 1.0
-		for _, u := range sizeUnits {
-			if num, ok := strings.CutSuffix(t, u.suffix); ok {
-				t, mult = num, u.mult
-				break
-			}
+// ParseSize reads a byte size such as 512Mi, 2Gi or 1.5G; it refuses
+// negative sizes and sizes beyond 2^62 bytes.
+func ParseSize(s string) (int64, error) {
+	t, mult := strings.ToLower(strings.TrimSpace(s)), 1.0
+	for _, u := range sizeUnits {
+		if num, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = num, u.mult
+			break
 		}
-		v, err := strconv.ParseFloat(t, 64)
-		if err != nil || v < 0 || v*mult > 1<<62 {
-			return fmt.Errorf("%q is not a size such as 512Mi or 2Gi", s)
-		}
-		*p = int64(v * mult)
-		return nil
 	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size such as 512Mi or 2Gi", s)
+	}
+	return int64(v * mult), nil
 }

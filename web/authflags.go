@@ -1,18 +1,17 @@
-package main
+package web
 
 import (
 	"flag"
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/bullpen-hq/bullpen/web"
 )
 
-// AuthLimits are the operator's settings for refusing credential guessing.
+// AuthLimits are the operator's settings for refusing credential
+// guessing, as flags and environment variables; Apply puts them into a
+// Config.
 type AuthLimits struct {
 	// Failures is how many failed authentications a client address may
 	// make per Window before it gets 429 (negative: no limit).
@@ -24,24 +23,28 @@ type AuthLimits struct {
 	TrustedProxies string
 }
 
-// flags registers the auth flags, defaulting to their env.
-func (a *AuthLimits) flags(fs *flag.FlagSet) {
-	fs.IntVar(&a.Failures, "auth-failures", envInt("BULLPEN_AUTH_FAILURES", 10),
+// RegisterFlags registers the auth flags on fs, defaulting to their
+// environment variables read through getenv. The caller parses fs, then
+// calls the returned func: it refuses values the server cannot use,
+// naming the variable or flag.
+func (a *AuthLimits) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func() error {
+	fs.IntVar(&a.Failures, "auth-failures", envInt(getenv, "BULLPEN_AUTH_FAILURES", 10),
 		"failed logins or tokens per client address per --auth-window before 429; negative: no limit (env BULLPEN_AUTH_FAILURES)")
-	fs.DurationVar(&a.Window, "auth-window", envDuration("BULLPEN_AUTH_WINDOW", time.Minute),
+	fs.DurationVar(&a.Window, "auth-window", envDuration(getenv, "BULLPEN_AUTH_WINDOW", time.Minute),
 		"window of --auth-failures (env BULLPEN_AUTH_WINDOW)")
-	fs.StringVar(&a.TrustedProxies, "trusted-proxies", os.Getenv("BULLPEN_TRUSTED_PROXIES"),
+	fs.StringVar(&a.TrustedProxies, "trusted-proxies", getenv("BULLPEN_TRUSTED_PROXIES"),
 		"comma-separated proxy IPs or CIDRs whose X-Forwarded-For is believed; empty: none (env BULLPEN_TRUSTED_PROXIES)")
+	return func() error { return a.check(getenv) }
 }
 
 // check refuses values the server cannot use, naming the variable.
-func (a *AuthLimits) check() error {
-	if v := os.Getenv("BULLPEN_AUTH_FAILURES"); v != "" {
+func (a *AuthLimits) check(getenv func(string) string) error {
+	if v := getenv("BULLPEN_AUTH_FAILURES"); v != "" {
 		if _, err := strconv.Atoi(v); err != nil {
 			return fmt.Errorf("BULLPEN_AUTH_FAILURES=%q is not a whole number", v)
 		}
 	}
-	if v := os.Getenv("BULLPEN_AUTH_WINDOW"); v != "" {
+	if v := getenv("BULLPEN_AUTH_WINDOW"); v != "" {
 		if _, err := time.ParseDuration(v); err != nil {
 			return fmt.Errorf("BULLPEN_AUTH_WINDOW=%q is not a duration like 1m", v)
 		}
@@ -73,16 +76,25 @@ func (a *AuthLimits) proxies() []string {
 	return out
 }
 
-// apply puts the limits into the web server's config.
-func (a *AuthLimits) apply(cfg *web.Config) {
+// Apply puts the limits into the web server's config.
+func (a *AuthLimits) Apply(cfg *Config) {
 	cfg.AuthFailures, cfg.AuthWindow, cfg.TrustedProxies = a.Failures, a.Window, a.proxies()
 }
 
 // envInt parses a whole number from the environment, def when unset (a
 // malformed value is refused by check).
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+func envInt(getenv func(string) string, name string, def int) int {
+	if n, err := strconv.Atoi(getenv(name)); err == nil {
 		return n
+	}
+	return def
+}
+
+// envDuration parses a duration from the environment, def when unset (a
+// malformed value is refused by check).
+func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(getenv(name)); err == nil {
+		return d
 	}
 	return def
 }

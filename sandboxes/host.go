@@ -1,0 +1,40 @@
+package sandboxes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/bullpen-hq/bullpen/sandbox/image"
+)
+
+// ErrNeedsRoot is why OpenInDir refuses a process that is not root:
+// namespaces, cgroups and overlayfs need it.
+var ErrNeedsRoot = errors.New("bullpen must run as root for them")
+
+// OpenInDir opens the sandboxes of an office whose data lives in dataDir:
+// OCI images in dataDir/images, sandbox state in dataDir/sandboxes (cfg's
+// Images and Sandbox.StateDir are set; the rest of cfg is used as given).
+// euid is the process's effective user ID (os.Geteuid()); anything but
+// root gets ErrNeedsRoot before a directory is made. With disk quotas
+// off it warns that writable layers are unbounded.
+func OpenInDir(ctx context.Context, dataDir string, euid int, cfg Config) (*Service, error) {
+	if euid != 0 {
+		return nil, ErrNeedsRoot
+	}
+	images, err := image.Open(filepath.Join(dataDir, "images"))
+	if err != nil {
+		return nil, fmt.Errorf("sandboxes: %w", err)
+	}
+	cfg.Images, cfg.Sandbox.StateDir = images, filepath.Join(dataDir, "sandboxes")
+	if cfg.Sandbox.DiskQuotaOff {
+		log := cfg.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("sandbox disk quotas are off: sandboxes' writable layers are unbounded")
+	}
+	return Open(ctx, cfg)
+}
