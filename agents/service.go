@@ -95,7 +95,10 @@ import (
 
 // Config configures the agents service.
 type Config struct {
+	// Office serves the actor-checked operations (see the package doc);
+	// DB is the same database, for the agents' own tables. Both required.
 	Office  *office.Office
+	DB      *store.DB
 	Catalog *Catalog // nil: the built-in packs only
 	// Providers by kind ("openai", "anthropic", "scripted"). A role names
 	// one; an empty name means DefaultProvider. No provider at all means
@@ -196,8 +199,8 @@ type Service struct {
 
 // New returns a service; Start runs it.
 func New(cfg Config) (*Service, error) {
-	if cfg.Office == nil {
-		return nil, fmt.Errorf("agents: no office")
+	if cfg.Office == nil || cfg.DB == nil {
+		return nil, fmt.Errorf("agents: no office or no database")
 	}
 	cfg.defaults()
 	if cfg.Catalog == nil {
@@ -209,7 +212,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
-	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.Office.Store(), cat: cfg.Catalog, log: cfg.Logger,
+	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
 		modelSem: map[string]chan struct{}{}}
