@@ -75,6 +75,30 @@
 // tool.started and tool.finished events, then the role's approvals and
 // each Tool's Approval), so a call is attributed and approved the same way
 // whichever door it came through.
+//
+// # Two ways to the data: office for members' acts, store for the runtime's
+//
+// Config takes both the Office and the *store.DB it runs on, and each use
+// has one of them for a reason:
+//
+//   - Through office, checked against the actor: everything done as a
+//     member. The tools an agent calls (read_channel, read_thread, post,
+//     channel lookups) run as the agent's member, so office refuses a
+//     channel it is not in exactly as it would refuse the agent's token on
+//     the API; the agent's replies and notices (PostWith, with the journal
+//     row committed by its hook); and the management acts a human does
+//     (hire makes the member and its token, edits, the DM), so an admin
+//     check and the member and channel events stay in office's one place.
+//   - Straight to store: the runtime's own tables (agents, wakes, turns,
+//     steps, tool calls, approvals, cursors, usage) and reads the runtime
+//     makes as the system rather than as a member. The router sees every
+//     message to decide who wakes (the channel, its members and thread
+//     authors, the hop chain tail), before any agent is involved, so there
+//     is no actor to check; a woken turn loads its trigger messages, its
+//     channel and the recent context of the conversation it was woken in,
+//     which the router already established the agent may see. Going
+//     through office here would need a system actor that passes every
+//     check, which is the store with extra steps.
 package agents
 
 import (
