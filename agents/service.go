@@ -83,9 +83,9 @@
 //
 //   - Through office, checked against the actor: everything done as a
 //     member. The tools an agent calls (read_channel, read_thread, post,
-//     channel lookups) run as the agent's member, so office refuses a
-//     channel it is not in exactly as it would refuse the agent's token on
-//     the API; the agent's replies and notices (PostWith, with the journal
+//     channel lookups) run as the agent's member, so office applies the
+//     same visibility checks as to the agent's token on the API; the
+//     agent's replies and notices (PostWith, with the journal
 //     row committed by its hook); and the management acts a human does
 //     (hire makes the member and its token, edits, the DM), so an admin
 //     check and the member and channel events stay in office's one place.
@@ -96,9 +96,9 @@
 //     authors, the hop chain tail), before any agent is involved, so there
 //     is no actor to check; a woken turn loads its trigger messages, its
 //     channel and the recent context of the conversation it was woken in,
-//     which the router already established the agent may see. Going
-//     through office here would need a system actor that passes every
-//     check, which is the store with extra steps.
+//     which the wake rules already decided it may see (wake.go: never a
+//     DM it is not part of). Going through office here would need a
+//     system actor that passes every check: the store with extra steps.
 package agents
 
 import (
