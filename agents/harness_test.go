@@ -62,7 +62,7 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 	if err != nil {
 		h.tb.Fatal(err)
 	}
-	cfg := Config{Office: off, Providers: providers, DefaultProvider: "scripted", Wiki: h.wiki, Sandboxes: h.box,
+	cfg := Config{Office: off, DB: db, Providers: providers, DefaultProvider: "scripted", Wiki: h.wiki, Sandboxes: h.box,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if mut != nil {
 		mut(&cfg)

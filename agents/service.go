@@ -75,6 +75,30 @@
 // tool.started and tool.finished events, then the role's approvals and
 // each Tool's Approval), so a call is attributed and approved the same way
 // whichever door it came through.
+//
+// # Two ways to the data: office for members' acts, store for the runtime's
+//
+// Config takes both the Office and the *store.DB it runs on, and each use
+// has one of them for a reason:
+//
+//   - Through office, checked against the actor: everything done as a
+//     member. The tools an agent calls (read_channel, read_thread, post,
+//     channel lookups) run as the agent's member, so office applies the
+//     same visibility checks as to the agent's token on the API; the
+//     agent's replies and notices (PostWith, with the journal
+//     row committed by its hook); and the management acts a human does
+//     (hire makes the member and its token, edits, the DM), so an admin
+//     check and the member and channel events stay in office's one place.
+//   - Straight to store: the runtime's own tables (agents, wakes, turns,
+//     steps, tool calls, approvals, cursors, usage) and reads the runtime
+//     makes as the system rather than as a member. The router sees every
+//     message to decide who wakes (the channel, its members and thread
+//     authors, the hop chain tail), before any agent is involved, so there
+//     is no actor to check; a woken turn loads its trigger messages, its
+//     channel and the recent context of the conversation it was woken in,
+//     which the wake rules already decided it may see (wake.go: never a
+//     DM it is not part of). Going through office here would need a
+//     system actor that passes every check: the store with extra steps.
 package agents
 
 import (
@@ -95,7 +119,10 @@ import (
 
 // Config configures the agents service.
 type Config struct {
+	// Office serves the actor-checked operations (see the package doc);
+	// DB is the same database, for the agents' own tables. Both required.
 	Office  *office.Office
+	DB      *store.DB
 	Catalog *Catalog // nil: the built-in packs only
 	// Providers by kind ("openai", "anthropic", "scripted"). A role names
 	// one; an empty name means DefaultProvider. No provider at all means
@@ -196,8 +223,8 @@ type Service struct {
 
 // New returns a service; Start runs it.
 func New(cfg Config) (*Service, error) {
-	if cfg.Office == nil {
-		return nil, fmt.Errorf("agents: no office")
+	if cfg.Office == nil || cfg.DB == nil {
+		return nil, fmt.Errorf("agents: no office or no database")
 	}
 	cfg.defaults()
 	if cfg.Catalog == nil {
@@ -209,7 +236,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
-	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.Office.Store(), cat: cfg.Catalog, log: cfg.Logger,
+	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
 		modelSem: map[string]chan struct{}{}}

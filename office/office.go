@@ -65,9 +65,6 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
 // Hub returns the office's event hub.
 func (o *Office) Hub() *Hub { return o.hub }
 
-// Store returns the underlying store for packages that add their own tables.
-func (o *Office) Store() *store.DB { return o.db }
-
 // Subscribe starts a feed of events after sequence since.
 func (o *Office) Subscribe(since int64) *Feed { return NewFeed(o.hub, o.db, since) }
 

@@ -199,7 +199,7 @@ func (s *Service) store(items []item) {
 	}
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		_, err = s.off.Store().Transact(ctx, func(tx *store.Tx) error {
+		_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 			for _, it := range items {
 				if _, err := tx.Emit(it.typ, 0, audience(it.owner), it.payload); err != nil {
 					return err

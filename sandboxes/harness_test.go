@@ -58,7 +58,7 @@ func newFixture(t *testing.T, cfg sandboxes.Config) *fixture {
 	f.bob = f.member(t, "bob", bullpen.KindHuman)
 	f.robo = f.member(t, "robo", bullpen.KindAgent)
 	f.robo.IsAdmin = true
-	cfg.Office = off
+	cfg.Office, cfg.DB = off, db
 	cfg.Sandbox = sandbox.Config{StateDir: t.TempDir(), CheckInterval: 100 * time.Millisecond}
 	if f.svc, err = sandboxes.Open(ctx, cfg); err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ func TestOpenInDir(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	dir := t.TempDir()
-	cfg := sandboxes.Config{Office: off, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	cfg := sandboxes.Config{Office: off, DB: db, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	cfg.Sandbox.DiskQuotaOff = true
 	svc, err := sandboxes.OpenInDir(ctx, dir, 0, cfg)
 	if err != nil {

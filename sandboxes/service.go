@@ -25,6 +25,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/image"
+	"github.com/bullpen-hq/bullpen/store"
 )
 
 // Reserved tags.
@@ -42,8 +43,10 @@ const (
 
 // Config configures a Service.
 type Config struct {
-	// Office stores events and publishes live output. Required.
+	// Office publishes live output; DB stores the sandbox events. Both
+	// required.
 	Office *office.Office
+	DB     *store.DB
 	// Sandbox configures the Manager; StateDir is required. OnEvent and
 	// Images are set by Open.
 	Sandbox sandbox.Config
@@ -75,6 +78,7 @@ type Service struct {
 	m      *sandbox.Manager
 	images *image.Store
 	off    *office.Office
+	db     *store.DB
 	log    *slog.Logger
 	q      *queue
 	owners *imageOwners
@@ -85,8 +89,8 @@ type Service struct {
 // Open creates the Manager (re-adopting sandboxes a previous process left)
 // and starts the event writer. It needs root.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
-	if cfg.Office == nil {
-		return nil, fmt.Errorf("sandboxes: no office")
+	if cfg.Office == nil || cfg.DB == nil {
+		return nil, fmt.Errorf("sandboxes: no office or no database")
 	}
 	if cfg.MaxPerMember <= 0 {
 		cfg.MaxPerMember = 16
@@ -103,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{cfg: cfg, images: cfg.Images, off: cfg.Office, log: cfg.Logger}
+	s := &Service{cfg: cfg, images: cfg.Images, off: cfg.Office, db: cfg.DB, log: cfg.Logger}
 	s.q = newQueue()
 	sc := cfg.Sandbox
 	sc.OnEvent = s.onEvent

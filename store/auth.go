@@ -60,6 +60,26 @@ func (tx *Tx) RevokeToken(memberID, id int64) error {
 	return nil
 }
 
+// RevokeTokensNamed revokes a member's live tokens with the given name.
+func (tx *Tx) RevokeTokensNamed(memberID int64, name string) error {
+	err := tx.g.Model(&tokenRow{}).Where("member_id = ? AND name = ? AND revoked_at IS NULL", memberID, name).
+		Update("revoked_at", tx.now).Error
+	if err != nil {
+		return fmt.Errorf("store: revoke tokens: %w", err)
+	}
+	return nil
+}
+
+// revokeTokens revokes every live token of a member (a fired agent's).
+func (tx *Tx) revokeTokens(memberID int64) error {
+	err := tx.g.Model(&tokenRow{}).Where("member_id = ? AND revoked_at IS NULL", memberID).
+		Update("revoked_at", tx.now).Error
+	if err != nil {
+		return fmt.Errorf("store: revoke agent tokens: %w", err)
+	}
+	return nil
+}
+
 // TokenByHash returns the live token with the given hash.
 func (db *DB) TokenByHash(ctx context.Context, hash string) (Token, error) {
 	var row tokenRow
@@ -121,25 +141,4 @@ func (db *DB) SessionByHash(ctx context.Context, hash string, now time.Time) (Se
 		return Session{}, notFound(err, "session not found")
 	}
 	return Session{MemberID: row.MemberID, CSRF: row.CSRF, ExpiresAt: row.ExpiresAt}, nil
-}
-
-type settingRow struct {
-	Key   string `gorm:"primaryKey"`
-	Value string
-}
-
-func (settingRow) TableName() string { return "settings" }
-
-// SetSetting stores a key/value setting.
-func (tx *Tx) SetSetting(key, value string) error {
-	return tx.g.Save(&settingRow{Key: key, Value: value}).Error
-}
-
-// Setting returns a setting; ENOTFOUND when unset.
-func (db *DB) Setting(ctx context.Context, key string) (string, error) {
-	var row settingRow
-	if err := db.read(ctx).Where("key = ?", key).First(&row).Error; err != nil {
-		return "", notFound(err, "setting %q not set", key)
-	}
-	return row.Value, nil
 }

@@ -162,3 +162,64 @@ func (db *DB) CountMessages(ctx context.Context, channelID int64) (int64, error)
 	}
 	return n, nil
 }
+
+// ChainMessage is what the hop budget needs of a message.
+type ChainMessage struct {
+	ID         int64
+	AuthorID   int64
+	AuthorKind string
+	Source     string
+}
+
+// ChainTail returns up to limit messages of a conversation ending at
+// message upto, newest first: the replies of thread threadID (and its
+// root), or the channel's top-level messages when threadID is 0.
+func (db *DB) ChainTail(ctx context.Context, channelID, threadID, upto int64, limit int) ([]ChainMessage, error) {
+	q := db.read(ctx).Table("messages AS m").Joins("JOIN members AS a ON a.id = m.author_id").
+		Select("m.id, m.author_id, a.kind AS author_kind, m.source").Where("m.id <= ?", upto)
+	if threadID != 0 {
+		q = q.Where("m.thread_id = ? OR m.id = ?", threadID, threadID)
+	} else {
+		q = q.Where("m.channel_id = ? AND m.thread_id IS NULL", channelID)
+	}
+	var out []ChainMessage
+	if err := q.Order("m.id DESC").Limit(limit).Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("store: chain tail: %w", err)
+	}
+	return out, nil
+}
+
+// ThreadAuthors returns the distinct authors of a thread's root and replies.
+func (db *DB) ThreadAuthors(ctx context.Context, rootID int64) ([]int64, error) {
+	var ids []int64
+	err := db.read(ctx).Model(&messageRow{}).Where("id = ? OR thread_id = ?", rootID, rootID).
+		Distinct("author_id").Order("author_id").Pluck("author_id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: thread authors: %w", err)
+	}
+	return ids, nil
+}
+
+// RecentMessages returns up to limit messages before (0: the newest) of a
+// channel's top level, or of a thread (root and replies) when threadID is
+// set, oldest first.
+func (db *DB) RecentMessages(ctx context.Context, channelID, threadID, before int64, limit int) ([]bullpen.Message, error) {
+	q := db.read(ctx).Where("deleted_at IS NULL")
+	if threadID != 0 {
+		q = q.Where("id = ? OR thread_id = ?", threadID, threadID)
+	} else {
+		q = q.Where("channel_id = ? AND thread_id IS NULL", channelID)
+	}
+	if before > 0 {
+		q = q.Where("id < ?", before)
+	}
+	var rows []messageRow
+	if err := q.Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: recent messages: %w", err)
+	}
+	out := make([]bullpen.Message, len(rows))
+	for i := range rows {
+		out[len(rows)-1-i] = rows[i].toMessage()
+	}
+	return out, nil
+}

@@ -57,14 +57,6 @@ func (r *wikiRevisionRow) toRevision(slug string) bullpen.WikiRevision {
 	return rev
 }
 
-type wikiLinkRow struct {
-	FromPageID int64  `gorm:"primaryKey"`
-	Target     string `gorm:"primaryKey"`
-	Label      string
-}
-
-func (wikiLinkRow) TableName() string { return "wiki_links" }
-
 type wikiTagRow struct {
 	PageID int64  `gorm:"primaryKey"`
 	Tag    string `gorm:"primaryKey"`
@@ -147,28 +139,6 @@ func (tx *Tx) AddWikiRevision(r bullpen.WikiRevision) (bullpen.WikiRevision, err
 		return bullpen.WikiRevision{}, fmt.Errorf("store: insert wiki revision: %w", err)
 	}
 	return row.toRevision(r.Slug), nil
-}
-
-// SetWikiLinks replaces the outgoing links of a page.
-func (tx *Tx) SetWikiLinks(pageID int64, links []bullpen.WikiLink) error {
-	if err := tx.g.Where("from_page_id = ?", pageID).Delete(&wikiLinkRow{}).Error; err != nil {
-		return fmt.Errorf("store: clear wiki links: %w", err)
-	}
-	if len(links) == 0 {
-		return nil
-	}
-	rows := make([]wikiLinkRow, 0, len(links))
-	seen := map[string]bool{}
-	for _, l := range links {
-		if !seen[l.Target] {
-			seen[l.Target] = true
-			rows = append(rows, wikiLinkRow{FromPageID: pageID, Target: l.Target, Label: l.Label})
-		}
-	}
-	if err := tx.g.CreateInBatches(rows, 200).Error; err != nil {
-		return fmt.Errorf("store: insert wiki links: %w", err)
-	}
-	return nil
 }
 
 // SetWikiTags replaces the tags of a page.

@@ -7,6 +7,36 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
+type wikiLinkRow struct {
+	FromPageID int64  `gorm:"primaryKey"`
+	Target     string `gorm:"primaryKey"`
+	Label      string
+}
+
+func (wikiLinkRow) TableName() string { return "wiki_links" }
+
+// SetWikiLinks replaces the outgoing links of a page.
+func (tx *Tx) SetWikiLinks(pageID int64, links []bullpen.WikiLink) error {
+	if err := tx.g.Where("from_page_id = ?", pageID).Delete(&wikiLinkRow{}).Error; err != nil {
+		return fmt.Errorf("store: clear wiki links: %w", err)
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	rows := make([]wikiLinkRow, 0, len(links))
+	seen := map[string]bool{}
+	for _, l := range links {
+		if !seen[l.Target] {
+			seen[l.Target] = true
+			rows = append(rows, wikiLinkRow{FromPageID: pageID, Target: l.Target, Label: l.Label})
+		}
+	}
+	if err := tx.g.CreateInBatches(rows, 200).Error; err != nil {
+		return fmt.Errorf("store: insert wiki links: %w", err)
+	}
+	return nil
+}
+
 // A link target resolves to the live page with that slug, else to the
 // oldest live page whose slugified title is the target.
 

@@ -22,7 +22,7 @@ import (
 func newAgentServer(t *testing.T, script scripted.Func) *testServer {
 	t.Helper()
 	db, off, token := openOffice(t, store.SQLite)
-	svc, err := agents.New(agents.Config{Office: off, Providers: map[string]llm.Provider{"scripted": scripted.New(script)},
+	svc, err := agents.New(agents.Config{Office: off, DB: db, Providers: map[string]llm.Provider{"scripted": scripted.New(script)},
 		DefaultProvider: "scripted", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -39,8 +40,8 @@ func workspaceScript(req llm.Request) (llm.Response, error) {
 // newWorkspaceServer is a sandbox server with agents on workspaceScript
 // whose workspaces idle out after idle.
 func newWorkspaceServer(t *testing.T, idle time.Duration) *sbServer {
-	return newSandboxServerWith(t, web.Config{}, sandboxes.Config{}, func(off *office.Office, sb *sandboxes.Service) *agents.Service {
-		svc, err := agents.New(agents.Config{Office: off, Sandboxes: sb.Workspaces(idle),
+	return newSandboxServerWith(t, web.Config{}, sandboxes.Config{}, func(db *store.DB, off *office.Office, sb *sandboxes.Service) *agents.Service {
+		svc, err := agents.New(agents.Config{Office: off, DB: db, Sandboxes: sb.Workspaces(idle),
 			Providers: map[string]llm.Provider{"scripted": scripted.New(workspaceScript)}, DefaultProvider: "scripted",
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {

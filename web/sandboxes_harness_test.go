@@ -55,7 +55,7 @@ func newSandboxServer(t *testing.T, cfg web.Config) *sbServer {
 // adjusted and, when withAgents is set, an agents service (made by it from
 // the office and the sandboxes) behind the API too.
 func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
-	withAgents func(*office.Office, *sandboxes.Service) *agents.Service) *sbServer {
+	withAgents func(*store.DB, *office.Office, *sandboxes.Service) *agents.Service) *sbServer {
 	t.Helper()
 	needRoot(t)
 	ctx := context.Background()
@@ -65,7 +65,7 @@ func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	sc.Office, sc.Images, sc.Sandbox = off, images, sandbox.Config{StateDir: state, CheckInterval: 100 * time.Millisecond}
+	sc.Office, sc.DB, sc.Images, sc.Sandbox = off, db, images, sandbox.Config{StateDir: state, CheckInterval: 100 * time.Millisecond}
 	if sc.MaxPerMember == 0 {
 		sc.MaxPerMember = 4
 	}
@@ -77,7 +77,7 @@ func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
 	services := web.Services{Office: off, Sandboxes: svc}
 	var ag *agents.Service
 	if withAgents != nil {
-		ag = withAgents(off, svc)
+		ag = withAgents(db, off, svc)
 		services.Agents = ag
 	}
 	s.testServer = serve(t, db, off, token, cfg, services, func() {

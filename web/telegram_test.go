@@ -34,7 +34,7 @@ func newTelegramServer(t *testing.T) *telegramServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := telegram.New(telegram.Config{Office: off, ServerURL: fake.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	br, err := telegram.New(telegram.Config{Office: off, DB: db, ServerURL: fake.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

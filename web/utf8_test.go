@@ -22,7 +22,7 @@ import (
 // the bytes with U+FFFD and the request went through.
 func TestInvalidUTF8IsRefused(t *testing.T) {
 	db, off, token := openOffice(t, store.SQLite)
-	ag, err := agents.New(agents.Config{Office: off, Providers: map[string]llm.Provider{"scripted": scripted.New(echoScript)},
+	ag, err := agents.New(agents.Config{Office: off, DB: db, Providers: map[string]llm.Provider{"scripted": scripted.New(echoScript)},
 		DefaultProvider: "scripted", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

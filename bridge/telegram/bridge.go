@@ -64,7 +64,10 @@ const (
 
 // Config configures a Bridge.
 type Config struct {
+	// Office posts and reads as members; DB holds the bridge's own tables
+	// (chats, users, outbox, settings). Both required.
 	Office *office.Office
+	DB     *store.DB
 	// Approvals answers approvals from the buttons; nil means the buttons
 	// say approvals are not available.
 	Approvals Approvals
@@ -123,8 +126,8 @@ type Bridge struct {
 
 // New returns a bridge; Start runs it.
 func New(cfg Config) (*Bridge, error) {
-	if cfg.Office == nil {
-		return nil, fmt.Errorf("telegram: no office")
+	if cfg.Office == nil || cfg.DB == nil {
+		return nil, fmt.Errorf("telegram: no office or no database")
 	}
 	if cfg.PollTimeout == 0 {
 		cfg.PollTimeout = 50 * time.Second
@@ -141,7 +144,7 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.OfficeName == "" {
 		cfg.OfficeName = "Bullpen"
 	}
-	return &Bridge{cfg: cfg, off: cfg.Office, db: cfg.Office.Store(), log: cfg.Logger, state: StateDisabled,
+	return &Bridge{cfg: cfg, off: cfg.Office, db: cfg.DB, log: cfg.Logger, state: StateDisabled,
 		poke: make(chan struct{}, 1)}, nil
 }
 

@@ -74,7 +74,7 @@ func TestStrangerIsRefusedAndNothingStored(t *testing.T) {
 // bridge, wired as its approvals service.
 func agentsSetup(prov llm.Provider, svc **agents.Service) func(h *harness, cfg *telegram.Config) {
 	return func(h *harness, cfg *telegram.Config) {
-		s, err := agents.New(agents.Config{Office: h.off, Providers: map[string]llm.Provider{"scripted": prov},
+		s, err := agents.New(agents.Config{Office: h.off, DB: h.db, Providers: map[string]llm.Provider{"scripted": prov},
 			DefaultProvider: "scripted", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			h.t.Fatal(err)

@@ -136,7 +136,7 @@ func (h *harness) openOffice() {
 // startBridge starts a bridge on the open office.
 func (h *harness) startBridge() {
 	h.t.Helper()
-	cfg := telegram.Config{Office: h.off, ServerURL: h.tg.URL, PollTimeout: 2 * time.Second,
+	cfg := telegram.Config{Office: h.off, DB: h.db, ServerURL: h.tg.URL, PollTimeout: 2 * time.Second,
 		Now: h.clock.Now, Sleep: h.clock.Sleep, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if h.setup != nil {
 		h.setup(h, &cfg)

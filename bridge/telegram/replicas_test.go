@@ -54,7 +54,7 @@ func openReplica(t *testing.T, scfg store.Config, tg *tgtest.Server) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br, err := telegram.New(telegram.Config{Office: off, ServerURL: tg.URL, PollTimeout: 2 * time.Second, Shared: true,
+	br, err := telegram.New(telegram.Config{Office: off, DB: db, ServerURL: tg.URL, PollTimeout: 2 * time.Second, Shared: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

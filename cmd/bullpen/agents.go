@@ -33,7 +33,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := agents.Config{Office: m.Office, Catalog: cat, Providers: ps, DefaultProvider: def,
+	cfg := agents.Config{Office: m.Office, DB: m.DB, Catalog: cat, Providers: ps, DefaultProvider: def,
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
 		SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
 	if m.Wiki != nil {

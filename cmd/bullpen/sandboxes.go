@@ -17,7 +17,7 @@ func (m *Main) openSandboxes(ctx context.Context) {
 		m.Logger.Info("sandboxes are turned off")
 		return
 	}
-	cfg := sandboxes.Config{Office: m.Office, DefaultLifetime: m.SandboxTimes.DefaultLifetime, Logger: m.Logger}
+	cfg := sandboxes.Config{Office: m.Office, DB: m.DB, DefaultLifetime: m.SandboxTimes.DefaultLifetime, Logger: m.Logger}
 	m.SandboxLimits.Apply(&cfg.Sandbox)
 	svc, err := sandboxes.OpenInDir(ctx, m.DataDir, os.Geteuid(), cfg)
 	if errors.Is(err, sandboxes.ErrNeedsRoot) {

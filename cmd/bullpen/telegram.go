@@ -17,7 +17,7 @@ func (m *Main) openTelegram(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	br, err := telegram.New(telegram.Config{Office: m.Office, Approvals: m.TelegramApprovals, Env: env, ServerURL: apiURL,
+	br, err := telegram.New(telegram.Config{Office: m.Office, DB: m.DB, Approvals: m.TelegramApprovals, Env: env, ServerURL: apiURL,
 		OfficeName: m.OfficeName, Logger: m.Logger, Shared: m.SharedDatabase && m.DatabaseURL != ""})
 	if err != nil {
 		return err
