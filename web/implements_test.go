@@ -1,0 +1,12 @@
+package web_test
+
+import (
+	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
+)
+
+// The services satisfy the interfaces web declares. The checks live in a
+// test so that web's own files import no service package (and so no store).
+var (
+	_ web.Wiki = (*wiki.Wiki)(nil)
+)
