@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -8,5 +9,6 @@ import (
 // The services satisfy the interfaces web declares. The checks live in a
 // test so that web's own files import no service package (and so no store).
 var (
-	_ web.Wiki = (*wiki.Wiki)(nil)
+	_ web.Telegram = (*telegram.Bridge)(nil)
+	_ web.Wiki     = (*wiki.Wiki)(nil)
 )

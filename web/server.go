@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/static"
 	"github.com/gofiber/fiber/v2"
@@ -160,7 +159,7 @@ func (s *Server) routes() {
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)
-	app.Post(telegram.WebhookPath, s.telegramWebhook) // no login: the secret token header
+	app.Post(bullpen.TelegramWebhookPath, s.telegramWebhook) // no login: the secret token header
 
 	api := app.Group("/api/v1", s.authAPI)
 	api.Get("/ws", s.websocketUpgrade, s.websocket())

@@ -102,14 +102,14 @@ func newHarness(t *testing.T, dialect string, setup func(h *harness, cfg *telegr
 		t.Fatal(err)
 	}
 	h.startBridge()
-	if _, err := h.br.PutUser(ctx, h.admin, telegram.UserInput{TelegramUserID: aliceTG.ID, Handle: "alice", CanApprove: true}); err != nil {
+	if _, err := h.br.PutUser(ctx, h.admin, bullpen.TelegramUserInput{TelegramUserID: aliceTG.ID, Handle: "alice", CanApprove: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.br.PutUser(ctx, h.admin, telegram.UserInput{TelegramUserID: bobTG.ID, Handle: "bob"}); err != nil {
+	if _, err := h.br.PutUser(ctx, h.admin, bullpen.TelegramUserInput{TelegramUserID: bobTG.ID, Handle: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 	tokenCopy := token
-	st, err := h.br.Configure(ctx, h.admin, telegram.Settings{Token: &tokenCopy})
+	st, err := h.br.Configure(ctx, h.admin, bullpen.TelegramSettings{Token: &tokenCopy})
 	if err != nil {
 		t.Fatalf("Configure: %v", err)
 	}
@@ -207,9 +207,9 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Fatalf("timed out waiting for %s", what)
 }
 
-func (h *harness) waitState(state string) telegram.Status {
+func (h *harness) waitState(state string) bullpen.TelegramStatus {
 	h.t.Helper()
-	var st telegram.Status
+	var st bullpen.TelegramStatus
 	h.waitFor("bridge state "+state, func() bool {
 		var err error
 		st, err = h.br.Status(context.Background())
