@@ -104,7 +104,7 @@ func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs agents.S
 	var e *Exec
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		var err error
-		e, err = w.s.Exec(ctx, agent, id, sandbox.ExecRequest{Cmd: []string{"/bin/sh", "-c", req.Command}, Timeout: req.Timeout})
+		e, err = w.s.start(ctx, agent, id, sandbox.ExecRequest{Cmd: []string{"/bin/sh", "-c", req.Command}, Timeout: req.Timeout})
 		return err
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs age
 // WorkspaceName is the name of an agent's workspace sandbox.
 func WorkspaceName(agent bullpen.Member) string { return "agent-" + agent.Handle }
 
-// Ensure returns member's own workspace sandbox (tagged AgentTag and named
+// Ensure returns member's own workspace sandbox (tagged bullpen.SandboxAgentTag and named
 // WorkspaceName), creating it from spec when there is none and starting or
 // resuming it when it is stopped or paused. It is the one path by which
 // each agent gets its persistent sandbox; spec.Name and spec.Tags are
@@ -186,7 +186,7 @@ func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbo
 	in, found, err := s.findWorkspace(ctx, member)
 	if err == nil && !found {
 		spec.Name, spec.Tags = WorkspaceName(member), nil
-		in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"})
+		in, err = s.create(ctx, member, spec, map[string]string{bullpen.SandboxAgentTag: "workspace"})
 	}
 	s.createMu.Unlock()
 	if err != nil || !found {
@@ -195,17 +195,17 @@ func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbo
 	return s.wake(ctx, in)
 }
 
-// findWorkspace finds member's workspace: the one tagged AgentTag, or one
+// findWorkspace finds member's workspace: the one tagged bullpen.SandboxAgentTag, or one
 // made before that tag existed (owned by member and named WorkspaceName).
 func (s *Service) findWorkspace(ctx context.Context, member bullpen.Member) (sandbox.Info, bool, error) {
 	owner := strconv.FormatInt(member.ID, 10)
-	found, err := s.m.List(ctx, map[string]string{OwnerTag: owner, AgentTag: "workspace"})
+	found, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: owner, bullpen.SandboxAgentTag: "workspace"})
 	if err != nil || len(found) > 0 {
 		return first(found), len(found) > 0, err
 	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
+	own, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: owner})
 	for _, in := range own {
-		if NameOf(in) == WorkspaceName(member) {
+		if bullpen.SandboxName(in.Name, in.Tags) == WorkspaceName(member) {
 			return in, true, nil
 		}
 	}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -9,6 +10,13 @@ import (
 // The services satisfy the interfaces web declares. The checks live in a
 // test so that web's own files import no service package (and so no store).
 var (
-	_ web.Telegram = (*telegram.Bridge)(nil)
-	_ web.Wiki     = (*wiki.Wiki)(nil)
+	_ web.Sandboxes        = (*sandboxes.Service)(nil)
+	_ web.SandboxLifecycle = (*sandboxes.Service)(nil)
+	_ web.SandboxExec      = (*sandboxes.Service)(nil)
+	_ web.SandboxFiles     = (*sandboxes.Service)(nil)
+	_ web.SandboxImages    = (*sandboxes.Service)(nil)
+	_ web.SandboxPorts     = (*sandboxes.Service)(nil)
+	_ web.SandboxRun       = (*sandboxes.Service)(nil)
+	_ web.Telegram         = (*telegram.Bridge)(nil)
+	_ web.Wiki             = (*wiki.Wiki)(nil)
 )
