@@ -44,7 +44,7 @@ func newHarness(tb testing.TB, dialect string, providers map[string]llm.Provider
 	if h.admin, err = h.off.Authenticate(ctx, tok); err != nil {
 		tb.Fatal(err)
 	}
-	if h.general, err = h.off.ChannelByName(ctx, h.admin, office.GeneralChannel); err != nil {
+	if h.general, err = h.off.ChannelByName(ctx, h.admin, bullpen.GeneralChannel); err != nil {
 		tb.Fatal(err)
 	}
 	return h
@@ -98,7 +98,7 @@ func (h *harness) hire(role string) bullpen.Member {
 
 func (h *harness) post(actor bullpen.Member, channel, thread int64, body string) bullpen.Message {
 	h.tb.Helper()
-	m, err := h.off.Post(context.Background(), actor, office.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: bullpen.SourceWeb})
+	m, err := h.off.Post(context.Background(), actor, bullpen.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: bullpen.SourceWeb})
 	if err != nil {
 		h.tb.Fatalf("Post(%q): %v", body, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -70,7 +69,7 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in HireInput) 
 		return Hired{}, err
 	}
 	spec, _ := json.Marshal(role)
-	m, err := s.off.CreateMemberWith(ctx, actor, office.MemberInput{Handle: role.Handle, DisplayName: role.Name,
+	m, err := s.off.CreateMemberWith(ctx, actor, bullpen.MemberInput{Handle: role.Handle, DisplayName: role.Name,
 		Kind: bullpen.KindAgent, Title: role.Title}, func(tx *store.Tx, m bullpen.Member) error {
 		a, err := tx.CreateAgent(bullpen.Agent{MemberID: m.ID, Role: role.Source, Spec: string(spec)})
 		if err != nil {
@@ -162,7 +161,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 	if err := r.Validate(""); err != nil {
 		return Agent{}, err
 	}
-	m, err := s.off.UpdateMember(ctx, actor, id, office.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
+	m, err := s.off.UpdateMember(ctx, actor, id, bullpen.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
 	if err != nil {
 		return Agent{}, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -314,7 +313,7 @@ func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
 	if e.simulated {
 		body = simLabel + body
 	}
-	if _, err := s.off.PostWith(ctx, e.agent, office.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+	if _, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
 		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}, func(tx *store.Tx, _ bullpen.Message) error {
 		return e.j.record(tx, key, struct{}{})
 	}); err != nil && ctx.Err() == nil {

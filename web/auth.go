@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
@@ -63,7 +62,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		if got == "" {
 			got = c.FormValue(csrfField)
 		}
-		if err := office.CheckCSRF(csrfOf(c), got); err != nil {
+		if err := bullpen.CheckCSRF(csrfOf(c), got); err != nil {
 			return err
 		}
 	}
@@ -178,7 +177,7 @@ func (s *Server) loginPage(c *fiber.Ctx) error {
 func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
 	csrf := c.Cookies(preCSRFCookie)
 	if csrf == "" {
-		csrf = strings.TrimPrefix(newNonce(), office.TokenPrefix)
+		csrf = strings.TrimPrefix(newNonce(), bullpen.TokenPrefix)
 		c.Cookie(&fiber.Cookie{Name: preCSRFCookie, Value: csrf, Path: "/login", HTTPOnly: true,
 			SameSite: fiber.CookieSameSiteStrictMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(time.Hour)})
 	}
@@ -190,7 +189,7 @@ func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
 // can log a browser in. Bad tokens count as failed attempts.
 func (s *Server) login(c *fiber.Ctx) error {
 	want := c.Cookies(preCSRFCookie)
-	if err := office.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
+	if err := bullpen.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
 		c.Status(http.StatusForbidden)
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
@@ -211,7 +210,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 	s.known.add(secret)
 	s.known.add(cookie)
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: cookie, Path: "/", HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(office.SessionTTL)})
+		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(bullpen.SessionTTL)})
 	c.ClearCookie(preCSRFCookie)
 	return c.Redirect(safeNext(c.FormValue("next")), http.StatusSeeOther)
 }

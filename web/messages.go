@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -23,7 +22,7 @@ func (s *Server) postMessage(c *fiber.Ctx) error {
 // surface the request came through.
 func (s *Server) poster(c *fiber.Ctx) func(context.Context, bullpen.Member, int64, postRequest) (bullpen.Message, error) {
 	return func(ctx context.Context, me bullpen.Member, channelID int64, in postRequest) (bullpen.Message, error) {
-		return s.off.Post(ctx, me, office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
+		return s.off.Post(ctx, me, bullpen.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
 	}
 }
 

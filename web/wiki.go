@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -283,5 +282,5 @@ func (s *Server) wikiLink(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect("/c/"+office.GeneralChannel+"#wiki/"+url.PathEscape(slug), http.StatusSeeOther)
+	return c.Redirect("/c/"+bullpen.GeneralChannel+"#wiki/"+url.PathEscape(slug), http.StatusSeeOther)
 }

@@ -98,7 +98,7 @@ func newHarness(t *testing.T, dialect string, setup func(h *harness, cfg *telegr
 	}
 	h.alice = h.member("alice", "Alice", bullpen.KindHuman)
 	h.bob = h.member("bob", "Bob", bullpen.KindHuman)
-	if h.general, err = h.off.ChannelByName(ctx, h.admin, office.GeneralChannel); err != nil {
+	if h.general, err = h.off.ChannelByName(ctx, h.admin, bullpen.GeneralChannel); err != nil {
 		t.Fatal(err)
 	}
 	h.startBridge()
@@ -179,7 +179,7 @@ func (h *harness) restart() {
 
 func (h *harness) member(handle, name string, kind bullpen.MemberKind) bullpen.Member {
 	h.t.Helper()
-	m, err := h.off.CreateMember(context.Background(), h.admin, office.MemberInput{Handle: handle, DisplayName: name, Kind: kind})
+	m, err := h.off.CreateMember(context.Background(), h.admin, bullpen.MemberInput{Handle: handle, DisplayName: name, Kind: kind})
 	if err != nil {
 		h.t.Fatalf("CreateMember(%s): %v", handle, err)
 	}
@@ -188,7 +188,7 @@ func (h *harness) member(handle, name string, kind bullpen.MemberKind) bullpen.M
 
 func (h *harness) post(actor bullpen.Member, channel, thread int64, body, source string) bullpen.Message {
 	h.t.Helper()
-	m, err := h.off.Post(context.Background(), actor, office.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: source})
+	m, err := h.off.Post(context.Background(), actor, bullpen.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: source})
 	if err != nil {
 		h.t.Fatalf("Post(%q): %v", clip(body), err)
 	}

@@ -112,7 +112,7 @@ func firstReplica(t *testing.T, scfg store.Config, tg *tgtest.Server, mode, hook
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.off.CreateMember(ctx, admin, office.MemberInput{Handle: "alice", DisplayName: "Alice", Kind: bullpen.KindHuman}); err != nil {
+	if _, err := a.off.CreateMember(ctx, admin, bullpen.MemberInput{Handle: "alice", DisplayName: "Alice", Kind: bullpen.KindHuman}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.br.PutUser(ctx, admin, bullpen.TelegramUserInput{TelegramUserID: aliceTG.ID, Handle: "alice"}); err != nil {
@@ -180,7 +180,7 @@ func exchange(t *testing.T, tg *tgtest.Server, db *store.DB, admin bullpen.Membe
 	ctx := context.Background()
 	for i := from; i < to; i++ {
 		tg.SendText(aliceChat, aliceTG, fmt.Sprintf("in-%02d", i))
-		if _, err := offs[i%len(offs)].Post(ctx, admin, office.PostInput{ChannelID: channel, Body: fmt.Sprintf("out-%02d", i)}); err != nil {
+		if _, err := offs[i%len(offs)].Post(ctx, admin, bullpen.PostInput{ChannelID: channel, Body: fmt.Sprintf("out-%02d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
