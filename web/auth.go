@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"net/url"
@@ -12,6 +13,17 @@ import (
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
+
+// OfficeAuth is what the login, session and token handlers call.
+type OfficeAuth interface {
+	Authenticate(ctx context.Context, secret string) (bullpen.Member, error)
+	Login(ctx context.Context, secret string) (bullpen.Member, string, string, error)
+	Session(ctx context.Context, cookie string) (bullpen.Member, string, error)
+	Logout(ctx context.Context, cookie string) error
+	CreateToken(ctx context.Context, actor bullpen.Member, memberID int64, name string) (string, bullpen.Token, error)
+	Tokens(ctx context.Context, actor bullpen.Member) ([]bullpen.Token, error)
+	RevokeToken(ctx context.Context, actor bullpen.Member, id int64) error
+}
 
 // Cookie and header names.
 const (

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
@@ -10,6 +11,7 @@ import (
 // The services satisfy the interfaces web declares. The checks live in a
 // test so that web's own files import no service package (and so no store).
 var (
+	_ web.Office           = (*office.Office)(nil)
 	_ web.Sandboxes        = (*sandboxes.Service)(nil)
 	_ web.SandboxLifecycle = (*sandboxes.Service)(nil)
 	_ web.SandboxExec      = (*sandboxes.Service)(nil)

@@ -8,6 +8,16 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
+// OfficeMessages is what the message handlers (and the dashboard) call.
+type OfficeMessages interface {
+	Post(ctx context.Context, actor bullpen.Member, in bullpen.PostInput) (bullpen.Message, error)
+	Edit(ctx context.Context, actor bullpen.Member, id int64, body string) (bullpen.Message, error)
+	Delete(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Message, error)
+	Message(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Message, error)
+	ListMessages(ctx context.Context, actor bullpen.Member, channelID int64, cursor string, limit int) (bullpen.MessagePage, error)
+	Thread(ctx context.Context, actor bullpen.Member, rootID int64) (bullpen.Message, []bullpen.Message, error)
+}
+
 // postRequest is the body of a new message.
 type postRequest struct {
 	Body     string `json:"body"`
