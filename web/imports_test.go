@@ -3,6 +3,7 @@ package web
 import (
 	"go/parser"
 	"go/token"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,4 +33,62 @@ func TestWebDoesNotImportStore(t *testing.T) {
 			}
 		}
 	}
+}
+
+// storeVia lists the direct imports of web that still reach store, each
+// with why. Issue 11 (move 3) empties it; an entry that no longer reaches
+// store fails the test, so the list cannot outlive its reason.
+var storeVia = map[string]string{
+	"github.com/bullpen-hq/bullpen/agents": "the role spec types (Role, Timeouts, Duration) still live in agents",
+}
+
+// TestWebDepsReachNoStore guards the must-show of issue 11, move 3: `go
+// list -deps ./web` (non-test files only) names no store package, except
+// through the imports listed in storeVia.
+func TestWebDepsReachNoStore(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("go not found: %v", err)
+	}
+	const store = "github.com/bullpen-hq/bullpen/store"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	imports := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			imports[f[0]] = f[1:]
+		}
+	}
+	const self = "github.com/bullpen-hq/bullpen/web"
+	if _, ok := imports[self]; !ok {
+		t.Fatalf("go list -deps did not list %s:\n%s", self, out)
+	}
+	for _, imp := range imports[self] {
+		reaches := imp == store || reachesPkg(imports, imp, store, map[string]bool{})
+		switch why, pending := storeVia[imp]; {
+		case reaches && !pending:
+			t.Errorf("web imports %s, which depends on %s; declare an interface with root types instead", imp, store)
+		case !reaches && pending:
+			t.Errorf("%s no longer reaches %s (%s): remove it from storeVia", imp, store, why)
+		}
+	}
+}
+
+// reachesPkg reports whether from depends on target in the import graph.
+func reachesPkg(imports map[string][]string, from, target string, seen map[string]bool) bool {
+	if from == target {
+		return true
+	}
+	if seen[from] {
+		return false
+	}
+	seen[from] = true
+	for _, next := range imports[from] {
+		if reachesPkg(imports, next, target, seen) {
+			return true
+		}
+	}
+	return false
 }
