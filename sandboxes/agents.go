@@ -44,7 +44,7 @@ func (s *Service) Workspaces(idle time.Duration) *Workspaces {
 }
 
 // specOf turns a role's sandbox spec into a sandbox spec.
-func (w *Workspaces) specOf(rs agents.SandboxSpec) (sandbox.Spec, error) {
+func (w *Workspaces) specOf(rs bullpen.SandboxSpec) (sandbox.Spec, error) {
 	sp := sandbox.Spec{Image: rs.Image, CPU: rs.CPU, IdleTimeout: w.idle, IdleAction: sandbox.IdleStop}
 	if rs.Memory != "" {
 		n, err := agents.ParseBytes(rs.Memory)
@@ -54,9 +54,9 @@ func (w *Workspaces) specOf(rs agents.SandboxSpec) (sandbox.Spec, error) {
 		sp.MemoryBytes = n
 	}
 	switch rs.Network {
-	case agents.NetworkOpen:
+	case bullpen.NetworkOpen:
 		sp.Network.Allow = []string{"0.0.0.0/0"}
-	case agents.NetworkAllowlist:
+	case bullpen.NetworkAllowlist:
 		for _, x := range rs.Allow {
 			if _, _, err := net.ParseCIDR(x); err == nil {
 				sp.Network.Allow = append(sp.Network.Allow, x)
@@ -69,7 +69,7 @@ func (w *Workspaces) specOf(rs agents.SandboxSpec) (sandbox.Spec, error) {
 }
 
 // ensure returns the agent's running workspace id.
-func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec) (string, error) {
+func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec) (string, error) {
 	sp, err := w.specOf(rs)
 	if err != nil {
 		return "", err
@@ -83,7 +83,7 @@ func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs agents
 
 // retry runs fn on the agent's workspace, once more after a conflict: the
 // idle timer may stop the workspace between Ensure and fn.
-func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, fn func(id string) error) error {
+func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, fn func(id string) error) error {
 	for attempt := 0; ; attempt++ {
 		id, err := w.ensure(ctx, agent, rs)
 		if err != nil {
@@ -100,7 +100,7 @@ func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs agents.
 // head and tail of each stream are kept, so a flood of output costs
 // neither server memory nor model context. A command is started at most
 // once: only a failure to start it is retried.
-func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
+func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
 	var e *Exec
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		var err error
@@ -132,7 +132,7 @@ func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs agents.S
 }
 
 // ReadFile reads at most limit bytes of a file in the agent's workspace.
-func (w *Workspaces) ReadFile(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, path string, limit int64) ([]byte, error) {
+func (w *Workspaces) ReadFile(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, path string, limit int64) ([]byte, error) {
 	var b []byte
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		rc, err := w.s.ReadFile(ctx, agent, id, path)
@@ -147,14 +147,14 @@ func (w *Workspaces) ReadFile(ctx context.Context, agent bullpen.Member, rs agen
 }
 
 // WriteFile creates or replaces a file in the agent's workspace.
-func (w *Workspaces) WriteFile(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, path string, data []byte) error {
+func (w *Workspaces) WriteFile(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, path string, data []byte) error {
 	return w.retry(ctx, agent, rs, func(id string) error {
 		return w.s.WriteFile(ctx, agent, id, path, bytes.NewReader(data), 0o644)
 	})
 }
 
 // ListFiles lists a directory of the agent's workspace.
-func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, dir string) ([]agents.FileEntry, error) {
+func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, dir string) ([]agents.FileEntry, error) {
 	var out []agents.FileEntry
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		fs, err := w.s.ListFiles(ctx, agent, id, dir)

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -11,6 +12,7 @@ import (
 // The services satisfy the interfaces web declares. The checks live in a
 // test so that web's own files import no service package (and so no store).
 var (
+	_ web.AgentService     = (*agents.Service)(nil)
 	_ web.Office           = (*office.Office)(nil)
 	_ web.Sandboxes        = (*sandboxes.Service)(nil)
 	_ web.SandboxLifecycle = (*sandboxes.Service)(nil)

@@ -93,7 +93,7 @@ func (s *sbServer) workspaceOf(agent bullpen.Member) sandbox.Info {
 // its files, its id, name and tags unchanged.
 func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 	s := newWorkspaceServer(t, time.Second)
-	var hired agents.Hired
+	var hired bullpen.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}
@@ -126,7 +126,7 @@ func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 // output reaches the model as head and tail only.
 func TestAgentSandboxResumesAndBoundsOutput(t *testing.T) {
 	s := newWorkspaceServer(t, time.Hour)
-	var hired agents.Hired
+	var hired bullpen.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}

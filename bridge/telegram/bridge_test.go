@@ -98,7 +98,7 @@ func TestMentionWakesAgentAndReplyArrives(t *testing.T) {
 		var svc *agents.Service
 		h := newHarness(t, dialect, agentsSetup(prov, &svc))
 		ctx := context.Background()
-		hired, err := svc.Hire(ctx, h.admin, agents.HireInput{Role: "starter/lead"})
+		hired, err := svc.Hire(ctx, h.admin, bullpen.HireInput{Role: "starter/lead"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +286,7 @@ func TestApprovalAnsweredWithButton(t *testing.T) {
 		var svc *agents.Service
 		h := newHarness(t, dialect, agentsSetup(prov, &svc))
 		ctx := context.Background()
-		_, err := svc.Hire(ctx, h.admin, agents.HireInput{Spec: &agents.Role{Handle: "ops", Name: "Ops", Title: "Operations",
+		_, err := svc.Hire(ctx, h.admin, bullpen.HireInput{Spec: &bullpen.Role{Handle: "ops", Name: "Ops", Title: "Operations",
 			Tools: []string{"post_message", "list_members"}, Approvals: []string{"list_members"}, Prompt: "You run operations."}})
 		if err != nil {
 			t.Fatal(err)
