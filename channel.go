@@ -57,3 +57,12 @@ func DMName(a, b int64) string {
 	}
 	return fmt.Sprintf("dm-%d-%d", a, b)
 }
+
+// GeneralChannel is created at first start; every member joins it.
+const GeneralChannel = "general"
+
+// ChannelInput is what a caller may set on a new channel.
+type ChannelInput struct {
+	Name  string `json:"name"`
+	Topic string `json:"topic"`
+}

@@ -99,3 +99,19 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// MemberInput is what a caller may set on a member.
+type MemberInput struct {
+	Handle      string     `json:"handle"`
+	DisplayName string     `json:"display_name"`
+	Kind        MemberKind `json:"kind"`
+	Title       string     `json:"title"`
+	IsAdmin     bool       `json:"is_admin"`
+}
+
+// MemberUpdate holds the fields to change; nil leaves a field as it is.
+type MemberUpdate struct {
+	DisplayName *string `json:"display_name"`
+	Title       *string `json:"title"`
+	Muted       *bool   `json:"muted"`
+}

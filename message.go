@@ -60,3 +60,12 @@ type MessagePage struct {
 	Items []Message `json:"items"`
 	Next  string    `json:"next_cursor"`
 }
+
+// PostInput is a new message.
+type PostInput struct {
+	ChannelID int64  `json:"channel_id"`
+	ThreadID  int64  `json:"thread_id"`
+	Body      string `json:"body"`
+	// Source is the surface it came through (web, api, telegram, agent).
+	Source string `json:"-"`
+}

@@ -145,7 +145,7 @@ func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a
 			return toolOutcome{}, err
 		}
 	}
-	s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
 	e.callKey = key
 	out, err := def.Run(ctx, e.newCall(json.RawMessage(a.Arguments)))
 	e.callKey = ""

@@ -28,8 +28,8 @@ func TestApprovalFlow(t *testing.T) {
 	})
 	h := newHarness(t, store.SQLite, map[string]llm.Provider{"scripted": prov}, nil)
 	role, _ := h.svc.Catalog().Role("starter/engineer")
-	role.Sandbox.Network = NetworkOpen
-	hired, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &role})
+	role.Sandbox.Network = bullpen.NetworkOpen
+	hired, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &role})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,21 +78,21 @@ func TestBudgets(t *testing.T) {
 	})
 	tests := []struct {
 		name    string
-		budgets Budgets
+		budgets bullpen.Budgets
 		posts   int
 		limit   string
 	}{
-		{"steps", Budgets{MaxSteps: 3}, 1, LimitSteps},
-		{"turn tokens", Budgets{MaxTurnTokens: 1000}, 1, LimitTurnTokens},
-		{"daily tokens", Budgets{MaxSteps: 2, DailyTokens: 1000}, 2, LimitDailyTokens},
-		{"rate", Budgets{MaxSteps: 1, TurnsPerHour: 1}, 2, LimitRate},
+		{"steps", bullpen.Budgets{MaxSteps: 3}, 1, LimitSteps},
+		{"turn tokens", bullpen.Budgets{MaxTurnTokens: 1000}, 1, LimitTurnTokens},
+		{"daily tokens", bullpen.Budgets{MaxSteps: 2, DailyTokens: 1000}, 2, LimitDailyTokens},
+		{"rate", bullpen.Budgets{MaxSteps: 1, TurnsPerHour: 1}, 2, LimitRate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, store.SQLite, map[string]llm.Provider{"scripted": loop}, nil)
 			role, _ := h.svc.Catalog().Role("starter/pm")
 			role.Budgets = tt.budgets
-			if _, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &role}); err != nil {
+			if _, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &role}); err != nil {
 				t.Fatal(err)
 			}
 			h.start()

@@ -27,13 +27,13 @@ type Wiki interface {
 type Sandboxes interface {
 	// Exec runs one command in the agent's sandbox and returns how it
 	// ended; a command is started at most once.
-	Exec(ctx context.Context, agent bullpen.Member, spec SandboxSpec, req ExecRequest) (ExecResult, error)
+	Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req ExecRequest) (ExecResult, error)
 	// ReadFile returns at most limit bytes of a file in the sandbox.
-	ReadFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, limit int64) ([]byte, error)
+	ReadFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, limit int64) ([]byte, error)
 	// WriteFile creates or replaces a file in the sandbox.
-	WriteFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, data []byte) error
+	WriteFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, data []byte) error
 	// ListFiles lists a directory of the sandbox.
-	ListFiles(ctx context.Context, agent bullpen.Member, spec SandboxSpec, dir string) ([]FileEntry, error)
+	ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]FileEntry, error)
 }
 
 // ExecRequest is one command for a sandbox.

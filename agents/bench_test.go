@@ -171,7 +171,7 @@ func benchWakeLatency(b *testing.B, dialect string) {
 	h.svc.onRequest = func(int64, llm.Request) { sent <- time.Now() }
 	role, _ := h.svc.Catalog().Role("starter/lead")
 	role.Budgets.TurnsPerHour = 10000 // the benchmark is not about the rate limit
-	if _, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &role}); err != nil {
+	if _, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &role}); err != nil {
 		b.Fatal(err)
 	}
 	h.start()

@@ -52,7 +52,7 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		out, err = s.requestApproval(ctx, e, c.Name, args, reason)
 		state = "approval"
 	default:
-		s.setStatus(e.agent.ID, Status{State: StatusTool, Tool: c.Name, TurnID: e.turn.ID})
+		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusTool, Tool: c.Name, TurnID: e.turn.ID})
 		tctx, cancel := context.WithDeadline(ctx, earliest(s.cfg.Now().Add(toolTimeout), e.deadline))
 		out, err = def.Run(tctx, e.newCall(args))
 		cancel()
@@ -158,7 +158,7 @@ func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.Tool
 	if err != nil && ctx.Err() == nil {
 		e.log.Error("agents: record tool call", "tool", rec.Name, "err", err)
 	}
-	s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
 }
 
 // clipJSON keeps arguments that are small enough as JSON, and replaces

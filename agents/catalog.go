@@ -21,7 +21,7 @@ var packsFS embed.FS
 // ("starter/lead", "coding/backend", …) and the user's roles directory
 // ("local/<file name without extension>").
 type Catalog struct {
-	roles map[string]Role
+	roles map[string]bullpen.Role
 	ids   []string
 }
 
@@ -40,7 +40,7 @@ func Packs() []string {
 // invalid user file is left out and reported in the returned error, which
 // names the file and the field.
 func LoadCatalog(dir string) (*Catalog, error) {
-	c := &Catalog{roles: map[string]Role{}}
+	c := &Catalog{roles: map[string]bullpen.Role{}}
 	err := fs.WalkDir(packsFS, "packs", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -92,7 +92,7 @@ func LoadCatalog(dir string) (*Catalog, error) {
 	return c, errors.Join(errs...)
 }
 
-func (c *Catalog) add(id string, r Role) {
+func (c *Catalog) add(id string, r bullpen.Role) {
 	if _, ok := c.roles[id]; !ok {
 		c.ids = append(c.ids, id)
 		sort.Strings(c.ids)
@@ -102,32 +102,26 @@ func (c *Catalog) add(id string, r Role) {
 }
 
 // Role returns a role by ID ("starter/lead").
-func (c *Catalog) Role(id string) (Role, error) {
+func (c *Catalog) Role(id string) (bullpen.Role, error) {
 	r, ok := c.roles[id]
 	if !ok {
-		return Role{}, bullpen.Errorf(bullpen.ENOTFOUND, "role %q not found (see GET /api/v1/roles)", id)
+		return bullpen.Role{}, bullpen.Errorf(bullpen.ENOTFOUND, "role %q not found (see GET /api/v1/roles)", id)
 	}
 	return r, nil
 }
 
-// RoleInfo is a role as the catalog lists it.
-type RoleInfo struct {
-	ID   string `json:"id"`
-	Role Role   `json:"role"`
-}
-
 // List returns every role, by ID.
-func (c *Catalog) List() []RoleInfo {
-	out := make([]RoleInfo, 0, len(c.ids))
+func (c *Catalog) List() []bullpen.RoleInfo {
+	out := make([]bullpen.RoleInfo, 0, len(c.ids))
 	for _, id := range c.ids {
-		out = append(out, RoleInfo{ID: id, Role: c.roles[id]})
+		out = append(out, bullpen.RoleInfo{ID: id, Role: c.roles[id]})
 	}
 	return out
 }
 
 // Pack returns the roles of one pack, by ID.
-func (c *Catalog) Pack(name string) []Role {
-	var out []Role
+func (c *Catalog) Pack(name string) []bullpen.Role {
+	var out []bullpen.Role
 	for _, id := range c.ids {
 		if strings.HasPrefix(id, name+"/") {
 			out = append(out, c.roles[id])

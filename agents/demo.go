@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 )
 
 // DemoRequest is what the office's admin asks the lead for when the demo
@@ -33,11 +32,11 @@ func (s *Service) StartDemo(ctx context.Context) error {
 	if _, err := s.HireTeam(ctx, admin, "starter"); err != nil {
 		return fmt.Errorf("demo: hire the starter team: %w", err)
 	}
-	general, err := s.off.ChannelByName(ctx, admin, office.GeneralChannel)
+	general, err := s.off.ChannelByName(ctx, admin, bullpen.GeneralChannel)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	_, err = s.off.Post(ctx, admin, office.PostInput{ChannelID: general.ID, Source: bullpen.SourceWeb, Body: DemoRequest})
+	_, err = s.off.Post(ctx, admin, bullpen.PostInput{ChannelID: general.ID, Source: bullpen.SourceWeb, Body: DemoRequest})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

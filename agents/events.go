@@ -2,7 +2,6 @@ package agents
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
@@ -142,9 +141,9 @@ func AgentFiredOf(ev bullpen.Event) (AgentFired, error) {
 	return bullpen.DecodePayload[AgentFired](ev, EventAgentFired)
 }
 
-// AgentOf decodes the Agent of an agent.hired or agent.updated event.
-func AgentOf(ev bullpen.Event) (Agent, error) {
-	return bullpen.DecodePayload[Agent](ev, EventAgentHired, EventAgentUpdated)
+// AgentOf decodes the bullpen.AgentView of an agent.hired or agent.updated event.
+func AgentOf(ev bullpen.Event) (bullpen.AgentView, error) {
+	return bullpen.DecodePayload[bullpen.AgentView](ev, EventAgentHired, EventAgentUpdated)
 }
 
 // Agent statuses, for the dashboard's live list.
@@ -155,22 +154,11 @@ const (
 	StatusWaiting  = "waiting" // a model call has not answered yet
 )
 
-// Status is what an agent is doing right now.
-type Status struct {
-	State  string `json:"state"`          // idle, thinking, tool, waiting
-	Tool   string `json:"tool,omitempty"` // when State is tool
-	TurnID int64  `json:"turn_id,omitempty"`
-	// Detail says it in words, e.g. "waiting for the model, 35 s".
-	Detail  string    `json:"detail,omitempty"`
-	WaitedS int64     `json:"waited_s,omitempty"` // when State is waiting
-	Since   time.Time `json:"since"`
-}
-
 // StatusEvent is the payload of the ephemeral agent.status.
 type StatusEvent struct {
-	AgentID int64  `json:"agent_id"`
-	Handle  string `json:"handle"`
-	Status  Status `json:"status"`
+	AgentID int64               `json:"agent_id"`
+	Handle  string              `json:"handle"`
+	Status  bullpen.AgentStatus `json:"status"`
 }
 
 // StatusOf decodes an agent.status event.
@@ -178,7 +166,7 @@ func StatusOf(ev bullpen.Event) (StatusEvent, error) {
 	return bullpen.DecodePayload[StatusEvent](ev, EventStatus)
 }
 
-func (s *Service) setStatus(agentID int64, st Status) {
+func (s *Service) setStatus(agentID int64, st bullpen.AgentStatus) {
 	st.Since = s.cfg.Now().UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,12 +174,12 @@ func (s *Service) setStatus(agentID int64, st Status) {
 }
 
 // Status returns an agent's live status.
-func (s *Service) Status(agentID int64) Status {
+func (s *Service) Status(agentID int64) bullpen.AgentStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.status[agentID]
 	if !ok {
-		return Status{State: StatusIdle}
+		return bullpen.AgentStatus{State: StatusIdle}
 	}
 	return st
 }

@@ -28,7 +28,7 @@ func TestEventDecoders(t *testing.T) {
 			func(ev bullpen.Event) (any, error) { return LimitOf(ev) }},
 		{EventDelta, DeltaEvent{TurnID: 2, AgentID: 5, Text: "hel"},
 			func(ev bullpen.Event) (any, error) { return DeltaOf(ev) }},
-		{EventStatus, StatusEvent{AgentID: 5, Status: Status{State: StatusWaiting, WaitedS: 3}},
+		{EventStatus, StatusEvent{AgentID: 5, Status: bullpen.AgentStatus{State: StatusWaiting, WaitedS: 3}},
 			func(ev bullpen.Event) (any, error) { return StatusOf(ev) }},
 		{EventAgentFired, AgentFired{AgentID: 5, Handle: "bot"},
 			func(ev bullpen.Event) (any, error) { return AgentFiredOf(ev) }},

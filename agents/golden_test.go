@@ -11,7 +11,6 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/internal/golden"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -42,7 +41,7 @@ func TestGoldenPrompt(t *testing.T) {
 	h.hire("starter/lead")
 	h.hire("starter/engineer")
 	ctx := context.Background()
-	ann, err := h.off.CreateMember(ctx, h.admin, office.MemberInput{Handle: "ann", DisplayName: "Ann Example", Title: "CTO"})
+	ann, err := h.off.CreateMember(ctx, h.admin, bullpen.MemberInput{Handle: "ann", DisplayName: "Ann Example", Title: "CTO"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func newHarness(tb testing.TB, dialect string, providers map[string]llm.Provider
 	if h.admin, err = h.off.Authenticate(ctx, tok); err != nil {
 		tb.Fatal(err)
 	}
-	if h.general, err = h.off.ChannelByName(ctx, h.admin, office.GeneralChannel); err != nil {
+	if h.general, err = h.off.ChannelByName(ctx, h.admin, bullpen.GeneralChannel); err != nil {
 		tb.Fatal(err)
 	}
 	return h
@@ -89,7 +89,7 @@ func (h *harness) close() {
 
 func (h *harness) hire(role string) bullpen.Member {
 	h.tb.Helper()
-	hired, err := h.svc.Hire(context.Background(), h.admin, HireInput{Role: role})
+	hired, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Role: role})
 	if err != nil {
 		h.tb.Fatalf("Hire(%s): %v", role, err)
 	}
@@ -98,7 +98,7 @@ func (h *harness) hire(role string) bullpen.Member {
 
 func (h *harness) post(actor bullpen.Member, channel, thread int64, body string) bullpen.Message {
 	h.tb.Helper()
-	m, err := h.off.Post(context.Background(), actor, office.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: bullpen.SourceWeb})
+	m, err := h.off.Post(context.Background(), actor, bullpen.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: bullpen.SourceWeb})
 	if err != nil {
 		h.tb.Fatalf("Post(%q): %v", body, err)
 	}
@@ -220,7 +220,7 @@ type fakeBox struct {
 
 func newFakeBox() *fakeBox { return &fakeBox{files: map[string]string{}} }
 
-func (b *fakeBox) Exec(ctx context.Context, agent bullpen.Member, spec SandboxSpec, req ExecRequest) (ExecResult, error) {
+func (b *fakeBox) Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req ExecRequest) (ExecResult, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.execs = append(b.execs, agent.Handle+": "+req.Command)
@@ -230,7 +230,7 @@ func (b *fakeBox) Exec(ctx context.Context, agent bullpen.Member, spec SandboxSp
 	return ExecResult{Stdout: fmt.Sprintf("ran %q\n", req.Command)}, nil
 }
 
-func (b *fakeBox) ReadFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, limit int64) ([]byte, error) {
+func (b *fakeBox) ReadFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, limit int64) ([]byte, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f, ok := b.files[agent.Handle+":"+path]
@@ -240,14 +240,14 @@ func (b *fakeBox) ReadFile(ctx context.Context, agent bullpen.Member, spec Sandb
 	return []byte(f), nil
 }
 
-func (b *fakeBox) WriteFile(ctx context.Context, agent bullpen.Member, spec SandboxSpec, path string, data []byte) error {
+func (b *fakeBox) WriteFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, data []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.files[agent.Handle+":"+path] = string(data)
 	return nil
 }
 
-func (b *fakeBox) ListFiles(ctx context.Context, agent bullpen.Member, spec SandboxSpec, dir string) ([]FileEntry, error) {
+func (b *fakeBox) ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]FileEntry, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []FileEntry

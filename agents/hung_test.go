@@ -30,7 +30,7 @@ func TestHungProviderDoesNotStallOthers(t *testing.T) {
 	}
 	h := newHarness(t, store.SQLite, providers, func(c *Config) {
 		c.DefaultProvider = "openai"
-		c.Timeouts = Timeouts{FirstByte: Duration(time.Minute), Notice: Duration(300 * time.Millisecond)}
+		c.Timeouts = bullpen.Timeouts{FirstByte: bullpen.Duration(time.Minute), Notice: bullpen.Duration(300 * time.Millisecond)}
 	})
 	var hung []bullpen.Member
 	for _, handle := range []string{"h1", "h2", "h3", "h4"} {
@@ -72,8 +72,8 @@ func (h *harness) hireAs(role, handle, provider string) bullpen.Member {
 	if err != nil {
 		h.tb.Fatal(err)
 	}
-	r.Handle, r.Name, r.Provider = handle, "Agent "+handle, provider
-	hired, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &r})
+	r.Handle, r.Name, r.Provider = handle, "bullpen.AgentView "+handle, provider
+	hired, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &r})
 	if err != nil {
 		h.tb.Fatalf("Hire(%s): %v", handle, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -109,7 +108,7 @@ func (s *Service) noticeOnce(ctx context.Context, e *turnEnv, key, text string) 
 	if e.j.has(key) {
 		return
 	}
-	_, err := s.off.PostWith(ctx, e.agent, office.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+	_, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
 		Body: "⚠️ " + text, Source: bullpen.SourceSystem}, func(tx *store.Tx, _ bullpen.Message) error {
 		return e.j.record(tx, key, struct{}{})
 	})

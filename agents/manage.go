@@ -4,58 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// Agent is an agent as the API shows it: its member, role and live status.
-type Agent struct {
-	bullpen.Member
-	Role    string    `json:"role"`
-	State   string    `json:"state"` // active or fired
-	Spec    Role      `json:"spec"`
-	Status  Status    `json:"status"`
-	HiredAt time.Time `json:"hired_at"`
-}
-
-// HireInput hires an agent from a catalog role or from an inline spec.
-// Handle, Name and Title override the role's.
-type HireInput struct {
-	Role   string `json:"role"`
-	Spec   *Role  `json:"spec"`
-	Handle string `json:"handle"`
-	Name   string `json:"name"`
-	Title  string `json:"title"`
-}
-
-// Hired is the result of a hire: the agent and its API token, shown once.
-type Hired struct {
-	Agent Agent  `json:"agent"`
-	Token string `json:"token"`
-}
-
 // Hire adds an agent member with its role; admins only.
-func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in HireInput) (Hired, error) {
+func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
 	if !actor.IsAdmin {
-		return Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
+		return bullpen.Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
 	}
-	var role Role
+	var role bullpen.Role
 	switch {
 	case in.Spec != nil && in.Role != "":
-		return Hired{}, bullpen.Errorf(bullpen.EINVALID, "give either role or spec, not both")
+		return bullpen.Hired{}, bullpen.Errorf(bullpen.EINVALID, "give either role or spec, not both")
 	case in.Spec != nil:
 		role = *in.Spec
 		role.Source = "inline"
 	case in.Role != "":
 		var err error
 		if role, err = s.cat.Role(in.Role); err != nil {
-			return Hired{}, err
+			return bullpen.Hired{}, err
 		}
 	default:
-		return Hired{}, bullpen.Errorf(bullpen.EINVALID, "role is required (e.g. \"starter/engineer\"), or an inline spec")
+		return bullpen.Hired{}, bullpen.Errorf(bullpen.EINVALID, "role is required (e.g. \"starter/engineer\"), or an inline spec")
 	}
 	if in.Handle != "" {
 		role.Handle = in.Handle
@@ -66,11 +38,11 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in HireInput) 
 	if in.Title != "" {
 		role.Title = in.Title
 	}
-	if err := role.Validate(""); err != nil {
-		return Hired{}, err
+	if err := ValidateRole(&role, ""); err != nil {
+		return bullpen.Hired{}, err
 	}
 	spec, _ := json.Marshal(role)
-	m, err := s.off.CreateMemberWith(ctx, actor, office.MemberInput{Handle: role.Handle, DisplayName: role.Name,
+	m, err := s.off.CreateMemberWith(ctx, actor, bullpen.MemberInput{Handle: role.Handle, DisplayName: role.Name,
 		Kind: bullpen.KindAgent, Title: role.Title}, func(tx *store.Tx, m bullpen.Member) error {
 		a, err := tx.CreateAgent(bullpen.Agent{MemberID: m.ID, Role: role.Source, Spec: string(spec)})
 		if err != nil {
@@ -80,29 +52,29 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in HireInput) 
 		return err
 	})
 	if err != nil {
-		return Hired{}, err
+		return bullpen.Hired{}, err
 	}
 	token, _, err := s.off.CreateToken(ctx, actor, m.ID, "agent @"+m.Handle)
 	if err != nil {
-		return Hired{}, err
+		return bullpen.Hired{}, err
 	}
 	a, err := s.Get(ctx, m.ID)
-	return Hired{Agent: a, Token: token}, err
+	return bullpen.Hired{Agent: a, Token: token}, err
 }
 
 // HireTeam hires every role of a pack whose handle is free; it returns the
 // agents hired (tokens are not kept: the runtime mints its own).
-func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]Agent, error) {
+func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error) {
 	roles := s.cat.Pack(pack)
 	if len(roles) == 0 {
 		return nil, bullpen.Errorf(bullpen.ENOTFOUND, "no role pack %q", pack)
 	}
-	var out []Agent
+	var out []bullpen.AgentView
 	for _, r := range roles {
 		if _, err := s.db.MemberByHandle(ctx, r.Handle); err == nil {
 			continue
 		}
-		h, err := s.Hire(ctx, actor, HireInput{Role: r.Source})
+		h, err := s.Hire(ctx, actor, bullpen.HireInput{Role: r.Source})
 		if err != nil {
 			return out, err
 		}
@@ -111,31 +83,18 @@ func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack strin
 	return out, nil
 }
 
-// AgentUpdate edits an agent's role; nil fields stay as they are.
-type AgentUpdate struct {
-	Name      *string      `json:"name"`
-	Title     *string      `json:"title"`
-	Provider  *string      `json:"provider"`
-	Model     *string      `json:"model"`
-	Prompt    *string      `json:"prompt"`
-	Tools     *[]string    `json:"tools"`
-	Approvals *[]string    `json:"approvals"`
-	Sandbox   *SandboxSpec `json:"sandbox"`
-	Budgets   *Budgets     `json:"budgets"`
-}
-
 // Update edits an agent; admins only. The next turn uses the new role.
-func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up AgentUpdate) (Agent, error) {
+func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error) {
 	if !actor.IsAdmin {
-		return Agent{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can edit agents")
+		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can edit agents")
 	}
 	a, err := s.db.Agent(ctx, id)
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
-	var r Role
+	var r bullpen.Role
 	if err := json.Unmarshal([]byte(a.Spec), &r); err != nil {
-		return Agent{}, fmt.Errorf("agents: stored role spec: %w", err)
+		return bullpen.AgentView{}, fmt.Errorf("agents: stored role spec: %w", err)
 	}
 	set := func(dst *string, v *string) {
 		if v != nil {
@@ -159,12 +118,12 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 	if up.Budgets != nil {
 		r.Budgets = *up.Budgets
 	}
-	if err := r.Validate(""); err != nil {
-		return Agent{}, err
+	if err := ValidateRole(&r, ""); err != nil {
+		return bullpen.AgentView{}, err
 	}
-	m, err := s.off.UpdateMember(ctx, actor, id, office.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
+	m, err := s.off.UpdateMember(ctx, actor, id, bullpen.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
 	spec, _ := json.Marshal(r)
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
@@ -176,20 +135,20 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 		return err
 	})
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
 	return s.Get(ctx, id)
 }
 
 // Fire deactivates an agent: it never wakes again, its tokens are revoked
 // and its pending wakes dropped. Its messages, turns and pages stay.
-func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (Agent, error) {
+func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error) {
 	if !actor.IsAdmin {
-		return Agent{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can fire agents")
+		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can fire agents")
 	}
 	m, err := s.db.Member(ctx, id)
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.FireAgent(id); err != nil {
@@ -199,7 +158,7 @@ func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (Age
 		return err
 	})
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
 	s.mu.Lock()
 	delete(s.creds, id)
@@ -208,20 +167,20 @@ func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (Age
 }
 
 // Get returns one agent.
-func (s *Service) Get(ctx context.Context, id int64) (Agent, error) {
+func (s *Service) Get(ctx context.Context, id int64) (bullpen.AgentView, error) {
 	a, err := s.db.Agent(ctx, id)
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
 	m, err := s.db.Member(ctx, id)
 	if err != nil {
-		return Agent{}, err
+		return bullpen.AgentView{}, err
 	}
 	return s.view(m, a), nil
 }
 
 // List returns every agent, fired ones included, by handle.
-func (s *Service) List(ctx context.Context) ([]Agent, error) {
+func (s *Service) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	agents, err := s.db.Agents(ctx)
 	if err != nil {
 		return nil, err
@@ -234,7 +193,7 @@ func (s *Service) List(ctx context.Context) ([]Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Agent, 0, len(agents))
+	out := make([]bullpen.AgentView, 0, len(agents))
 	for _, a := range agents {
 		out = append(out, s.view(members[a.MemberID], a))
 	}
@@ -242,13 +201,13 @@ func (s *Service) List(ctx context.Context) ([]Agent, error) {
 	return out, nil
 }
 
-func (s *Service) view(m bullpen.Member, a bullpen.Agent) Agent {
+func (s *Service) view(m bullpen.Member, a bullpen.Agent) bullpen.AgentView {
 	r, _ := decodeRole(a.Spec)
-	v := Agent{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.Status(m.ID), HiredAt: a.CreatedAt}
+	v := bullpen.AgentView{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.Status(m.ID), HiredAt: a.CreatedAt}
 	return v
 }
 
-func sortAgents(as []Agent) {
+func sortAgents(as []bullpen.AgentView) {
 	for i := 1; i < len(as); i++ {
 		for j := i; j > 0 && as[j].Handle < as[j-1].Handle; j-- {
 			as[j], as[j-1] = as[j-1], as[j]

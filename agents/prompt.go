@@ -22,7 +22,7 @@ const officeRules = `## How this office works
 // prefix is the byte-stable start of every prompt of an agent: its role
 // prompt, the office rules and the roster. It changes only when the role
 // or the roster does, so provider prompt caches stay warm.
-func prefix(role Role, me bullpen.Member, roster string) string {
+func prefix(role bullpen.Role, me bullpen.Member, roster string) string {
 	title := ""
 	if me.Title != "" {
 		title = ", " + me.Title
@@ -80,7 +80,7 @@ func (s *Service) handles(ctx context.Context) map[int64]string {
 
 // toolsFor returns the registered tools a role's allow-list names, sorted
 // by name, by name and as the model sees them.
-func (s *Service) toolsFor(role Role) (map[string]*Tool, []llm.Tool) {
+func (s *Service) toolsFor(role bullpen.Role) (map[string]*Tool, []llm.Tool) {
 	defs := map[string]*Tool{}
 	var out []llm.Tool
 	for _, t := range s.tools.Offer(role.Tools) {

@@ -9,7 +9,6 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -32,7 +31,7 @@ func TestPromptNamesMembersByHandle(t *testing.T) {
 	ctx := context.Background()
 	var alices []bullpen.Member
 	for _, handle := range []string{"alice", "mallory"} {
-		m, err := h.off.CreateMember(ctx, h.admin, office.MemberInput{Handle: handle, DisplayName: "Alice"})
+		m, err := h.off.CreateMember(ctx, h.admin, bullpen.MemberInput{Handle: handle, DisplayName: "Alice"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func (t *Tool) LLM() llm.Tool {
 // authenticated member, never from the call's arguments.
 type Call struct {
 	Member bullpen.Member // the caller: everything is done as this member
-	Role   Role           // the caller's role: its sandbox and network policy
+	Role   bullpen.Role   // the caller's role: its sandbox and network policy
 	// Channel and Thread are where the caller was woken: post_message's
 	// default place. Zero outside a turn, where a channel must be named.
 	Channel   bullpen.Channel

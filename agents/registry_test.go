@@ -28,7 +28,7 @@ func TestToolsOfferedAreTheRolesAllowList(t *testing.T) {
 			offered[handle] = req.Tools
 		}
 	}
-	roles := map[string]Role{} // handle → role
+	roles := map[string]bullpen.Role{} // handle → role
 	for _, pack := range Packs() {
 		for _, r := range h.svc.Catalog().Pack(pack) {
 			m := h.hire(r.Source)

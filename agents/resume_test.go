@@ -131,7 +131,7 @@ type blockingBox struct {
 	n       int
 }
 
-func (b *blockingBox) Exec(ctx context.Context, agent bullpen.Member, spec SandboxSpec, req ExecRequest) (ExecResult, error) {
+func (b *blockingBox) Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req ExecRequest) (ExecResult, error) {
 	b.mu.Lock()
 	b.n++
 	b.mu.Unlock()
@@ -213,13 +213,13 @@ func TestResumeAfterCrashRightAfterEffect(t *testing.T) {
 		for _, tc := range []struct {
 			name string
 			call llm.ToolCall
-			role func(*Role)
+			role func(*bullpen.Role)
 			want func(h *harness, w *txWiki) (int, string)
 		}{
 			{"post_message", call(ToolPostMessage, map[string]any{"body": "once"}), nil,
 				func(h *harness, _ *txWiki) (int, string) { return h.countBy("@lead: once"), "posts" }},
 			{"approval request", call(ToolPostMessage, map[string]any{"body": "needs a human"}),
-				func(r *Role) { r.Approvals = []string{ToolPostMessage} },
+				func(r *bullpen.Role) { r.Approvals = []string{ToolPostMessage} },
 				func(h *harness, _ *txWiki) (int, string) {
 					as, err := h.db.Approvals(context.Background(), "", 10)
 					if err != nil {
@@ -247,7 +247,7 @@ func TestResumeAfterCrashRightAfterEffect(t *testing.T) {
 				if tc.role != nil {
 					tc.role(&r)
 				}
-				if _, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &r}); err != nil {
+				if _, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &r}); err != nil {
 					t.Fatal(err)
 				}
 				h.start()

@@ -14,86 +14,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Role is an agent's job description: who it is, which model it runs on,
-// what it may do and how much. Roles come from Markdown files with YAML
-// front matter (the body is the system prompt) or from plain YAML with a
-// prompt field.
-type Role struct {
-	Handle   string `yaml:"handle" json:"handle"`
-	Name     string `yaml:"name" json:"name"`
-	Title    string `yaml:"title" json:"title"`
-	Provider string `yaml:"provider" json:"provider"` // "", openai, anthropic or scripted; "" is the office default
-	Model    string `yaml:"model" json:"model"`
-	// Tools is the allow-list: only these are offered and accepted.
-	Tools []string `yaml:"tools" json:"tools"`
-	// Approvals lists tools that always need a human's approval.
-	Approvals []string    `yaml:"approvals" json:"approvals,omitempty"`
-	Sandbox   SandboxSpec `yaml:"sandbox" json:"sandbox"`
-	Budgets   Budgets     `yaml:"budgets" json:"budgets"`
-	Timeouts  Timeouts    `yaml:"timeouts" json:"timeouts,omitzero"`
-	Prompt    string      `yaml:"prompt" json:"prompt"`
-	// Source names where the role came from: "starter/lead", "local/x.md", "inline".
-	Source string `yaml:"-" json:"source"`
-}
-
-// SandboxSpec is what an agent's own sandbox looks like.
-type SandboxSpec struct {
-	Image  string  `yaml:"image" json:"image,omitempty"`
-	CPU    float64 `yaml:"cpu" json:"cpu,omitempty"`
-	Memory string  `yaml:"memory" json:"memory,omitempty"` // e.g. 512Mi, 2Gi
-	// Network is none (the default), allowlist or open. Commands that use
-	// the network need a human's approval.
-	Network string   `yaml:"network" json:"network,omitempty"`
-	Allow   []string `yaml:"allow" json:"allow,omitempty"` // domains or CIDRs for allowlist
-}
-
-// Budgets bound what one agent may spend. Zero means the default.
-type Budgets struct {
-	MaxSteps      int `yaml:"max_steps" json:"max_steps"`             // model calls per turn
-	MaxTurnTokens int `yaml:"max_turn_tokens" json:"max_turn_tokens"` // input+output tokens per turn
-	DailyTokens   int `yaml:"daily_tokens" json:"daily_tokens"`       // input+output tokens per UTC day
-	TurnsPerHour  int `yaml:"turns_per_hour" json:"turns_per_hour"`   // rate limit
-}
-
-// Default budgets.
-const (
-	DefaultMaxSteps      = 8
-	DefaultMaxTurnTokens = 120_000
-	DefaultDailyTokens   = 2_000_000
-	DefaultTurnsPerHour  = 120
-	MaxPrompt            = 32_000
-)
+// MaxPrompt bounds a role's prompt, in bytes.
+const MaxPrompt = 32_000
 
 // Provider kinds a role may name.
 var providerKinds = []string{"", "openai", "anthropic", "scripted"}
-
-// Network policies.
-const (
-	NetworkNone      = "none"
-	NetworkAllowlist = "allowlist"
-	NetworkOpen      = "open"
-)
-
-// WithDefaults fills zero budgets and the sandbox network policy.
-func (r Role) WithDefaults() Role {
-	b := &r.Budgets
-	if b.MaxSteps == 0 {
-		b.MaxSteps = DefaultMaxSteps
-	}
-	if b.MaxTurnTokens == 0 {
-		b.MaxTurnTokens = DefaultMaxTurnTokens
-	}
-	if b.DailyTokens == 0 {
-		b.DailyTokens = DefaultDailyTokens
-	}
-	if b.TurnsPerHour == 0 {
-		b.TurnsPerHour = DefaultTurnsPerHour
-	}
-	if r.Sandbox.Network == "" {
-		r.Sandbox.Network = NetworkNone
-	}
-	return r
-}
 
 // FieldError is a problem with one field of a role.
 type FieldError struct {
@@ -115,8 +40,8 @@ func invalid(file, field, format string, args ...any) error {
 	return &bullpen.Error{Code: bullpen.EINVALID, Message: fe.Error(), Err: fe}
 }
 
-// Validate checks every field; file names the source in errors.
-func (r *Role) Validate(file string) error {
+// ValidateRole checks every field; file names the source in errors.
+func ValidateRole(r *bullpen.Role, file string) error {
 	if err := bullpen.ValidateHandle(r.Handle); err != nil {
 		return invalid(file, "handle", "%s", bullpen.ErrorMessage(err))
 	}
@@ -135,16 +60,16 @@ func (r *Role) Validate(file string) error {
 	if len(r.Model) > 200 {
 		return invalid(file, "model", "is longer than 200 characters")
 	}
-	if err := r.validateTools(file); err != nil {
+	if err := validateTools(r, file); err != nil {
 		return err
 	}
-	if err := r.Sandbox.validate(file); err != nil {
+	if err := validateSandbox(&r.Sandbox, file); err != nil {
 		return err
 	}
-	if err := r.Budgets.validate(file); err != nil {
+	if err := validateBudgets(&r.Budgets, file); err != nil {
 		return err
 	}
-	if err := r.Timeouts.validate(file); err != nil {
+	if err := validateTimeouts(&r.Timeouts, file); err != nil {
 		return err
 	}
 	if strings.TrimSpace(r.Prompt) == "" {
@@ -156,7 +81,7 @@ func (r *Role) Validate(file string) error {
 	return nil
 }
 
-func (r *Role) validateTools(file string) error {
+func validateTools(r *bullpen.Role, file string) error {
 	seen := map[string]bool{}
 	for i, t := range r.Tools {
 		if !slices.Contains(ToolNames, t) {
@@ -175,7 +100,7 @@ func (r *Role) validateTools(file string) error {
 	return nil
 }
 
-func (s *SandboxSpec) validate(file string) error {
+func validateSandbox(s *bullpen.SandboxSpec, file string) error {
 	if len(s.Image) > 300 {
 		return invalid(file, "sandbox.image", "is longer than 300 characters")
 	}
@@ -188,8 +113,8 @@ func (s *SandboxSpec) validate(file string) error {
 		}
 	}
 	switch s.Network {
-	case "", NetworkNone, NetworkOpen:
-	case NetworkAllowlist:
+	case "", bullpen.NetworkNone, bullpen.NetworkOpen:
+	case bullpen.NetworkAllowlist:
 		if len(s.Allow) == 0 {
 			return invalid(file, "sandbox.allow", "an allowlist network policy needs at least one domain or CIDR")
 		}
@@ -204,7 +129,7 @@ func (s *SandboxSpec) validate(file string) error {
 	return nil
 }
 
-func (b *Budgets) validate(file string) error {
+func validateBudgets(b *bullpen.Budgets, file string) error {
 	checks := []struct {
 		field    string
 		v, lo, h int
@@ -244,8 +169,8 @@ func ParseBytes(s string) (int64, error) {
 // ParseRole reads a role file: Markdown with YAML front matter between
 // "---" lines (the body is the prompt), or YAML (.yaml, .yml) with a prompt
 // field. name is used in error messages and as the Source.
-func ParseRole(name string, data []byte) (Role, error) {
-	var r Role
+func ParseRole(name string, data []byte) (bullpen.Role, error) {
+	var r bullpen.Role
 	front, body := data, []byte(nil)
 	isYAML := strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 	if !isYAML {
@@ -268,7 +193,7 @@ func ParseRole(name string, data []byte) (Role, error) {
 		r.Prompt = strings.TrimSpace(string(body))
 	}
 	r.Source = name
-	if err := r.Validate(name); err != nil {
+	if err := ValidateRole(&r, name); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -239,7 +238,7 @@ func threadOf(msg bullpen.Message) int64 { return msg.ThreadID }
 // notice posts a visible system message as the agent concerned: a limit,
 // a failure, a missing provider. It never wakes anyone.
 func (s *Service) notice(ctx context.Context, agent bullpen.Member, channelID, threadID int64, text string) {
-	_, err := s.off.Post(ctx, agent, office.PostInput{ChannelID: channelID, ThreadID: threadID,
+	_, err := s.off.Post(ctx, agent, bullpen.PostInput{ChannelID: channelID, ThreadID: threadID,
 		Body: "⚠️ " + text, Source: bullpen.SourceSystem})
 	if err != nil && ctx.Err() == nil {
 		s.log.Error("agents: post notice", "agent", agent.Handle, "err", err)

@@ -37,7 +37,7 @@
 // Model calls have connect, first-byte and idle timeouts and each turn a
 // deadline (Config.Timeouts from the environment, overridden per role).
 // While a call waits, the agent's live status counts the seconds (an
-// ephemeral agent.status event) and after Timeouts.Notice a notice says so
+// ephemeral agent.status event) and after bullpen.Timeouts.Notice a notice says so
 // in the channel, once per call. A turn waiting on its model gives its
 // office-wide concurrency slot back and holds a slot of its provider's own
 // share instead: the office-wide limit bounds the work Bullpen itself does
@@ -143,7 +143,7 @@ type Config struct {
 	ProviderConcurrency int
 	// Timeouts are the office-wide model-call timeouts, turn deadline and
 	// waiting notice (TimeoutsFromEnv); a role's timeouts override them.
-	Timeouts  Timeouts
+	Timeouts  bullpen.Timeouts
 	HopBudget int           // agent→agent messages per thread without a human (default 8)
 	Lease     time.Duration // a running turn's lease, renewed while it runs (default 2 min)
 	Sweep     time.Duration // how often expired leases are looked for (default 30 s)
@@ -205,7 +205,7 @@ type Service struct {
 	mu       sync.Mutex
 	workers  map[int64]chan struct{} // agent → poke
 	creds    map[int64]string        // agent → its runtime token secret
-	status   map[int64]Status
+	status   map[int64]bullpen.AgentStatus
 	modelSem map[string]chan struct{} // provider kind → its model-call slots
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -238,7 +238,7 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]Status{},
+		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]bullpen.AgentStatus{},
 		modelSem: map[string]chan struct{}{}}
 	var err error
 	if s.tools, err = s.builtinTools(); err != nil {
@@ -249,6 +249,9 @@ func New(cfg Config) (*Service, error) {
 
 // Catalog returns the roles one can hire from.
 func (s *Service) Catalog() *Catalog { return s.cat }
+
+// Roles lists the catalog's roles, by ID.
+func (s *Service) Roles() []bullpen.RoleInfo { return s.cat.List() }
 
 // ProviderNotice says what the dashboard should show about model
 // providers: "" when one is configured.

@@ -21,12 +21,12 @@ func TestRoleTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseRole: %v", err)
 	}
-	want := Timeouts{FirstByte: Duration(time.Minute), Idle: Duration(30 * time.Second), Turn: Duration(10 * time.Minute)}
+	want := bullpen.Timeouts{FirstByte: bullpen.Duration(time.Minute), Idle: bullpen.Duration(30 * time.Second), Turn: bullpen.Duration(10 * time.Minute)}
 	if r.Timeouts != want {
-		t.Errorf("Timeouts = %+v, want %+v", r.Timeouts, want)
+		t.Errorf("bullpen.Timeouts = %+v, want %+v", r.Timeouts, want)
 	}
 	b, _ := json.Marshal(r)
-	var back Role
+	var back bullpen.Role
 	if err := json.Unmarshal(b, &back); err != nil || back.Timeouts != want {
 		t.Errorf("JSON round trip = %+v, %v; want %+v", back.Timeouts, err, want)
 	}
@@ -47,7 +47,7 @@ func TestRoleTimeouts(t *testing.T) {
 func TestTimeoutsFromEnv(t *testing.T) {
 	env := map[string]string{EnvFirstByteTimeout: "45s", EnvTurnDeadline: "5m"}
 	got, err := TimeoutsFromEnv(func(k string) string { return env[k] })
-	if err != nil || got.FirstByte != Duration(45*time.Second) || got.Turn != Duration(5*time.Minute) || got.Idle != 0 {
+	if err != nil || got.FirstByte != bullpen.Duration(45*time.Second) || got.Turn != bullpen.Duration(5*time.Minute) || got.Idle != 0 {
 		t.Errorf("TimeoutsFromEnv = %+v, %v; want first byte 45s, turn 5m, the rest default", got, err)
 	}
 	env[EnvIdleTimeout] = "forever"
@@ -64,14 +64,14 @@ func TestTurnDeadlineEndsHungTurn(t *testing.T) {
 	p := openai.New(openai.Config{BaseURL: silent.BaseURL(), Model: "hung", MaxRetries: -1})
 	h := newHarness(t, store.SQLite, map[string]llm.Provider{"openai": p}, func(c *Config) {
 		c.DefaultProvider = "openai"
-		c.Timeouts = Timeouts{FirstByte: Duration(time.Minute)}
+		c.Timeouts = bullpen.Timeouts{FirstByte: bullpen.Duration(time.Minute)}
 	})
 	r, err := h.svc.Catalog().Role("starter/lead")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Timeouts.Turn = Duration(700 * time.Millisecond)
-	hired, err := h.svc.Hire(context.Background(), h.admin, HireInput{Spec: &r})
+	r.Timeouts.Turn = bullpen.Duration(700 * time.Millisecond)
+	hired, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -85,7 +84,7 @@ func (s *Service) postMessage(ctx context.Context, c *Call) (string, error) {
 	if c.Simulated {
 		body = simLabel + body
 	}
-	in := office.PostInput{ChannelID: c.Channel.ID, ThreadID: c.Thread, Body: body, Source: bullpen.SourceAgent}
+	in := bullpen.PostInput{ChannelID: c.Channel.ID, ThreadID: c.Thread, Body: body, Source: bullpen.SourceAgent}
 	if name := strings.TrimPrefix(a.Channel, "#"); name != "" && name != c.Channel.Name {
 		ch, err := s.off.ChannelByName(ctx, c.Member, name)
 		if err != nil {

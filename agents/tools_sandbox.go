@@ -38,7 +38,7 @@ type execArgs struct {
 // sandbox with any network policy but none can, whatever the command says.
 func execNeedsApproval(c *Call) string {
 	var a execArgs
-	if args(c.Args, &a) != nil || c.Role.Sandbox.Network == NetworkNone || c.Role.Sandbox.Network == "" {
+	if args(c.Args, &a) != nil || c.Role.Sandbox.Network == bullpen.NetworkNone || c.Role.Sandbox.Network == "" {
 		return ""
 	}
 	return "the sandbox has network access (" + c.Role.Sandbox.Network + " policy)"

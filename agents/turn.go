@@ -11,7 +11,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -20,7 +19,7 @@ type turnEnv struct {
 	s         *Service
 	turn      bullpen.Turn
 	agent     bullpen.Member // authenticated with the agent's own credential
-	role      Role
+	role      bullpen.Role
 	channel   bullpen.Channel
 	thread    int64 // where replies go by default
 	aud       []int64
@@ -32,9 +31,9 @@ type turnEnv struct {
 	posted    int
 	asked     bool // an approval was requested: the turn ends after this step
 	started   time.Time
-	deadline  time.Time // the turn's own: model calls and tools stop there
-	timeouts  Timeouts  // role's, then office's, then built-in
-	kind      string    // the provider kind, for its share of model calls
+	deadline  time.Time        // the turn's own: model calls and tools stop there
+	timeouts  bullpen.Timeouts // role's, then office's, then built-in
+	kind      string           // the provider kind, for its share of model calls
 	j         *journal
 	callKey   string       // the journal key of the tool call running
 	log       *slog.Logger // carries the turn, agent, channel and anchor wake
@@ -45,7 +44,7 @@ type turnEnv struct {
 // turn, so a restart re-queues its wakes.
 func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) {
 	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now(), log: log}
-	defer s.setStatus(turn.AgentID, Status{State: StatusIdle})
+	defer s.setStatus(turn.AgentID, bullpen.AgentStatus{State: StatusIdle})
 	wakes, err := s.openJournal(ctx, e, wakes)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -188,7 +187,7 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wa
 		_, err := tx.Emit(EventTurnStarted, e.channel.ID, e.aud, p)
 		return err
 	})
-	s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
 	return err
 }
 
@@ -290,7 +289,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if e.j.get(key, &resp) {
 		return resp, nil
 	}
-	s.setStatus(e.agent.ID, Status{State: StatusThinking, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
 	if s.onRequest != nil {
 		s.onRequest(e.agent.ID, req)
 	}
@@ -314,7 +313,7 @@ func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
 	if e.simulated {
 		body = simLabel + body
 	}
-	if _, err := s.off.PostWith(ctx, e.agent, office.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+	if _, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
 		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}, func(tx *store.Tx, _ bullpen.Message) error {
 		return e.j.record(tx, key, struct{}{})
 	}); err != nil && ctx.Err() == nil {
@@ -408,8 +407,8 @@ func (s *Service) checkBudgets(ctx context.Context, e *turnEnv) (bool, error) {
 }
 
 // decodeRole reads a stored role spec and fills its defaults.
-func decodeRole(spec string) (Role, error) {
-	var r Role
+func decodeRole(spec string) (bullpen.Role, error) {
+	var r bullpen.Role
 	if err := json.Unmarshal([]byte(spec), &r); err != nil {
 		return r, fmt.Errorf("agents: stored role spec: %w", err)
 	}

@@ -25,7 +25,7 @@ func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (ll
 		return llm.Response{}, err
 	}
 	defer release()
-	cctx, cancel := context.WithDeadline(llm.WithTimeouts(ctx, e.timeouts.llm()), e.deadline)
+	cctx, cancel := context.WithDeadline(llm.WithTimeouts(ctx, llmTimeouts(e.timeouts)), e.deadline)
 	defer cancel()
 	w := s.watchWait(ctx, e)
 	defer w.stop()
@@ -124,7 +124,7 @@ func (w *waiter) answered() {
 	defer w.mu.Unlock()
 	if !w.got {
 		w.got = true
-		w.s.setStatus(w.e.agent.ID, Status{State: StatusThinking, TurnID: w.e.turn.ID})
+		w.s.setStatus(w.e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: w.e.turn.ID})
 		w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
 	}
 }
@@ -145,7 +145,7 @@ func (w *waiter) publish(waited time.Duration) {
 		return
 	}
 	secs := int64(waited / time.Second)
-	st := Status{State: StatusWaiting, TurnID: w.e.turn.ID, WaitedS: secs,
+	st := bullpen.AgentStatus{State: StatusWaiting, TurnID: w.e.turn.ID, WaitedS: secs,
 		Detail: fmt.Sprintf("waiting for the model, %d s", secs)}
 	w.s.setStatus(w.e.agent.ID, st)
 	w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
@@ -153,7 +153,7 @@ func (w *waiter) publish(waited time.Duration) {
 
 // publishStatus sends an agent's live status as an ephemeral event: the
 // dashboard's agent card shows it; it is not stored.
-func (s *Service) publishStatus(e *turnEnv, st Status) {
+func (s *Service) publishStatus(e *turnEnv, st bullpen.AgentStatus) {
 	body, _ := json.Marshal(StatusEvent{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
 	s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventStatus, ChannelID: e.channel.ID, Audience: e.aud,
 		Payload: body, At: s.cfg.Now().UTC()})

@@ -4,24 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base32"
 	"encoding/hex"
 	"strings"
-	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
-
-// TokenPrefix starts every API token, so a leaked one is easy to spot.
-const TokenPrefix = "bp_"
-
-// SessionTTL is how long a dashboard login lasts.
-const SessionTTL = 30 * 24 * time.Hour
-
-// Token is an API credential's stored metadata (never the secret).
-type Token = store.Token
 
 // Bootstrap prepares a new office: the admin human, #general and a login
 // token, which it returns once. On an office that already has members it
@@ -33,11 +22,11 @@ func (o *Office) Bootstrap(ctx context.Context, adminHandle string) (string, err
 	}
 	secret := newSecret()
 	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
-		admin, err := o.createMember(ctx, tx, MemberInput{Handle: adminHandle, DisplayName: "Admin", Kind: bullpen.KindHuman, IsAdmin: true})
+		admin, err := o.createMember(ctx, tx, bullpen.MemberInput{Handle: adminHandle, DisplayName: "Admin", Kind: bullpen.KindHuman, IsAdmin: true})
 		if err != nil {
 			return err
 		}
-		c, err := tx.CreateChannel(bullpen.Channel{Name: GeneralChannel, Kind: bullpen.ChannelPublic,
+		c, err := tx.CreateChannel(bullpen.Channel{Name: bullpen.GeneralChannel, Kind: bullpen.ChannelPublic,
 			Topic: "Everyone, humans and agents", CreatedBy: admin.ID})
 		if err != nil {
 			return err
@@ -60,7 +49,7 @@ func (o *Office) Bootstrap(ctx context.Context, adminHandle string) (string, err
 // Authenticate returns the member a token belongs to; a missing, unknown
 // or revoked token is EUNAUTHORIZED.
 func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Member, error) {
-	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
+	if !strings.HasPrefix(secret, bullpen.TokenPrefix) || len(secret) > 200 {
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
 	}
 	t, err := o.db.TokenByHash(ctx, hashSecret(secret))
@@ -75,21 +64,21 @@ func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Membe
 // CreateToken issues a token for actor, or for another member when actor
 // is an admin (agents get their own credentials this way). The secret is
 // returned once and stored only as a hash.
-func (o *Office) CreateToken(ctx context.Context, actor bullpen.Member, memberID int64, name string) (string, Token, error) {
+func (o *Office) CreateToken(ctx context.Context, actor bullpen.Member, memberID int64, name string) (string, bullpen.Token, error) {
 	if memberID == 0 {
 		memberID = actor.ID
 	}
 	if memberID != actor.ID && !actor.IsAdmin {
-		return "", Token{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can create tokens for others")
+		return "", bullpen.Token{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can create tokens for others")
 	}
 	if strings.TrimSpace(name) == "" || len(name) > 100 {
-		return "", Token{}, bullpen.Errorf(bullpen.EINVALID, "token name must be 1-100 characters")
+		return "", bullpen.Token{}, bullpen.Errorf(bullpen.EINVALID, "token name must be 1-100 characters")
 	}
 	if _, err := o.db.Member(ctx, memberID); err != nil {
-		return "", Token{}, err
+		return "", bullpen.Token{}, err
 	}
 	secret := newSecret()
-	var t Token
+	var t bullpen.Token
 	_, err := o.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		t, err = tx.CreateToken(memberID, name, hashSecret(secret), hint(secret))
@@ -99,7 +88,7 @@ func (o *Office) CreateToken(ctx context.Context, actor bullpen.Member, memberID
 }
 
 // Tokens lists actor's tokens.
-func (o *Office) Tokens(ctx context.Context, actor bullpen.Member) ([]Token, error) {
+func (o *Office) Tokens(ctx context.Context, actor bullpen.Member) ([]bullpen.Token, error) {
 	return o.db.Tokens(ctx, actor.ID)
 }
 
@@ -121,7 +110,7 @@ func (o *Office) Login(ctx context.Context, secret string) (bullpen.Member, stri
 	}
 	cookie, csrf := newSecret(), newSecret()
 	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
-		return tx.CreateSession(hashSecret(cookie), store.Session{MemberID: m.ID, CSRF: csrf, ExpiresAt: o.now().UTC().Add(SessionTTL)})
+		return tx.CreateSession(hashSecret(cookie), store.Session{MemberID: m.ID, CSRF: csrf, ExpiresAt: o.now().UTC().Add(bullpen.SessionTTL)})
 	})
 	return m, cookie, csrf, err
 }
@@ -145,18 +134,10 @@ func (o *Office) Logout(ctx context.Context, cookie string) error {
 	return err
 }
 
-// CheckCSRF compares a submitted CSRF token with the session's in constant time.
-func CheckCSRF(want, got string) error {
-	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
-		return bullpen.Errorf(bullpen.EFORBIDDEN, "missing or wrong CSRF token; reload the page")
-	}
-	return nil
-}
-
 func newSecret() string {
 	b := make([]byte, 20)
 	rand.Read(b)
-	return TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+	return bullpen.TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
 func hashSecret(s string) string {

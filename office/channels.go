@@ -8,14 +8,8 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// ChannelInput is what a caller may set on a new channel.
-type ChannelInput struct {
-	Name  string `json:"name"`
-	Topic string `json:"topic"`
-}
-
 // CreateChannel creates a public channel with actor as its first member.
-func (o *Office) CreateChannel(ctx context.Context, actor bullpen.Member, in ChannelInput) (bullpen.Channel, error) {
+func (o *Office) CreateChannel(ctx context.Context, actor bullpen.Member, in bullpen.ChannelInput) (bullpen.Channel, error) {
 	c := bullpen.Channel{Name: in.Name, Kind: bullpen.ChannelPublic, Topic: in.Topic, CreatedBy: actor.ID}
 	if err := c.Validate(); err != nil {
 		return c, err

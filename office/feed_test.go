@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/live"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 )
 
 // collect reads from a feed until it has n stored events.
-func collect(t *testing.T, f *office.Feed, n int) []bullpen.Event {
+func collect(t *testing.T, f *live.Feed, n int) []bullpen.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

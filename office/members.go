@@ -7,20 +7,8 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// GeneralChannel is created at first start; every member joins it.
-const GeneralChannel = "general"
-
-// MemberInput is what a caller may set on a member.
-type MemberInput struct {
-	Handle      string             `json:"handle"`
-	DisplayName string             `json:"display_name"`
-	Kind        bullpen.MemberKind `json:"kind"`
-	Title       string             `json:"title"`
-	IsAdmin     bool               `json:"is_admin"`
-}
-
 // CreateMember adds a member and joins it to #general. Only admins may.
-func (o *Office) CreateMember(ctx context.Context, actor bullpen.Member, in MemberInput) (bullpen.Member, error) {
+func (o *Office) CreateMember(ctx context.Context, actor bullpen.Member, in bullpen.MemberInput) (bullpen.Member, error) {
 	if !actor.IsAdmin {
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can add members")
 	}
@@ -39,7 +27,7 @@ func (o *Office) CreateMember(ctx context.Context, actor bullpen.Member, in Memb
 // CreateMemberWith is CreateMember that also runs fn in the same
 // transaction, so that a feature's own rows (an agent's role) commit or
 // roll back together with the member.
-func (o *Office) CreateMemberWith(ctx context.Context, actor bullpen.Member, in MemberInput, fn func(tx *store.Tx, m bullpen.Member) error) (bullpen.Member, error) {
+func (o *Office) CreateMemberWith(ctx context.Context, actor bullpen.Member, in bullpen.MemberInput, fn func(tx *store.Tx, m bullpen.Member) error) (bullpen.Member, error) {
 	if !actor.IsAdmin {
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can add members")
 	}
@@ -59,7 +47,7 @@ func (o *Office) CreateMemberWith(ctx context.Context, actor bullpen.Member, in 
 
 // createMember validates and inserts a member, joins it to #general when
 // that exists, and emits the events.
-func (o *Office) createMember(ctx context.Context, tx *store.Tx, in MemberInput) (bullpen.Member, error) {
+func (o *Office) createMember(ctx context.Context, tx *store.Tx, in bullpen.MemberInput) (bullpen.Member, error) {
 	m := bullpen.Member{Handle: in.Handle, DisplayName: in.DisplayName, Kind: in.Kind, Title: in.Title, IsAdmin: in.IsAdmin}
 	if m.Kind == "" {
 		m.Kind = bullpen.KindHuman
@@ -74,7 +62,7 @@ func (o *Office) createMember(ctx context.Context, tx *store.Tx, in MemberInput)
 	if _, err := tx.Emit(bullpen.EventMemberCreated, 0, nil, m); err != nil {
 		return m, err
 	}
-	general, err := o.db.ChannelByName(ctx, GeneralChannel)
+	general, err := o.db.ChannelByName(ctx, bullpen.GeneralChannel)
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return m, nil
 	} else if err != nil {
@@ -83,16 +71,9 @@ func (o *Office) createMember(ctx context.Context, tx *store.Tx, in MemberInput)
 	return m, o.join(tx, general, m)
 }
 
-// MemberUpdate holds the fields to change; nil leaves a field as it is.
-type MemberUpdate struct {
-	DisplayName *string `json:"display_name"`
-	Title       *string `json:"title"`
-	Muted       *bool   `json:"muted"`
-}
-
 // UpdateMember changes a member. Members may change their own name and
 // title; admins may change anyone's, and only admins mute.
-func (o *Office) UpdateMember(ctx context.Context, actor bullpen.Member, id int64, up MemberUpdate) (bullpen.Member, error) {
+func (o *Office) UpdateMember(ctx context.Context, actor bullpen.Member, id int64, up bullpen.MemberUpdate) (bullpen.Member, error) {
 	m, err := o.db.Member(ctx, id)
 	if err != nil {
 		return m, err

@@ -9,17 +9,8 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// PostInput is a new message.
-type PostInput struct {
-	ChannelID int64  `json:"channel_id"`
-	ThreadID  int64  `json:"thread_id"`
-	Body      string `json:"body"`
-	// Source is the surface it came through (web, api, telegram, agent).
-	Source string `json:"-"`
-}
-
 // Post stores a message by actor. Posting in a public channel joins it.
-func (o *Office) Post(ctx context.Context, actor bullpen.Member, in PostInput) (bullpen.Message, error) {
+func (o *Office) Post(ctx context.Context, actor bullpen.Member, in bullpen.PostInput) (bullpen.Message, error) {
 	return o.PostWith(ctx, actor, in, nil)
 }
 
@@ -27,7 +18,7 @@ func (o *Office) Post(ctx context.Context, actor bullpen.Member, in PostInput) (
 // transaction, after the message is stored, so that a feature's own rows
 // (a bridge's message mapping and update offset) commit or roll back
 // together with the message and its event.
-func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in PostInput, fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error) {
+func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.PostInput, fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error) {
 	if err := bullpen.ValidateBody(in.Body); err != nil {
 		return bullpen.Message{}, err
 	}

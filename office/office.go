@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/live"
 	"github.com/bullpen-hq/bullpen/render"
 	"github.com/bullpen-hq/bullpen/store"
 )
@@ -19,7 +20,7 @@ import (
 // request body.
 type Office struct {
 	db     *store.DB
-	hub    *Hub
+	hub    *live.Hub
 	render *render.Renderer
 	now    func() time.Time
 }
@@ -40,7 +41,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
 	if err != nil {
 		return nil, fmt.Errorf("office: %w", err)
 	}
-	o := &Office{db: db, hub: NewHub(last, cfg.HubBuffer), render: render.New(), now: cfg.Now}
+	o := &Office{db: db, hub: live.NewHub(last, cfg.HubBuffer), render: render.New(), now: cfg.Now}
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -63,10 +64,10 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
 }
 
 // Hub returns the office's event hub.
-func (o *Office) Hub() *Hub { return o.hub }
+func (o *Office) Hub() *live.Hub { return o.hub }
 
 // Subscribe starts a feed of events after sequence since.
-func (o *Office) Subscribe(since int64) *Feed { return NewFeed(o.hub, o.db, since) }
+func (o *Office) Subscribe(since int64) *live.Feed { return live.NewFeed(o.hub, o.db, since) }
 
 // Events returns up to limit stored events after since that actor may see.
 func (o *Office) Events(ctx context.Context, actor bullpen.Member, since int64, limit int) ([]bullpen.Event, error) {

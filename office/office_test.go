@@ -37,15 +37,15 @@ func newFixture(t *testing.T, cfg store.Config) *fixture {
 	if f.admin, err = off.Authenticate(ctx, f.adminToken); err != nil {
 		t.Fatalf("Authenticate(bootstrap token): %v", err)
 	}
-	f.ada = mustMember(t, off, f.admin, office.MemberInput{Handle: "ada", DisplayName: "Ada", Kind: bullpen.KindHuman})
-	f.lead = mustMember(t, off, f.admin, office.MemberInput{Handle: "lead", DisplayName: "Lead", Kind: bullpen.KindAgent, Title: "Team lead"})
-	if f.general, err = off.ChannelByName(ctx, f.admin, office.GeneralChannel); err != nil {
+	f.ada = mustMember(t, off, f.admin, bullpen.MemberInput{Handle: "ada", DisplayName: "Ada", Kind: bullpen.KindHuman})
+	f.lead = mustMember(t, off, f.admin, bullpen.MemberInput{Handle: "lead", DisplayName: "Lead", Kind: bullpen.KindAgent, Title: "Team lead"})
+	if f.general, err = off.ChannelByName(ctx, f.admin, bullpen.GeneralChannel); err != nil {
 		t.Fatalf("general: %v", err)
 	}
 	return f
 }
 
-func mustMember(t *testing.T, off *office.Office, actor bullpen.Member, in office.MemberInput) bullpen.Member {
+func mustMember(t *testing.T, off *office.Office, actor bullpen.Member, in bullpen.MemberInput) bullpen.Member {
 	t.Helper()
 	m, err := off.CreateMember(context.Background(), actor, in)
 	if err != nil {
@@ -56,7 +56,7 @@ func mustMember(t *testing.T, off *office.Office, actor bullpen.Member, in offic
 
 func mustPost(t testing.TB, off *office.Office, actor bullpen.Member, ch int64, body string) bullpen.Message {
 	t.Helper()
-	m, err := off.Post(context.Background(), actor, office.PostInput{ChannelID: ch, Body: body})
+	m, err := off.Post(context.Background(), actor, bullpen.PostInput{ChannelID: ch, Body: body})
 	if err != nil {
 		t.Fatalf("Post(%q): %v", body, err)
 	}

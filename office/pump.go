@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/live"
 )
 
 // pumpBatch is how many stored events the pump reads at once.
@@ -24,20 +25,26 @@ const pumpPoll = time.Second
 // one ever be missing for good (rows deleted by hand).
 const gapPatience = 3 * time.Second
 
+// publisher is what the pump needs of the hub; *live.Hub provides it.
+type publisher interface {
+	Publish(evs []bullpen.Event)
+	Last() int64
+}
+
 // pump feeds the hub when other processes write to the same database: it
 // publishes this process's commits at once when they are next in order,
 // and otherwise reads the table after the hub's last sequence, so that
 // subscribers see every replica's events in sequence order, none twice.
 type pump struct {
-	hub      *Hub
-	events   EventReader
+	hub      publisher
+	events   live.EventReader
 	log      *slog.Logger
 	kick     chan struct{}
 	mu       sync.Mutex // orders publishes into the hub
 	gapSince time.Time  // when the current hole was first seen
 }
 
-func newPump(hub *Hub, events EventReader, log *slog.Logger) *pump {
+func newPump(hub publisher, events live.EventReader, log *slog.Logger) *pump {
 	return &pump{hub: hub, events: events, log: log, kick: make(chan struct{}, 1)}
 }
 

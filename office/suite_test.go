@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 )
@@ -35,27 +34,27 @@ func testMembers(t *testing.T, f *fixture) {
 	if tok, err := f.off.Bootstrap(ctx, "admin"); tok != "" || err != nil {
 		t.Errorf("second Bootstrap = %q, %v; want no token", tok, err)
 	}
-	_, err := f.off.CreateMember(ctx, f.admin, office.MemberInput{Handle: "ada", DisplayName: "Other Ada"})
+	_, err := f.off.CreateMember(ctx, f.admin, bullpen.MemberInput{Handle: "ada", DisplayName: "Other Ada"})
 	wantCode(t, "duplicate handle", err, bullpen.ECONFLICT)
-	_, err = f.off.CreateMember(ctx, f.admin, office.MemberInput{Handle: "Bad Handle", DisplayName: "x"})
+	_, err = f.off.CreateMember(ctx, f.admin, bullpen.MemberInput{Handle: "Bad Handle", DisplayName: "x"})
 	wantCode(t, "bad handle", err, bullpen.EINVALID)
-	_, err = f.off.CreateMember(ctx, f.admin, office.MemberInput{Handle: "bob", DisplayName: ""})
+	_, err = f.off.CreateMember(ctx, f.admin, bullpen.MemberInput{Handle: "bob", DisplayName: ""})
 	wantCode(t, "empty display name", err, bullpen.EINVALID)
-	_, err = f.off.CreateMember(ctx, f.ada, office.MemberInput{Handle: "eve", DisplayName: "Eve"})
+	_, err = f.off.CreateMember(ctx, f.ada, bullpen.MemberInput{Handle: "eve", DisplayName: "Eve"})
 	wantCode(t, "non-admin creates member", err, bullpen.EFORBIDDEN)
 
 	name := "Ada L."
-	m, err := f.off.UpdateMember(ctx, f.ada, f.ada.ID, office.MemberUpdate{DisplayName: &name})
+	m, err := f.off.UpdateMember(ctx, f.ada, f.ada.ID, bullpen.MemberUpdate{DisplayName: &name})
 	if err != nil || m.DisplayName != name {
 		t.Errorf("UpdateMember(own name) = %+v, %v", m, err)
 	}
 	muted := true
-	_, err = f.off.UpdateMember(ctx, f.ada, f.lead.ID, office.MemberUpdate{Muted: &muted})
+	_, err = f.off.UpdateMember(ctx, f.ada, f.lead.ID, bullpen.MemberUpdate{Muted: &muted})
 	wantCode(t, "non-admin mutes", err, bullpen.EFORBIDDEN)
-	if m, err = f.off.UpdateMember(ctx, f.admin, f.lead.ID, office.MemberUpdate{Muted: &muted}); err != nil || !m.Muted {
+	if m, err = f.off.UpdateMember(ctx, f.admin, f.lead.ID, bullpen.MemberUpdate{Muted: &muted}); err != nil || !m.Muted {
 		t.Errorf("admin mutes lead = %+v, %v", m, err)
 	}
-	_, err = f.off.UpdateMember(ctx, f.admin, 9999, office.MemberUpdate{Muted: &muted})
+	_, err = f.off.UpdateMember(ctx, f.admin, 9999, bullpen.MemberUpdate{Muted: &muted})
 	wantCode(t, "update unknown member", err, bullpen.ENOTFOUND)
 
 	all, err := f.off.Members(ctx)
@@ -69,7 +68,7 @@ func testMembers(t *testing.T, f *fixture) {
 	if want := []string{"ada", "admin", "lead"}; !reflect.DeepEqual(handles, want) {
 		t.Errorf("Members() handles = %v, want %v", handles, want)
 	}
-	g, _ := f.off.ChannelByName(ctx, f.admin, office.GeneralChannel)
+	g, _ := f.off.ChannelByName(ctx, f.admin, bullpen.GeneralChannel)
 	if !reflect.DeepEqual(g.MemberIDs, []int64{f.admin.ID, f.ada.ID, f.lead.ID}) {
 		t.Errorf("#general members = %v, want all three", g.MemberIDs)
 	}
@@ -77,14 +76,14 @@ func testMembers(t *testing.T, f *fixture) {
 
 func testChannels(t *testing.T, f *fixture) {
 	ctx := context.Background()
-	c, err := f.off.CreateChannel(ctx, f.ada, office.ChannelInput{Name: "design", Topic: "Pixels"})
+	c, err := f.off.CreateChannel(ctx, f.ada, bullpen.ChannelInput{Name: "design", Topic: "Pixels"})
 	if err != nil || c.ID == 0 || c.Kind != bullpen.ChannelPublic {
 		t.Fatalf("CreateChannel = %+v, %v", c, err)
 	}
-	_, err = f.off.CreateChannel(ctx, f.ada, office.ChannelInput{Name: "design"})
+	_, err = f.off.CreateChannel(ctx, f.ada, bullpen.ChannelInput{Name: "design"})
 	wantCode(t, "duplicate channel", err, bullpen.ECONFLICT)
 	for _, bad := range []string{"", "Has Space", "-x", "dm-1-2", string(make([]byte, 81))} {
-		_, err = f.off.CreateChannel(ctx, f.ada, office.ChannelInput{Name: bad})
+		_, err = f.off.CreateChannel(ctx, f.ada, bullpen.ChannelInput{Name: bad})
 		wantCode(t, fmt.Sprintf("channel name %q", bad), err, bullpen.EINVALID)
 	}
 	if c, err = f.off.JoinChannel(ctx, f.lead, c.ID); err != nil || len(c.MemberIDs) != 2 {
@@ -108,7 +107,7 @@ func testChannels(t *testing.T, f *fixture) {
 	wantCode(t, "DM with oneself", err, bullpen.EINVALID)
 	_, err = f.off.Channel(ctx, f.ada, dm.ID)
 	wantCode(t, "outsider reads DM", err, bullpen.ENOTFOUND)
-	_, err = f.off.Post(ctx, f.ada, office.PostInput{ChannelID: dm.ID, Body: "hi"})
+	_, err = f.off.Post(ctx, f.ada, bullpen.PostInput{ChannelID: dm.ID, Body: "hi"})
 	wantCode(t, "outsider posts in DM", err, bullpen.ENOTFOUND)
 	_, err = f.off.JoinChannel(ctx, f.lead, dm.ID)
 	wantCode(t, "join a DM", err, bullpen.EINVALID)
@@ -141,7 +140,7 @@ func testMessages(t *testing.T, f *fixture) {
 	if root.Author == nil || root.Author.Handle != "ada" || root.HTML == "" {
 		t.Errorf("Post result lacks author or html: %+v", root)
 	}
-	reply, err := f.off.Post(ctx, f.lead, office.PostInput{ChannelID: f.general.ID, ThreadID: root.ID, Body: "on it"})
+	reply, err := f.off.Post(ctx, f.lead, bullpen.PostInput{ChannelID: f.general.ID, ThreadID: root.ID, Body: "on it"})
 	if err != nil || reply.ThreadID != root.ID {
 		t.Fatalf("reply = %+v, %v", reply, err)
 	}
@@ -149,18 +148,18 @@ func testMessages(t *testing.T, f *fixture) {
 	if err != nil || gotRoot.ID != root.ID || gotRoot.ReplyCount != 1 || len(replies) != 1 || replies[0].Body != "on it" {
 		t.Errorf("Thread = %+v, %+v, %v", gotRoot, replies, err)
 	}
-	_, err = f.off.Post(ctx, f.ada, office.PostInput{ChannelID: f.general.ID, ThreadID: reply.ID, Body: "nested"})
+	_, err = f.off.Post(ctx, f.ada, bullpen.PostInput{ChannelID: f.general.ID, ThreadID: reply.ID, Body: "nested"})
 	wantCode(t, "reply to a reply", err, bullpen.EINVALID)
-	other, _ := f.off.CreateChannel(ctx, f.ada, office.ChannelInput{Name: "other"})
-	_, err = f.off.Post(ctx, f.ada, office.PostInput{ChannelID: other.ID, ThreadID: root.ID, Body: "x"})
+	other, _ := f.off.CreateChannel(ctx, f.ada, bullpen.ChannelInput{Name: "other"})
+	_, err = f.off.Post(ctx, f.ada, bullpen.PostInput{ChannelID: other.ID, ThreadID: root.ID, Body: "x"})
 	wantCode(t, "thread of another channel", err, bullpen.EINVALID)
 	for _, bad := range []string{"", "   \n", string([]byte{0xff, 0xfe})} {
-		_, err = f.off.Post(ctx, f.ada, office.PostInput{ChannelID: f.general.ID, Body: bad})
+		_, err = f.off.Post(ctx, f.ada, bullpen.PostInput{ChannelID: f.general.ID, Body: bad})
 		wantCode(t, fmt.Sprintf("body %q", bad), err, bullpen.EINVALID)
 	}
-	_, err = f.off.Post(ctx, f.ada, office.PostInput{ChannelID: f.general.ID, Body: string(make([]rune, bullpen.MaxMessageBody+1))})
+	_, err = f.off.Post(ctx, f.ada, bullpen.PostInput{ChannelID: f.general.ID, Body: string(make([]rune, bullpen.MaxMessageBody+1))})
 	wantCode(t, "huge body", err, bullpen.ETOOLARGE)
-	_, err = f.off.Post(ctx, f.ada, office.PostInput{ChannelID: 999, Body: "x"})
+	_, err = f.off.Post(ctx, f.ada, bullpen.PostInput{ChannelID: 999, Body: "x"})
 	wantCode(t, "unknown channel", err, bullpen.ENOTFOUND)
 
 	// Edits and deletes keep what was written.
@@ -276,8 +275,8 @@ func testTokens(t *testing.T, f *fixture) {
 	if sm, scsrf, err := f.off.Session(ctx, cookie); err != nil || sm.ID != f.admin.ID || scsrf != csrf {
 		t.Errorf("Session = %+v, %q, %v", sm, scsrf, err)
 	}
-	if err := office.CheckCSRF(csrf, "wrong"); bullpen.ErrorCode(err) != bullpen.EFORBIDDEN {
-		t.Errorf("CheckCSRF(wrong) = %v", err)
+	if err := bullpen.CheckCSRF(csrf, "wrong"); bullpen.ErrorCode(err) != bullpen.EFORBIDDEN {
+		t.Errorf("bullpen.CheckCSRF(wrong) = %v", err)
 	}
 	f.off.Logout(ctx, cookie)
 	_, _, err = f.off.Session(ctx, cookie)

@@ -44,7 +44,7 @@ func (s *Service) Workspaces(idle time.Duration) *Workspaces {
 }
 
 // specOf turns a role's sandbox spec into a sandbox spec.
-func (w *Workspaces) specOf(rs agents.SandboxSpec) (sandbox.Spec, error) {
+func (w *Workspaces) specOf(rs bullpen.SandboxSpec) (sandbox.Spec, error) {
 	sp := sandbox.Spec{Image: rs.Image, CPU: rs.CPU, IdleTimeout: w.idle, IdleAction: sandbox.IdleStop}
 	if rs.Memory != "" {
 		n, err := agents.ParseBytes(rs.Memory)
@@ -54,9 +54,9 @@ func (w *Workspaces) specOf(rs agents.SandboxSpec) (sandbox.Spec, error) {
 		sp.MemoryBytes = n
 	}
 	switch rs.Network {
-	case agents.NetworkOpen:
+	case bullpen.NetworkOpen:
 		sp.Network.Allow = []string{"0.0.0.0/0"}
-	case agents.NetworkAllowlist:
+	case bullpen.NetworkAllowlist:
 		for _, x := range rs.Allow {
 			if _, _, err := net.ParseCIDR(x); err == nil {
 				sp.Network.Allow = append(sp.Network.Allow, x)
@@ -69,7 +69,7 @@ func (w *Workspaces) specOf(rs agents.SandboxSpec) (sandbox.Spec, error) {
 }
 
 // ensure returns the agent's running workspace id.
-func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec) (string, error) {
+func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec) (string, error) {
 	sp, err := w.specOf(rs)
 	if err != nil {
 		return "", err
@@ -83,7 +83,7 @@ func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs agents
 
 // retry runs fn on the agent's workspace, once more after a conflict: the
 // idle timer may stop the workspace between Ensure and fn.
-func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, fn func(id string) error) error {
+func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, fn func(id string) error) error {
 	for attempt := 0; ; attempt++ {
 		id, err := w.ensure(ctx, agent, rs)
 		if err != nil {
@@ -100,11 +100,11 @@ func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs agents.
 // head and tail of each stream are kept, so a flood of output costs
 // neither server memory nor model context. A command is started at most
 // once: only a failure to start it is retried.
-func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
+func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
 	var e *Exec
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		var err error
-		e, err = w.s.Exec(ctx, agent, id, sandbox.ExecRequest{Cmd: []string{"/bin/sh", "-c", req.Command}, Timeout: req.Timeout})
+		e, err = w.s.start(ctx, agent, id, sandbox.ExecRequest{Cmd: []string{"/bin/sh", "-c", req.Command}, Timeout: req.Timeout})
 		return err
 	})
 	if err != nil {
@@ -132,7 +132,7 @@ func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs agents.S
 }
 
 // ReadFile reads at most limit bytes of a file in the agent's workspace.
-func (w *Workspaces) ReadFile(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, path string, limit int64) ([]byte, error) {
+func (w *Workspaces) ReadFile(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, path string, limit int64) ([]byte, error) {
 	var b []byte
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		rc, err := w.s.ReadFile(ctx, agent, id, path)
@@ -147,14 +147,14 @@ func (w *Workspaces) ReadFile(ctx context.Context, agent bullpen.Member, rs agen
 }
 
 // WriteFile creates or replaces a file in the agent's workspace.
-func (w *Workspaces) WriteFile(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, path string, data []byte) error {
+func (w *Workspaces) WriteFile(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, path string, data []byte) error {
 	return w.retry(ctx, agent, rs, func(id string) error {
 		return w.s.WriteFile(ctx, agent, id, path, bytes.NewReader(data), 0o644)
 	})
 }
 
 // ListFiles lists a directory of the agent's workspace.
-func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs agents.SandboxSpec, dir string) ([]agents.FileEntry, error) {
+func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, dir string) ([]agents.FileEntry, error) {
 	var out []agents.FileEntry
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		fs, err := w.s.ListFiles(ctx, agent, id, dir)
@@ -173,7 +173,7 @@ func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs age
 // WorkspaceName is the name of an agent's workspace sandbox.
 func WorkspaceName(agent bullpen.Member) string { return "agent-" + agent.Handle }
 
-// Ensure returns member's own workspace sandbox (tagged AgentTag and named
+// Ensure returns member's own workspace sandbox (tagged bullpen.SandboxAgentTag and named
 // WorkspaceName), creating it from spec when there is none and starting or
 // resuming it when it is stopped or paused. It is the one path by which
 // each agent gets its persistent sandbox; spec.Name and spec.Tags are
@@ -186,7 +186,7 @@ func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbo
 	in, found, err := s.findWorkspace(ctx, member)
 	if err == nil && !found {
 		spec.Name, spec.Tags = WorkspaceName(member), nil
-		in, err = s.create(ctx, member, spec, map[string]string{AgentTag: "workspace"})
+		in, err = s.create(ctx, member, spec, map[string]string{bullpen.SandboxAgentTag: "workspace"})
 	}
 	s.createMu.Unlock()
 	if err != nil || !found {
@@ -195,17 +195,17 @@ func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbo
 	return s.wake(ctx, in)
 }
 
-// findWorkspace finds member's workspace: the one tagged AgentTag, or one
+// findWorkspace finds member's workspace: the one tagged bullpen.SandboxAgentTag, or one
 // made before that tag existed (owned by member and named WorkspaceName).
 func (s *Service) findWorkspace(ctx context.Context, member bullpen.Member) (sandbox.Info, bool, error) {
 	owner := strconv.FormatInt(member.ID, 10)
-	found, err := s.m.List(ctx, map[string]string{OwnerTag: owner, AgentTag: "workspace"})
+	found, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: owner, bullpen.SandboxAgentTag: "workspace"})
 	if err != nil || len(found) > 0 {
 		return first(found), len(found) > 0, err
 	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
+	own, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: owner})
 	for _, in := range own {
-		if NameOf(in) == WorkspaceName(member) {
+		if bullpen.SandboxName(in.Name, in.Tags) == WorkspaceName(member) {
 			return in, true, nil
 		}
 	}

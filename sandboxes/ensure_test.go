@@ -18,10 +18,10 @@ func TestEnsureOneWorkspacePerAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sandboxes.NameOf(ws) != sandboxes.WorkspaceName(f.robo) || ws.Tags[sandboxes.AgentTag] != "workspace" ||
-		len(sandboxes.UserTags(ws)) != 0 || sandboxes.OwnerOf(ws) != f.robo.ID {
+	if bullpen.SandboxName(ws.Name, ws.Tags) != sandboxes.WorkspaceName(f.robo) || ws.Tags[bullpen.SandboxAgentTag] != "workspace" ||
+		len(bullpen.SandboxUserTags(ws.Tags)) != 0 || bullpen.SandboxOwner(ws.Tags) != f.robo.ID {
 		t.Errorf("workspace = name %q, tags %v, owner %d; want %q, only reserved tags, owner %d",
-			sandboxes.NameOf(ws), ws.Tags, sandboxes.OwnerOf(ws), sandboxes.WorkspaceName(f.robo), f.robo.ID)
+			bullpen.SandboxName(ws.Name, ws.Tags), ws.Tags, bullpen.SandboxOwner(ws.Tags), sandboxes.WorkspaceName(f.robo), f.robo.ID)
 	}
 	for _, step := range []struct {
 		name string
@@ -43,14 +43,14 @@ func TestEnsureOneWorkspacePerAgent(t *testing.T) {
 		t.Errorf("robo has %d sandboxes after four Ensures, want 1", len(list))
 	}
 	other, err := f.svc.Ensure(ctx, f.alice, sandbox.Spec{})
-	if err != nil || other.ID == ws.ID || sandboxes.OwnerOf(other) != f.alice.ID {
-		t.Errorf("Ensure(alice) = %s owned by %d, %v; want her own workspace", other.ID, sandboxes.OwnerOf(other), err)
+	if err != nil || other.ID == ws.ID || bullpen.SandboxOwner(other.Tags) != f.alice.ID {
+		t.Errorf("Ensure(alice) = %s owned by %d, %v; want her own workspace", other.ID, bullpen.SandboxOwner(other.Tags), err)
 	}
 	_, err = f.svc.Ensure(ctx, bullpen.Member{}, sandbox.Spec{})
 	wantCode(t, "Ensure without a member", err, bullpen.EINVALID)
 }
 
-// A workspace made before AgentTag existed (owned by the agent and named
+// A workspace made before bullpen.SandboxAgentTag existed (owned by the agent and named
 // WorkspaceName) is found again rather than doubled.
 func TestEnsureFindsUntaggedWorkspace(t *testing.T) {
 	f := newFixture(t, sandboxes.Config{})

@@ -232,7 +232,7 @@ func (s *Service) translate(ctx context.Context, ev sandbox.Event) item {
 	p := StatePayload{ID: ev.SandboxID, Event: string(ev.Type), Detail: ev.Detail}
 	in, err := s.m.Get(ctx, ev.SandboxID)
 	if err == nil {
-		p.Name, p.OwnerID, p.Image, p.State = NameOf(in), OwnerOf(in), in.Image, string(in.State)
+		p.Name, p.OwnerID, p.Image, p.State = bullpen.SandboxName(in.Name, in.Tags), bullpen.SandboxOwner(in.Tags), in.Image, string(in.State)
 	}
 	if st, ok := stateOf[ev.Type]; ok {
 		p.State = string(st)

@@ -20,48 +20,34 @@ const (
 	Stderr = "stderr"
 )
 
-// Chunk is a piece of a command's output. Offset is where Data starts in
-// its stream. Chunks end on UTF-8 character boundaries when the output is
-// text, so each text chunk is valid UTF-8 on its own.
-type Chunk struct {
-	Stream string
-	Offset int64
-	Data   []byte
-}
-
-// Result is how a command ended.
-type Result struct {
-	ExitCode int
-	Signal   string
-	TimedOut bool
-	Duration time.Duration
-}
-
 // Exec is a command running in a sandbox. Read Output until it is closed,
 // then Wait; or Close to abandon the output (the command is killed).
 type Exec struct {
 	ID      string
 	p       *sandbox.Process
-	out     chan Chunk
+	out     chan bullpen.SandboxChunk
 	quit    chan struct{}
 	quitMu  sync.Once
 	pumped  chan struct{}
 	done    chan struct{}
-	res     Result
+	res     bullpen.SandboxResult
 	err     error
 	started time.Time
 }
 
 // Output delivers the command's stdout and stderr chunks, each stream in
 // order; it is closed when both streams have ended.
-func (e *Exec) Output() <-chan Chunk { return e.out }
+func (e *Exec) Output() <-chan bullpen.SandboxChunk { return e.out }
 
 // Wait waits for the command to exit and its output to be delivered or
 // abandoned. The error is non-nil if the sandbox went away first.
-func (e *Exec) Wait() (Result, error) {
+func (e *Exec) Wait() (bullpen.SandboxResult, error) {
 	<-e.done
 	return e.res, e.err
 }
+
+// ExecID returns the command's ID.
+func (e *Exec) ExecID() string { return e.ID }
 
 // Kill kills the command's process group.
 func (e *Exec) Kill() error { return e.p.Kill() }
@@ -95,7 +81,16 @@ func commandLine(cmd []string) string {
 // start and end become stored events and its output goes out live (up to
 // Config.LiveOutputLimit) to the owner's dashboards. Cancelling ctx kills
 // the command.
-func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*Exec, error) {
+func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (bullpen.SandboxCommand, error) {
+	e, err := s.start(ctx, actor, id, req)
+	if err != nil {
+		return nil, err // not a nil *Exec in a non-nil interface
+	}
+	return e, nil
+}
+
+// start is Exec with the concrete command, for the package's own callers.
+func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*Exec, error) {
 	in, err := s.lookup(ctx, actor, id)
 	if err != nil {
 		return nil, err
@@ -104,10 +99,10 @@ func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req
 	if err != nil {
 		return nil, err
 	}
-	owner := OwnerOf(in)
-	e := &Exec{ID: newExecID(), p: p, out: make(chan Chunk, 16), quit: make(chan struct{}),
+	owner := bullpen.SandboxOwner(in.Tags)
+	e := &Exec{ID: newExecID(), p: p, out: make(chan bullpen.SandboxChunk, 16), quit: make(chan struct{}),
 		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
-	base := ExecPayload{ID: in.ID, Name: NameOf(in), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
+	base := ExecPayload{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
 	s.emit(EventExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
 	var wg sync.WaitGroup
@@ -124,7 +119,7 @@ func (s *Service) Exec(ctx context.Context, actor bullpen.Member, id string, req
 			<-e.pumped
 		}
 		p.Close()
-		e.res = Result{ExitCode: res.Code, Signal: res.Signal, TimedOut: res.TimedOut, Duration: time.Since(e.started)}
+		e.res = bullpen.SandboxResult{ExitCode: res.Code, Signal: res.Signal, TimedOut: res.TimedOut, Duration: time.Since(e.started)}
 		e.err = werr
 		fin := base
 		code := res.Code
@@ -178,7 +173,7 @@ func (s *Service) pump(e *Exec, stream string, r io.Reader, sbID string, owner i
 			data := append([]byte(nil), buf[:end]...)
 			s.publishChunk(e.ID, sbID, owner, stream, off, data, live)
 			select {
-			case e.out <- Chunk{Stream: stream, Offset: off, Data: data}:
+			case e.out <- bullpen.SandboxChunk{Stream: stream, Offset: off, Data: data}:
 			case <-e.quit:
 			}
 			off += int64(end)
@@ -234,19 +229,6 @@ func setData(p *OutputPayload, b []byte) {
 	}
 }
 
-// RunResult is the outcome of Run.
-type RunResult struct {
-	Result
-	Stdout, Stderr []byte
-	// StdoutBytes and StderrBytes are how much the command wrote, captured
-	// or not.
-	StdoutBytes, StderrBytes int64
-	// StdoutTruncated and StderrTruncated say that output beyond the
-	// limit was read and dropped; Truncated is either.
-	StdoutTruncated, StderrTruncated bool
-	Truncated                        bool
-}
-
 // capture keeps the first limit bytes of a stream and counts the rest.
 type capture struct {
 	buf   []byte
@@ -273,16 +255,16 @@ func (c *capture) trim() {
 // captured up to limit bytes (0: Config.RunOutputLimit; at most
 // Config.MaxRunOutputLimit). The rest is read and dropped, so the command
 // never blocks on a full pipe and the server never holds more than limit.
-func (s *Service) Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, limit int64) (RunResult, error) {
+func (s *Service) Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, limit int64) (bullpen.SandboxRunResult, error) {
 	if limit == 0 {
 		limit = s.cfg.RunOutputLimit
 	}
 	if limit < 0 || limit > s.cfg.MaxRunOutputLimit {
-		return RunResult{}, bullpen.Errorf(bullpen.EINVALID, "output_limit must be between 1 and %d bytes (stream larger output with exec)", s.cfg.MaxRunOutputLimit)
+		return bullpen.SandboxRunResult{}, bullpen.Errorf(bullpen.EINVALID, "output_limit must be between 1 and %d bytes (stream larger output with exec)", s.cfg.MaxRunOutputLimit)
 	}
-	e, err := s.Exec(ctx, actor, id, req)
+	e, err := s.start(ctx, actor, id, req)
 	if err != nil {
-		return RunResult{}, err
+		return bullpen.SandboxRunResult{}, err
 	}
 	out, errs := &capture{limit: limit}, &capture{limit: limit}
 	for c := range e.Output() {
@@ -294,10 +276,10 @@ func (s *Service) Run(ctx context.Context, actor bullpen.Member, id string, req 
 	}
 	out.trim()
 	errs.trim()
-	rr := RunResult{Stdout: out.buf, Stderr: errs.buf, StdoutBytes: out.total, StderrBytes: errs.total,
+	rr := bullpen.SandboxRunResult{Stdout: out.buf, Stderr: errs.buf, StdoutBytes: out.total, StderrBytes: errs.total,
 		StdoutTruncated: out.total > limit, StderrTruncated: errs.total > limit}
 	rr.Truncated = rr.StdoutTruncated || rr.StderrTruncated
-	rr.Result, err = e.Wait()
+	rr.SandboxResult, err = e.Wait()
 	if err != nil {
 		return rr, err
 	}

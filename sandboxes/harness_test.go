@@ -76,7 +76,7 @@ func newFixture(t *testing.T, cfg sandboxes.Config) *fixture {
 
 func (f *fixture) member(t *testing.T, handle string, kind bullpen.MemberKind) bullpen.Member {
 	t.Helper()
-	m, err := f.off.CreateMember(context.Background(), f.admin, office.MemberInput{Handle: handle, DisplayName: handle, Kind: kind})
+	m, err := f.off.CreateMember(context.Background(), f.admin, bullpen.MemberInput{Handle: handle, DisplayName: handle, Kind: kind})
 	if err != nil {
 		t.Fatalf("CreateMember(%s): %v", handle, err)
 	}

@@ -28,7 +28,7 @@ func (s *Service) lookup(ctx context.Context, actor bullpen.Member, idOrName str
 			return in, err
 		}
 	}
-	in, err := s.m.Get(ctx, idOrName) // an id, or a name given before NameTag
+	in, err := s.m.Get(ctx, idOrName) // an id, or a name given before bullpen.SandboxNameTag
 	if err != nil {
 		if bullpen.IsCode(err, bullpen.ENOTFOUND) {
 			return sandbox.Info{}, notFound
@@ -41,17 +41,17 @@ func (s *Service) lookup(ctx context.Context, actor bullpen.Member, idOrName str
 	return in, nil
 }
 
-// byName finds a live sandbox by its NameTag, the actor's own first.
+// byName finds a live sandbox by its bullpen.SandboxNameTag, the actor's own first.
 func (s *Service) byName(ctx context.Context, actor bullpen.Member, name string) (sandbox.Info, error) {
 	if actor.ID == 0 {
 		return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", name)
 	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: strconv.FormatInt(actor.ID, 10), NameTag: name})
+	own, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: strconv.FormatInt(actor.ID, 10), bullpen.SandboxNameTag: name})
 	if err != nil || len(own) > 0 {
 		return first(own), err
 	}
 	if seesAll(actor) {
-		all, err := s.m.List(ctx, map[string]string{NameTag: name})
+		all, err := s.m.List(ctx, map[string]string{bullpen.SandboxNameTag: name})
 		switch {
 		case err != nil:
 			return sandbox.Info{}, err
@@ -64,26 +64,17 @@ func (s *Service) byName(ctx context.Context, actor bullpen.Member, name string)
 	return sandbox.Info{}, bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", name)
 }
 
-// NameOf returns a sandbox's name: its NameTag, or the runtime name of a
-// sandbox made before names were per owner.
-func NameOf(in sandbox.Info) string {
-	if n := in.Tags[NameTag]; n != "" {
-		return n
-	}
-	return in.Name
-}
-
 // checkName refuses a malformed name or one the actor uses already.
 func (s *Service) checkName(ctx context.Context, actor bullpen.Member, name string) error {
 	if !nameRe.MatchString(name) || strings.HasPrefix(name, "sb_") {
 		return bullpen.Errorf(bullpen.EINVALID, "invalid name %q: 1-63 of [a-zA-Z0-9_.-], not starting with sb_", name)
 	}
-	own, err := s.m.List(ctx, map[string]string{OwnerTag: strconv.FormatInt(actor.ID, 10)})
+	own, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: strconv.FormatInt(actor.ID, 10)})
 	if err != nil {
 		return err
 	}
 	for _, in := range own {
-		if NameOf(in) == name {
+		if bullpen.SandboxName(in.Name, in.Tags) == name {
 			return bullpen.Errorf(bullpen.ECONFLICT, "you have a sandbox named %q already", name)
 		}
 	}

@@ -4,9 +4,9 @@
 // stored office events, and command output streams live to the dashboard
 // as ephemeral events.
 //
-// Ownership is kept in the sandbox itself, as the reserved tag OwnerTag, so
+// Ownership is kept in the sandbox itself, as the reserved tag bullpen.SandboxOwnerTag, so
 // it survives restarts with the sandbox's own metadata; so is the name
-// (NameTag), which is unique per owner. Tags starting with "bullpen." are
+// (bullpen.SandboxNameTag), which is unique per owner. Tags starting with "bullpen." are
 // reserved: users cannot set or filter on them. Snapshot images belong to
 // whoever took them until an admin publishes them (imageowners.go), and
 // agents reach their workspaces through Workspaces (agents.go).
@@ -26,19 +26,6 @@ import (
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/image"
 	"github.com/bullpen-hq/bullpen/store"
-)
-
-// Reserved tags.
-const (
-	// ReservedPrefix starts every tag that Bullpen sets itself.
-	ReservedPrefix = "bullpen."
-	// OwnerTag holds the owning member's ID.
-	OwnerTag = "bullpen.owner"
-	// AgentTag marks an agent's own workspace sandbox (see Ensure).
-	AgentTag = "bullpen.agent"
-	// NameTag holds a sandbox's name. Names are unique per owner, so they
-	// are kept here rather than in the runtime's global name.
-	NameTag = "bullpen.name"
 )
 
 // Config configures a Service.
@@ -144,23 +131,6 @@ func (s *Service) Close() error {
 	return err
 }
 
-// OwnerOf returns the member ID recorded in a sandbox's owner tag, 0 if none.
-func OwnerOf(in sandbox.Info) int64 {
-	id, _ := strconv.ParseInt(in.Tags[OwnerTag], 10, 64)
-	return id
-}
-
-// UserTags returns a sandbox's tags without the reserved ones.
-func UserTags(in sandbox.Info) map[string]string {
-	out := map[string]string{}
-	for k, v := range in.Tags {
-		if !strings.HasPrefix(k, ReservedPrefix) {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // seesAll reports whether actor may see and act on every sandbox: human
 // admins may; agents only ever act on their own.
 func seesAll(actor bullpen.Member) bool {
@@ -168,14 +138,14 @@ func seesAll(actor bullpen.Member) bool {
 }
 
 func canSee(actor bullpen.Member, in sandbox.Info) bool {
-	return actor.ID != 0 && (seesAll(actor) || OwnerOf(in) == actor.ID)
+	return actor.ID != 0 && (seesAll(actor) || bullpen.SandboxOwner(in.Tags) == actor.ID)
 }
 
 // checkTags refuses reserved tags.
 func checkTags(tags map[string]string) error {
 	for k := range tags {
-		if strings.HasPrefix(k, ReservedPrefix) {
-			return bullpen.Errorf(bullpen.EINVALID, "tag %q is reserved (tags starting with %q are set by Bullpen)", k, ReservedPrefix)
+		if strings.HasPrefix(k, bullpen.SandboxReservedPrefix) {
+			return bullpen.Errorf(bullpen.EINVALID, "tag %q is reserved (tags starting with %q are set by Bullpen)", k, bullpen.SandboxReservedPrefix)
 		}
 	}
 	return nil
@@ -202,7 +172,7 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox
 }
 
 // create creates a sandbox owned by actor (caller holds createMu). The
-// name goes into NameTag, unique among actor's sandboxes only, so taking a
+// name goes into bullpen.SandboxNameTag, unique among actor's sandboxes only, so taking a
 // name never tells whether someone else has a sandbox of that name.
 func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec, extra map[string]string) (sandbox.Info, error) {
 	if actor.ID == 0 {
@@ -216,16 +186,16 @@ func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox
 	for k, v := range extra {
 		tags[k] = v
 	}
-	tags[OwnerTag] = owner
+	tags[bullpen.SandboxOwnerTag] = owner
 	if spec.Name != "" {
 		if err := s.checkName(ctx, actor, spec.Name); err != nil {
 			return sandbox.Info{}, err
 		}
-		tags[NameTag], spec.Name = spec.Name, ""
+		tags[bullpen.SandboxNameTag], spec.Name = spec.Name, ""
 	}
 	spec.Tags = tags
 	if !seesAll(actor) {
-		own, err := s.m.List(ctx, map[string]string{OwnerTag: owner})
+		own, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: owner})
 		if err != nil {
 			return sandbox.Info{}, err
 		}
@@ -252,7 +222,7 @@ func (s *Service) List(ctx context.Context, actor bullpen.Member, tags map[strin
 		filter[k] = v
 	}
 	if !seesAll(actor) {
-		filter[OwnerTag] = strconv.FormatInt(actor.ID, 10)
+		filter[bullpen.SandboxOwnerTag] = strconv.FormatInt(actor.ID, 10)
 	}
 	return s.m.List(ctx, filter)
 }

@@ -18,9 +18,9 @@ func TestOwnershipAndLookup(t *testing.T) {
 	ctx := context.Background()
 	a := f.create(t, f.alice, sandbox.Spec{Name: "web", Tags: map[string]string{"team": "red"}})
 	b := f.create(t, f.bob, sandbox.Spec{Name: "web"}) // names are per owner
-	if sandboxes.OwnerOf(a) != f.alice.ID || sandboxes.NameOf(a) != "web" || a.Name != "" {
+	if bullpen.SandboxOwner(a.Tags) != f.alice.ID || bullpen.SandboxName(a.Name, a.Tags) != "web" || a.Name != "" {
 		t.Errorf("alice's sandbox: owner %d, name %q, runtime name %q; want %d, web, none",
-			sandboxes.OwnerOf(a), sandboxes.NameOf(a), a.Name, f.alice.ID)
+			bullpen.SandboxOwner(a.Tags), bullpen.SandboxName(a.Name, a.Tags), a.Name, f.alice.ID)
 	}
 	if got, err := f.svc.Get(ctx, f.alice, "web"); err != nil || got.ID != a.ID {
 		t.Errorf("Get(alice, web) = %s, %v; want her own %s", got.ID, err, a.ID)
@@ -79,7 +79,7 @@ func TestOwnershipAndLookup(t *testing.T) {
 func TestReservedTags(t *testing.T) {
 	f := newFixture(t, sandboxes.Config{})
 	ctx := context.Background()
-	for _, tag := range []string{sandboxes.OwnerTag, sandboxes.NameTag, sandboxes.AgentTag, "bullpen.anything"} {
+	for _, tag := range []string{bullpen.SandboxOwnerTag, bullpen.SandboxNameTag, bullpen.SandboxAgentTag, "bullpen.anything"} {
 		_, err := f.svc.Create(ctx, f.alice, sandbox.Spec{Tags: map[string]string{tag: "1"}})
 		wantCode(t, "Create with tag "+tag, err, bullpen.EINVALID)
 		_, err = f.svc.List(ctx, f.alice, map[string]string{tag: "1"})
@@ -94,10 +94,10 @@ func TestReservedTags(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != red.ID {
 		t.Errorf("List(team=red) = %d sandboxes, %v; want only %s", len(list), err, red.ID)
 	}
-	if got := sandboxes.UserTags(red); len(got) != 1 || got["team"] != "red" {
+	if got := bullpen.SandboxUserTags(red.Tags); len(got) != 1 || got["team"] != "red" {
 		t.Errorf("UserTags = %v, want only team=red", got)
 	}
-	if red.Tags[sandboxes.OwnerTag] == "" {
+	if red.Tags[bullpen.SandboxOwnerTag] == "" {
 		t.Errorf("stored tags %v lack the owner tag", red.Tags)
 	}
 }

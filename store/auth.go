@@ -8,17 +8,6 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// Token is an API credential, stored as a hash.
-type Token struct {
-	ID         int64      `json:"id"`
-	MemberID   int64      `json:"member_id"`
-	Name       string     `json:"name"`
-	Hint       string     `json:"hint"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
-}
-
 type tokenRow struct {
 	ID         int64 `gorm:"primaryKey"`
 	MemberID   int64
@@ -32,16 +21,16 @@ type tokenRow struct {
 
 func (tokenRow) TableName() string { return "tokens" }
 
-func (r *tokenRow) toToken() Token {
-	return Token{ID: r.ID, MemberID: r.MemberID, Name: r.Name, Hint: r.Hint, CreatedAt: r.CreatedAt.UTC(),
+func (r *tokenRow) toToken() bullpen.Token {
+	return bullpen.Token{ID: r.ID, MemberID: r.MemberID, Name: r.Name, Hint: r.Hint, CreatedAt: r.CreatedAt.UTC(),
 		LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}
 }
 
 // CreateToken stores a token hash for a member.
-func (tx *Tx) CreateToken(memberID int64, name, hash, hint string) (Token, error) {
+func (tx *Tx) CreateToken(memberID int64, name, hash, hint string) (bullpen.Token, error) {
 	row := tokenRow{MemberID: memberID, Name: name, Hash: hash, Hint: hint, CreatedAt: tx.now}
 	if err := tx.g.Create(&row).Error; err != nil {
-		return Token{}, fmt.Errorf("store: insert token: %w", err)
+		return bullpen.Token{}, fmt.Errorf("store: insert token: %w", err)
 	}
 	return row.toToken(), nil
 }
@@ -81,21 +70,21 @@ func (tx *Tx) revokeTokens(memberID int64) error {
 }
 
 // TokenByHash returns the live token with the given hash.
-func (db *DB) TokenByHash(ctx context.Context, hash string) (Token, error) {
+func (db *DB) TokenByHash(ctx context.Context, hash string) (bullpen.Token, error) {
 	var row tokenRow
 	if err := db.read(ctx).Where("hash = ? AND revoked_at IS NULL", hash).First(&row).Error; err != nil {
-		return Token{}, notFound(err, "token not found")
+		return bullpen.Token{}, notFound(err, "token not found")
 	}
 	return row.toToken(), nil
 }
 
 // Tokens lists a member's tokens, newest first.
-func (db *DB) Tokens(ctx context.Context, memberID int64) ([]Token, error) {
+func (db *DB) Tokens(ctx context.Context, memberID int64) ([]bullpen.Token, error) {
 	var rows []tokenRow
 	if err := db.read(ctx).Where("member_id = ?", memberID).Order("id DESC").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list tokens: %w", err)
 	}
-	out := make([]Token, len(rows))
+	out := make([]bullpen.Token, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toToken()
 	}

@@ -220,7 +220,7 @@ func TestTokensAndSessions(t *testing.T) {
 	openEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ada, bob, _ := people(t, db)
-		var tok store.Token
+		var tok bullpen.Token
 		write(t, db, func(tx *store.Tx) error {
 			var err error
 			tok, err = tx.CreateToken(ada.ID, "laptop", "hash-1", "bp_…1")

@@ -5,25 +5,22 @@ import (
 	"net/http"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/gofiber/fiber/v2"
 )
 
 // AgentService is what the agent routes need; *agents.Service implements it.
 type AgentService interface {
-	Catalog() *agents.Catalog
-	List(ctx context.Context) ([]agents.Agent, error)
-	Get(ctx context.Context, id int64) (agents.Agent, error)
-	Hire(ctx context.Context, actor bullpen.Member, in agents.HireInput) (agents.Hired, error)
-	Update(ctx context.Context, actor bullpen.Member, id int64, up agents.AgentUpdate) (agents.Agent, error)
-	Fire(ctx context.Context, actor bullpen.Member, id int64) (agents.Agent, error)
+	Roles() []bullpen.RoleInfo
+	List(ctx context.Context) ([]bullpen.AgentView, error)
+	Get(ctx context.Context, id int64) (bullpen.AgentView, error)
+	Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error)
+	Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error)
+	Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error)
 	OpenSession(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
 	Turns(ctx context.Context, actor bullpen.Member, id int64, limit int) ([]bullpen.Turn, error)
-	Approvals(ctx context.Context, actor bullpen.Member, state string) ([]agents.Approval, error)
-	Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (agents.Approval, error)
+	Approvals(ctx context.Context, actor bullpen.Member, state string) ([]bullpen.Approval, error)
+	Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (bullpen.Approval, error)
 }
-
-var _ AgentService = (*agents.Service)(nil)
 
 // agentRoutes registers the agent API.
 func (s *Server) agentRoutes(api fiber.Router) {
@@ -48,7 +45,7 @@ func (s *Server) agentRoutes(api fiber.Router) {
 }
 
 func (s *Server) listRoles(c *fiber.Ctx) error {
-	return c.JSON(list(s.svc.Agents.Catalog().List()))
+	return c.JSON(list(s.svc.Agents.Roles()))
 }
 
 func (s *Server) listAgents(c *fiber.Ctx) error {
@@ -106,9 +103,9 @@ type answerRequest struct {
 }
 
 func (s *Server) answerApproval(c *fiber.Ctx) error {
-	return keyedBody(c, http.StatusOK, pathID, func(ctx context.Context, me bullpen.Member, id int64, in answerRequest) (agents.Approval, error) {
+	return keyedBody(c, http.StatusOK, pathID, func(ctx context.Context, me bullpen.Member, id int64, in answerRequest) (bullpen.Approval, error) {
 		if in.Decision != "approve" && in.Decision != "deny" {
-			return agents.Approval{}, bullpen.Errorf(bullpen.EINVALID, "decision must be \"approve\" or \"deny\"")
+			return bullpen.Approval{}, bullpen.Errorf(bullpen.EINVALID, "decision must be \"approve\" or \"deny\"")
 		}
 		return s.svc.Agents.Answer(ctx, me, id, in.Decision == "approve", in.Note)
 	})

@@ -48,11 +48,11 @@ func echoScript(req llm.Request) (llm.Response, error) {
 func TestAgentsAPI(t *testing.T) {
 	ts := newAgentServer(t, echoScript)
 	admin := ts.Token
-	var roles struct{ Items []agents.RoleInfo }
+	var roles struct{ Items []bullpen.RoleInfo }
 	if st := ts.do("GET", "/api/v1/roles", admin, nil, &roles); st != 200 || len(roles.Items) < 8 {
 		t.Fatalf("GET /roles = %d, %d roles", st, len(roles.Items))
 	}
-	var hired agents.Hired
+	var hired bullpen.Hired
 	if st := ts.do("POST", "/api/v1/agents", admin, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 || hired.Token == "" || hired.Agent.Handle != "eng" {
 		t.Fatalf("hire = %d %+v", st, hired)
 	}
@@ -64,7 +64,7 @@ func TestAgentsAPI(t *testing.T) {
 	if st := ts.do("POST", "/api/v1/agents", admin, map[string]any{"spec": spec}, &e); st != 400 || !strings.Contains(e.Error.Message, `"tools[1]"`) {
 		t.Errorf("invalid inline spec: %d %q, want 400 naming tools[1]", st, e.Error.Message)
 	}
-	var a agents.Agent
+	var a bullpen.AgentView
 	if st := ts.do("PATCH", "/api/v1/agents/"+itoa(hired.Agent.ID), admin, map[string]any{"title": "Staff engineer", "budgets": map[string]int{"max_steps": 3}}, &a); st != 200 || a.Title != "Staff engineer" || a.Spec.Budgets.MaxSteps != 3 {
 		t.Errorf("PATCH agent = %d %+v", st, a)
 	}
@@ -117,7 +117,7 @@ func TestAgentsAPI(t *testing.T) {
 	if st := ts.do("POST", "/api/v1/agents/"+itoa(hired.Agent.ID)+"/messages", admin, map[string]any{"body": "still there?"}, &e); st != 400 {
 		t.Errorf("post to a fired agent = %d, want 400", st)
 	}
-	var list struct{ Items []agents.Agent }
+	var list struct{ Items []bullpen.AgentView }
 	if ts.do("GET", "/api/v1/agents", admin, nil, &list); len(list.Items) != 1 || list.Items[0].State != "fired" {
 		t.Errorf("agents after firing = %+v", list.Items)
 	}
@@ -132,7 +132,7 @@ func TestApprovalsAPI(t *testing.T) {
 		return llm.Response{ToolCalls: []llm.ToolCall{{Name: "read_channel", Arguments: []byte(`{"channel":"general"}`)}}}, nil
 	})
 	spec := map[string]any{"handle": "writer", "name": "Writer", "tools": []string{"post_message", "read_channel"}, "approvals": []string{"read_channel"}, "prompt": "You write."}
-	var hired agents.Hired
+	var hired bullpen.Hired
 	if st := ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"spec": spec}, &hired); st != 201 {
 		t.Fatalf("hire = %d", st)
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"net/url"
@@ -9,10 +10,20 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
+
+// OfficeAuth is what the login, session and token handlers call.
+type OfficeAuth interface {
+	Authenticate(ctx context.Context, secret string) (bullpen.Member, error)
+	Login(ctx context.Context, secret string) (bullpen.Member, string, string, error)
+	Session(ctx context.Context, cookie string) (bullpen.Member, string, error)
+	Logout(ctx context.Context, cookie string) error
+	CreateToken(ctx context.Context, actor bullpen.Member, memberID int64, name string) (string, bullpen.Token, error)
+	Tokens(ctx context.Context, actor bullpen.Member) ([]bullpen.Token, error)
+	RevokeToken(ctx context.Context, actor bullpen.Member, id int64) error
+}
 
 // Cookie and header names.
 const (
@@ -63,7 +74,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		if got == "" {
 			got = c.FormValue(csrfField)
 		}
-		if err := office.CheckCSRF(csrfOf(c), got); err != nil {
+		if err := bullpen.CheckCSRF(csrfOf(c), got); err != nil {
 			return err
 		}
 	}
@@ -178,7 +189,7 @@ func (s *Server) loginPage(c *fiber.Ctx) error {
 func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
 	csrf := c.Cookies(preCSRFCookie)
 	if csrf == "" {
-		csrf = strings.TrimPrefix(newNonce(), office.TokenPrefix)
+		csrf = strings.TrimPrefix(newNonce(), bullpen.TokenPrefix)
 		c.Cookie(&fiber.Cookie{Name: preCSRFCookie, Value: csrf, Path: "/login", HTTPOnly: true,
 			SameSite: fiber.CookieSameSiteStrictMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(time.Hour)})
 	}
@@ -190,7 +201,7 @@ func (s *Server) renderLogin(c *fiber.Ctx, msg string) error {
 // can log a browser in. Bad tokens count as failed attempts.
 func (s *Server) login(c *fiber.Ctx) error {
 	want := c.Cookies(preCSRFCookie)
-	if err := office.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
+	if err := bullpen.CheckCSRF(want, c.FormValue(csrfField)); err != nil {
 		c.Status(http.StatusForbidden)
 		return s.renderLogin(c, bullpen.ErrorMessage(err))
 	}
@@ -211,7 +222,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 	s.known.add(secret)
 	s.known.add(cookie)
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: cookie, Path: "/", HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(office.SessionTTL)})
+		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.cfg.SecureCookies, Expires: time.Now().Add(bullpen.SessionTTL)})
 	c.ClearCookie(preCSRFCookie)
 	return c.Redirect(safeNext(c.FormValue("next")), http.StatusSeeOther)
 }

@@ -1,11 +1,23 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/gofiber/fiber/v2"
 )
+
+// OfficeChannels is what the channel handlers (and the dashboard) call.
+type OfficeChannels interface {
+	CreateChannel(ctx context.Context, actor bullpen.Member, in bullpen.ChannelInput) (bullpen.Channel, error)
+	OpenDM(ctx context.Context, actor bullpen.Member, otherID int64) (bullpen.Channel, error)
+	Channels(ctx context.Context, actor bullpen.Member) ([]bullpen.Channel, error)
+	Channel(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
+	ChannelByName(ctx context.Context, actor bullpen.Member, name string) (bullpen.Channel, error)
+	JoinChannel(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
+	LeaveChannel(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
+}
 
 func (s *Server) listChannels(c *fiber.Ctx) error { return listed(c, s.off.Channels) }
 

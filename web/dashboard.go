@@ -7,7 +7,6 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
@@ -19,7 +18,7 @@ func render(c *fiber.Ctx, comp templ.Component) error {
 }
 
 func (s *Server) home(c *fiber.Ctx) error {
-	return c.Redirect("/c/"+office.GeneralChannel, http.StatusSeeOther)
+	return c.Redirect("/c/"+bullpen.GeneralChannel, http.StatusSeeOther)
 }
 
 // channelPage renders the dashboard on one channel. The page is current to

@@ -6,9 +6,18 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/live"
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 )
+
+// OfficeEvents is what the event feeds, the dashboard and the health check call.
+type OfficeEvents interface {
+	Hub() *live.Hub
+	Subscribe(since int64) *live.Feed
+	Events(ctx context.Context, actor bullpen.Member, since int64, limit int) ([]bullpen.Event, error)
+	Ping(ctx context.Context) error
+}
 
 const localSince = "since"
 

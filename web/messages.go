@@ -5,9 +5,18 @@ import (
 	"net/http"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/gofiber/fiber/v2"
 )
+
+// OfficeMessages is what the message handlers (and the dashboard) call.
+type OfficeMessages interface {
+	Post(ctx context.Context, actor bullpen.Member, in bullpen.PostInput) (bullpen.Message, error)
+	Edit(ctx context.Context, actor bullpen.Member, id int64, body string) (bullpen.Message, error)
+	Delete(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Message, error)
+	Message(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Message, error)
+	ListMessages(ctx context.Context, actor bullpen.Member, channelID int64, cursor string, limit int) (bullpen.MessagePage, error)
+	Thread(ctx context.Context, actor bullpen.Member, rootID int64) (bullpen.Message, []bullpen.Message, error)
+}
 
 // postRequest is the body of a new message.
 type postRequest struct {
@@ -23,7 +32,7 @@ func (s *Server) postMessage(c *fiber.Ctx) error {
 // surface the request came through.
 func (s *Server) poster(c *fiber.Ctx) func(context.Context, bullpen.Member, int64, postRequest) (bullpen.Message, error) {
 	return func(ctx context.Context, me bullpen.Member, channelID int64, in postRequest) (bullpen.Message, error) {
-		return s.off.Post(ctx, me, office.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
+		return s.off.Post(ctx, me, bullpen.PostInput{ChannelID: channelID, ThreadID: in.ThreadID, Body: in.Body, Source: source(c)})
 	}
 }
 

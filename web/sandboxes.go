@@ -8,7 +8,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -26,8 +25,6 @@ type Sandboxes interface {
 	SandboxImages
 }
 
-var _ Sandboxes = (*sandboxes.Service)(nil)
-
 // SandboxLifecycle is what the handlers of this file call: create, find,
 // list and change the state of sandboxes.
 type SandboxLifecycle interface {
@@ -42,8 +39,6 @@ type SandboxLifecycle interface {
 	Stats(ctx context.Context, actor bullpen.Member, id string) (sandbox.Usage, error)
 	Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error)
 }
-
-var _ SandboxLifecycle = (*sandboxes.Service)(nil)
 
 // sandboxAPI holds the one sandbox service once per handler file, each
 // typed as only what that file calls.
@@ -148,7 +143,7 @@ func timePtr(t time.Time) *time.Time {
 }
 
 func viewSandbox(in sandbox.Info) sandboxView {
-	v := sandboxView{ID: in.ID, Name: sandboxes.NameOf(in), OwnerID: sandboxes.OwnerOf(in), Tags: sandboxes.UserTags(in),
+	v := sandboxView{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: bullpen.SandboxOwner(in.Tags), Tags: bullpen.SandboxUserTags(in.Tags),
 		Image: in.Image, State: in.State, Workdir: in.Workdir, CPU: in.CPU, MemoryBytes: in.MemoryBytes,
 		Pids: in.Pids, DiskBytes: in.DiskBytes, Env: in.Env, SecretNames: in.SecretNames,
 		Timeout: in.Timeout.Seconds(), IdleTimeout: in.IdleTimeout.Seconds(), IdleAction: in.IdleAction,

@@ -82,7 +82,7 @@ func (s *sbServer) askAgent(agent bullpen.Member, cmd string) string {
 // number of them.
 func (s *sbServer) workspaceOf(agent bullpen.Member) sandbox.Info {
 	s.t.Helper()
-	all, err := s.Svc.Manager().List(context.Background(), map[string]string{sandboxes.OwnerTag: strconv.FormatInt(agent.ID, 10)})
+	all, err := s.Svc.Manager().List(context.Background(), map[string]string{bullpen.SandboxOwnerTag: strconv.FormatInt(agent.ID, 10)})
 	if err != nil || len(all) != 1 {
 		s.t.Fatalf("agent's sandboxes = %+v, %v; want exactly one", all, err)
 	}
@@ -94,7 +94,7 @@ func (s *sbServer) workspaceOf(agent bullpen.Member) sandbox.Info {
 // its files, its id, name and tags unchanged.
 func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 	s := newWorkspaceServer(t, time.Second)
-	var hired agents.Hired
+	var hired bullpen.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}
@@ -105,8 +105,8 @@ func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 		t.Fatalf("first command's result = %q, want exit 0 and its output", first)
 	}
 	ws := s.workspaceOf(agent)
-	if sandboxes.NameOf(ws) != "agent-eng" || ws.Tags[sandboxes.AgentTag] != "workspace" || ws.MemoryBytes != 1<<30 {
-		t.Errorf("workspace = name %q tags %v memory %d, want agent-eng, the agent tag and the role's 1Gi", sandboxes.NameOf(ws), ws.Tags, ws.MemoryBytes)
+	if bullpen.SandboxName(ws.Name, ws.Tags) != "agent-eng" || ws.Tags[bullpen.SandboxAgentTag] != "workspace" || ws.MemoryBytes != 1<<30 {
+		t.Errorf("workspace = name %q tags %v memory %d, want agent-eng, the agent tag and the role's 1Gi", bullpen.SandboxName(ws.Name, ws.Tags), ws.Tags, ws.MemoryBytes)
 	}
 	if ws.IdleTimeout != time.Second || ws.IdleAction != sandbox.IdleStop {
 		t.Errorf("workspace idle = %v %s, want 1s stop", ws.IdleTimeout, ws.IdleAction)
@@ -118,8 +118,8 @@ func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 		t.Fatalf("command after the idle stop = %q, want exit 0 and the file kept from before", second)
 	}
 	again := s.workspaceOf(agent)
-	if again.ID != ws.ID || sandboxes.NameOf(again) != "agent-eng" || again.Tags[sandboxes.AgentTag] != "workspace" || again.State != sandbox.StateRunning {
-		t.Errorf("workspace after waking = %s %q %v %s, want the same %s running", again.ID, sandboxes.NameOf(again), again.Tags, again.State, ws.ID)
+	if again.ID != ws.ID || bullpen.SandboxName(again.Name, again.Tags) != "agent-eng" || again.Tags[bullpen.SandboxAgentTag] != "workspace" || again.State != sandbox.StateRunning {
+		t.Errorf("workspace after waking = %s %q %v %s, want the same %s running", again.ID, bullpen.SandboxName(again.Name, again.Tags), again.Tags, again.State, ws.ID)
 	}
 }
 
@@ -127,7 +127,7 @@ func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 // output reaches the model as head and tail only.
 func TestAgentSandboxResumesAndBoundsOutput(t *testing.T) {
 	s := newWorkspaceServer(t, time.Hour)
-	var hired agents.Hired
+	var hired bullpen.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}

@@ -11,17 +11,14 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 )
 
 // SandboxExec is what the streaming exec handlers call.
 type SandboxExec interface {
-	Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (*sandboxes.Exec, error)
+	Exec(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest) (bullpen.SandboxCommand, error)
 }
-
-var _ SandboxExec = (*sandboxes.Service)(nil)
 
 // execHeartbeat is how long an exec stream may stay silent before a
 // heartbeat line shows that the connection is alive (and finds out when
@@ -50,7 +47,7 @@ type errorInfo struct {
 	Message string `json:"message"`
 }
 
-func chunkLine(ch sandboxes.Chunk) execLine {
+func chunkLine(ch bullpen.SandboxChunk) execLine {
 	off := ch.Offset
 	l := execLine{Stream: ch.Stream, Offset: &off}
 	if utf8.Valid(ch.Data) {
@@ -62,7 +59,7 @@ func chunkLine(ch sandboxes.Chunk) execLine {
 	return l
 }
 
-func endLine(res sandboxes.Result, err error) execLine {
+func endLine(res bullpen.SandboxResult, err error) execLine {
 	if err != nil {
 		return execLine{Error: &errorInfo{Code: bullpen.ErrorCode(err), Message: bullpen.ErrorMessage(err)}}
 	}
@@ -95,7 +92,7 @@ func (s *Server) execSandbox(c *fiber.Ctx) error {
 		defer cancel()
 		defer e.Close()
 		enc := json.NewEncoder(w)
-		if enc.Encode(execLine{ExecID: e.ID}) != nil || w.Flush() != nil {
+		if enc.Encode(execLine{ExecID: e.ExecID()}) != nil || w.Flush() != nil {
 			return
 		}
 		hb := time.NewTicker(execHeartbeat)
@@ -171,7 +168,7 @@ func (s *Server) execWS() fiber.Handler {
 			return wc.WriteJSON(l)
 		}
 		fail := func(err error) {
-			_ = send(endLine(sandboxes.Result{}, err))
+			_ = send(endLine(bullpen.SandboxResult{}, err))
 			wc.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 		}
 		wc.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -207,7 +204,7 @@ func (s *Server) execWS() fiber.Handler {
 		// hijacked fasthttp connection waits for this handler to return, so
 		// an expired deadline is what wakes the stdin reader.
 		defer func() { pw.Close(); wc.SetReadDeadline(time.Now()); <-readerDone }()
-		if send(execLine{ExecID: e.ID}) != nil {
+		if send(execLine{ExecID: e.ExecID()}) != nil {
 			return
 		}
 		for ch := range e.Output() {
@@ -224,7 +221,7 @@ func (s *Server) execWS() fiber.Handler {
 
 // feedStdin copies stdin messages into the command until EOF; the client
 // closing the socket kills the command.
-func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e *sandboxes.Exec, cancel context.CancelFunc) {
+func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e bullpen.SandboxCommand, cancel context.CancelFunc) {
 	defer pw.Close()
 	for {
 		var m wsIn

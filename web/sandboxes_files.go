@@ -15,7 +15,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -29,8 +28,6 @@ type SandboxFiles interface {
 	Remove(ctx context.Context, actor bullpen.Member, id, path string, recursive bool) error
 	Rename(ctx context.Context, actor bullpen.Member, id, from, to string) error
 }
-
-var _ SandboxFiles = (*sandboxes.Service)(nil)
 
 // pathQuery returns the required ?path= (or another parameter).
 func pathQuery(c *fiber.Ctx, name string) (string, error) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox/image"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -21,8 +20,6 @@ type SandboxImages interface {
 	ImportImage(ctx context.Context, actor bullpen.Member, r io.Reader, name string) (*image.Image, error)
 	RemoveImage(ctx context.Context, actor bullpen.Member, ref string) error
 }
-
-var _ SandboxImages = (*sandboxes.Service)(nil)
 
 func (s *Server) listImages(c *fiber.Ctx) error { return listed(c, s.sb.images.Images) }
 

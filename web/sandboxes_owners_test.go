@@ -7,7 +7,6 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/image"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -59,7 +58,7 @@ func TestSandboxAgentNameIsTheAgents(t *testing.T) {
 	ctx := context.Background()
 	squat := s.create(s.BobToken, map[string]any{"name": "agent-robo"}) // before the agent's first use
 	ws, err := s.Svc.Ensure(ctx, robo, sandbox.Spec{MemoryBytes: 64 << 20})
-	if err != nil || ws.ID == squat.ID || sandboxes.OwnerOf(ws) != robo.ID || sandboxes.NameOf(ws) != "agent-robo" {
+	if err != nil || ws.ID == squat.ID || bullpen.SandboxOwner(ws.Tags) != robo.ID || bullpen.SandboxName(ws.Name, ws.Tags) != "agent-robo" {
 		t.Fatalf("Ensure with bob's agent-robo there = %+v, %v; want robo's own agent-robo", ws, err)
 	}
 	admins := s.create(s.Token, map[string]any{"name": "agent-robo"}) // after it

@@ -6,7 +6,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -17,8 +16,6 @@ type SandboxPorts interface {
 	ListPorts(ctx context.Context, actor bullpen.Member, id string) ([]sandbox.PortInfo, error)
 	RevokePort(ctx context.Context, actor bullpen.Member, id string, port int) error
 }
-
-var _ SandboxPorts = (*sandboxes.Service)(nil)
 
 func (s *Server) listSandboxPorts(c *fiber.Ctx) error {
 	return keyedList(c, pathName, s.sb.ports.ListPorts)

@@ -10,16 +10,13 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/gofiber/fiber/v2"
 )
 
 // SandboxRun is what the run-to-completion handler calls.
 type SandboxRun interface {
-	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, outputLimit int64) (sandboxes.RunResult, error)
+	Run(ctx context.Context, actor bullpen.Member, id string, req sandbox.ExecRequest, outputLimit int64) (bullpen.SandboxRunResult, error)
 }
-
-var _ SandboxRun = (*sandboxes.Service)(nil)
 
 // runIn is the body of POST …/run: a command and how much of each stream
 // to capture (output_limit bytes; default and maximum set by the server).
@@ -54,7 +51,7 @@ func (s *Server) runSandbox(c *fiber.Ctx) error {
 }
 
 // writeRunResult writes rr as one JSON object, the output in pieces.
-func writeRunResult(w *bufio.Writer, rr sandboxes.RunResult) error {
+func writeRunResult(w *bufio.Writer, rr bullpen.SandboxRunResult) error {
 	head := map[string]any{"exit_code": rr.ExitCode, "timed_out": rr.TimedOut, "truncated": rr.Truncated,
 		"stdout_truncated": rr.StdoutTruncated, "stderr_truncated": rr.StderrTruncated,
 		"stdout_bytes": rr.StdoutBytes, "stderr_bytes": rr.StderrBytes, "duration_ms": rr.Duration.Milliseconds()}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -312,7 +311,7 @@ func TestSandboxEnsure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sandboxes.NameOf(first) != "agent-robo" || first.State != sandbox.StateRunning {
+	if bullpen.SandboxName(first.Name, first.Tags) != "agent-robo" || first.State != sandbox.StateRunning {
 		t.Fatalf("first Ensure = %+v", first)
 	}
 	if err := s.Svc.Stop(ctx, robo, first.ID); err != nil {
@@ -333,7 +332,7 @@ func TestSandboxEnsure(t *testing.T) {
 	// someone else has a sandbox of that name.
 	s.create(s.Token, map[string]any{"name": "agent-bob"})
 	bobs, err := s.Svc.Ensure(ctx, s.Bob, sandbox.Spec{})
-	if err != nil || bobs.ID == first.ID || sandboxes.NameOf(bobs) != "agent-bob" || sandboxes.OwnerOf(bobs) != s.Bob.ID {
+	if err != nil || bobs.ID == first.ID || bullpen.SandboxName(bobs.Name, bobs.Tags) != "agent-bob" || bullpen.SandboxOwner(bobs.Tags) != s.Bob.ID {
 		t.Errorf("Ensure for bob with agent-bob taken by the admin = %+v, %v", bobs, err)
 	}
 }

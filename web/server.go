@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/bridge/telegram"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/static"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -52,11 +50,21 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Office is what the server needs of the office; *office.Office
+// provides it. Each part is declared beside the handlers that call it.
+type Office interface {
+	OfficeAuth
+	OfficeChannels
+	OfficeMembers
+	OfficeMessages
+	OfficeEvents
+}
+
 // Services are what the server serves. Office is required; the others
 // are optional and their routes answer "unavailable" when nil. Each
 // feature's interface is declared beside its handlers.
 type Services struct {
-	Office *office.Office
+	Office Office
 	// Agents serves /api/v1/agents, /api/v1/roles and /api/v1/approvals.
 	Agents AgentService
 	// Wiki serves /api/v1/wiki.
@@ -70,7 +78,7 @@ type Services struct {
 // Server is Bullpen's HTTP server.
 type Server struct {
 	app *fiber.App
-	off *office.Office
+	off Office
 	svc Services
 	sb  sandboxAPI // svc.Sandboxes, split by handler file
 	cfg Config
@@ -160,7 +168,7 @@ func (s *Server) routes() {
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)
-	app.Post(telegram.WebhookPath, s.telegramWebhook) // no login: the secret token header
+	app.Post(bullpen.TelegramWebhookPath, s.telegramWebhook) // no login: the secret token header
 
 	api := app.Group("/api/v1", s.authAPI)
 	api.Get("/ws", s.websocketUpgrade, s.websocket())

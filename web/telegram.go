@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
@@ -15,13 +14,13 @@ import (
 // *telegram.Bridge implements it. Every method but HandleWebhook and
 // Status is for admins (EFORBIDDEN otherwise).
 type Telegram interface {
-	Status(ctx context.Context) (telegram.Status, error)
-	Configure(ctx context.Context, actor bullpen.Member, in telegram.Settings) (telegram.Status, error)
-	Users(ctx context.Context, actor bullpen.Member) ([]telegram.User, error)
-	PutUser(ctx context.Context, actor bullpen.Member, in telegram.UserInput) (telegram.User, error)
+	Status(ctx context.Context) (bullpen.TelegramStatus, error)
+	Configure(ctx context.Context, actor bullpen.Member, in bullpen.TelegramSettings) (bullpen.TelegramStatus, error)
+	Users(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramUserView, error)
+	PutUser(ctx context.Context, actor bullpen.Member, in bullpen.TelegramUserInput) (bullpen.TelegramUserView, error)
 	DeleteUser(ctx context.Context, actor bullpen.Member, telegramUserID int64) error
-	Chats(ctx context.Context, actor bullpen.Member) ([]telegram.Chat, error)
-	LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in telegram.LinkInput) (telegram.Chat, error)
+	Chats(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramChatView, error)
+	LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in bullpen.TelegramLinkInput) (bullpen.TelegramChatView, error)
 	UnlinkChat(ctx context.Context, actor bullpen.Member, chatID int64) error
 	Outbox(ctx context.Context, actor bullpen.Member, state string) ([]bullpen.OutboxItem, error)
 	Resend(ctx context.Context, actor bullpen.Member, id int64) (bullpen.OutboxItem, error)
@@ -29,8 +28,6 @@ type Telegram interface {
 	// X-Telegram-Bot-Api-Secret-Token header.
 	HandleWebhook(ctx context.Context, secret string, body []byte) error
 }
-
-var _ Telegram = (*telegram.Bridge)(nil)
 
 // telegramRoutes registers /api/v1/telegram.
 func (s *Server) telegramRoutes(api fiber.Router) {

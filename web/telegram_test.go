@@ -70,7 +70,7 @@ func (ts *telegramServer) call(t *testing.T, method, path string, body any, out 
 
 func TestTelegramSettingsAndWebhook(t *testing.T) {
 	ts := newTelegramServer(t)
-	var st telegram.Status
+	var st bullpen.TelegramStatus
 	if code, _ := ts.call(t, "GET", "/api/v1/telegram", nil, &st); code != 200 || st.State != telegram.StateDisabled {
 		t.Fatalf("GET /api/v1/telegram = %d %q, want 200 disabled", code, st.State)
 	}
@@ -82,7 +82,7 @@ func TestTelegramSettingsAndWebhook(t *testing.T) {
 		t.Fatalf("PUT settings = %d %s; want running, a hint and never the token", code, body)
 	}
 	wh := ts.tg.Webhook()
-	if wh == nil || wh.URL != ts.url+telegram.WebhookPath || len(wh.SecretToken) < 32 || wh.MaxConnections != 1 {
+	if wh == nil || wh.URL != ts.url+bullpen.TelegramWebhookPath || len(wh.SecretToken) < 32 || wh.MaxConnections != 1 {
 		t.Fatalf("registered webhook = %+v", wh)
 	}
 	if code, body := ts.call(t, "POST", "/api/v1/telegram/users", map[string]any{"telegram_user_id": 42, "handle": "admin", "can_approve": true}, nil); code != 201 {
@@ -111,7 +111,7 @@ func TestTelegramSettingsAndWebhook(t *testing.T) {
 	if code, _ := ts.call(t, "PUT", "/api/v1/telegram/chats/-100500", map[string]any{"channel": "general"}, nil); code != 200 {
 		t.Errorf("PUT chat link = %d", code)
 	}
-	var chats struct{ Items []telegram.Chat }
+	var chats struct{ Items []bullpen.TelegramChatView }
 	ts.call(t, "GET", "/api/v1/telegram/chats", nil, &chats)
 	if len(chats.Items) != 2 {
 		t.Errorf("chats = %+v, want the webhook's private chat and the linked group", chats.Items)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -18,7 +17,7 @@ type tokenRequest struct {
 
 // tokenResponse shows the secret once, at creation.
 type tokenResponse struct {
-	office.Token
+	bullpen.Token
 	Secret string `json:"token"`
 }
 

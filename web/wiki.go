@@ -11,32 +11,28 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/wiki"
 	"github.com/gofiber/fiber/v2"
 )
 
 // Wiki is what the wiki handlers need; *wiki.Wiki implements it.
 type Wiki interface {
-	List(ctx context.Context, actor bullpen.Member, o wiki.ListOptions) ([]bullpen.WikiPage, error)
+	List(ctx context.Context, actor bullpen.Member, o bullpen.WikiListOptions) ([]bullpen.WikiPage, error)
 	Tags(ctx context.Context, actor bullpen.Member) ([]bullpen.WikiTagCount, error)
 	Page(ctx context.Context, actor bullpen.Member, slug string, includeDeleted bool) (bullpen.WikiPage, error)
-	Save(ctx context.Context, actor bullpen.Member, in wiki.SaveInput) (bullpen.WikiPage, error)
+	Save(ctx context.Context, actor bullpen.Member, in bullpen.WikiSaveInput) (bullpen.WikiPage, error)
 	Delete(ctx context.Context, actor bullpen.Member, slug string) (bullpen.WikiPage, error)
 	Undelete(ctx context.Context, actor bullpen.Member, slug string) (bullpen.WikiPage, error)
 	Restore(ctx context.Context, actor bullpen.Member, slug string, number, base int, summary string) (bullpen.WikiPage, error)
 	Revisions(ctx context.Context, actor bullpen.Member, slug string) ([]bullpen.WikiRevision, error)
 	Revision(ctx context.Context, actor bullpen.Member, slug string, number int) (bullpen.WikiRevision, error)
-	Diff(ctx context.Context, actor bullpen.Member, slug string, from, to int) (wiki.Diff, error)
+	Diff(ctx context.Context, actor bullpen.Member, slug string, from, to int) (bullpen.WikiDiff, error)
 	Backlinks(ctx context.Context, actor bullpen.Member, slug string) ([]bullpen.WikiPageRef, error)
 	Wanted(ctx context.Context, actor bullpen.Member, limit int) ([]bullpen.WikiWanted, error)
-	Search(ctx context.Context, actor bullpen.Member, o wiki.SearchOptions) ([]bullpen.WikiSearchHit, error)
+	Search(ctx context.Context, actor bullpen.Member, o bullpen.WikiSearchOptions) ([]bullpen.WikiSearchHit, error)
 	Preview(ctx context.Context, actor bullpen.Member, body string) (string, error)
 	Export(ctx context.Context, actor bullpen.Member, w io.Writer, format string) error
-	Import(ctx context.Context, actor bullpen.Member, data []byte) (wiki.ImportResult, error)
+	Import(ctx context.Context, actor bullpen.Member, data []byte) (bullpen.WikiImportResult, error)
 }
-
-var _ Wiki = (*wiki.Wiki)(nil)
 
 // wikiRoutes serves /api/v1/wiki and the /wiki/{slug} links that rendered
 // pages carry (they open the dashboard's wiki panel on that page).
@@ -82,7 +78,7 @@ func slugParam(c *fiber.Ctx) (string, error) {
 // the error, so a client can show both versions; other errors go to the
 // error handler.
 func wikiError(c *fiber.Ctx, err error) error {
-	var ce *wiki.ConflictError
+	var ce *bullpen.WikiConflictError
 	if !errors.As(err, &ce) {
 		return err
 	}
@@ -120,7 +116,7 @@ func (s *Server) wikiList(c *fiber.Ctx) error {
 	default:
 		return bullpen.Errorf(bullpen.EINVALID, "sort must be \"title\" or \"updated\"")
 	}
-	pages, err := s.svc.Wiki.List(c.UserContext(), actor(c), wiki.ListOptions{Tag: c.Query("tag"),
+	pages, err := s.svc.Wiki.List(c.UserContext(), actor(c), bullpen.WikiListOptions{Tag: c.Query("tag"),
 		Deleted: boolQuery(c, "deleted"), ByUpdate: byUpdate, Limit: int(limit), Offset: int(offset)})
 	return replyList(c, pages, err)
 }
@@ -136,7 +132,7 @@ type createRequest struct {
 
 func (s *Server) wikiCreate(c *fiber.Ctx) error {
 	return wikiError(c, withBody(c, http.StatusCreated, func(ctx context.Context, me bullpen.Member, in createRequest) (bullpen.WikiPage, error) {
-		return s.svc.Wiki.Save(ctx, me, wiki.SaveInput{Slug: in.Slug, Title: in.Title, Body: in.Body, Tags: in.Tags, Summary: in.Summary})
+		return s.svc.Wiki.Save(ctx, me, bullpen.WikiSaveInput{Slug: in.Slug, Title: in.Title, Body: in.Body, Tags: in.Tags, Summary: in.Summary})
 	}))
 }
 
@@ -162,7 +158,7 @@ func (s *Server) wikiSave(c *fiber.Ctx) error {
 		if in.BaseRevision == nil {
 			return bullpen.WikiPage{}, bullpen.Errorf(bullpen.EINVALID, "base_revision is required: the revision you edited (0 to create the page)")
 		}
-		return s.svc.Wiki.Save(ctx, me, wiki.SaveInput{Slug: slug, Title: in.Title, Body: in.Body,
+		return s.svc.Wiki.Save(ctx, me, bullpen.WikiSaveInput{Slug: slug, Title: in.Title, Body: in.Body,
 			Tags: in.Tags, Summary: in.Summary, BaseRevision: *in.BaseRevision})
 	}))
 }
@@ -186,14 +182,14 @@ func (s *Server) wikiRevision(c *fiber.Ctx) error {
 }
 
 func (s *Server) wikiDiff(c *fiber.Ctx) error {
-	return keyed(c, slugParam, func(ctx context.Context, me bullpen.Member, slug string) (wiki.Diff, error) {
+	return keyed(c, slugParam, func(ctx context.Context, me bullpen.Member, slug string) (bullpen.WikiDiff, error) {
 		from, err := intQuery(c, "from", 0)
 		if err != nil {
-			return wiki.Diff{}, err
+			return bullpen.WikiDiff{}, err
 		}
 		to, err := intQuery(c, "to", 0)
 		if err != nil {
-			return wiki.Diff{}, err
+			return bullpen.WikiDiff{}, err
 		}
 		return s.svc.Wiki.Diff(ctx, me, slug, int(from), int(to))
 	})
@@ -236,7 +232,7 @@ func (s *Server) wikiSearch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	hits, err := s.svc.Wiki.Search(c.UserContext(), actor(c), wiki.SearchOptions{Query: c.Query("q"), Tag: c.Query("tag"),
+	hits, err := s.svc.Wiki.Search(c.UserContext(), actor(c), bullpen.WikiSearchOptions{Query: c.Query("q"), Tag: c.Query("tag"),
 		Prefix: boolQuery(c, "prefix"), Limit: int(limit)})
 	return replyList(c, hits, err)
 }
@@ -259,13 +255,13 @@ type previewView struct {
 }
 
 func (s *Server) wikiExport(c *fiber.Ctx) error {
-	format := c.Query("format", wiki.FormatTar)
+	format := c.Query("format", bullpen.WikiFormatTar)
 	var buf bytes.Buffer
 	if err := s.svc.Wiki.Export(c.UserContext(), actor(c), &buf, format); err != nil {
 		return err
 	}
 	ctype := "application/x-tar"
-	if format == wiki.FormatZip {
+	if format == bullpen.WikiFormatZip {
 		ctype = "application/zip"
 	}
 	c.Set(fiber.HeaderContentType, ctype)
@@ -286,5 +282,5 @@ func (s *Server) wikiLink(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect("/c/"+office.GeneralChannel+"#wiki/"+url.PathEscape(slug), http.StatusSeeOther)
+	return c.Redirect("/c/"+bullpen.GeneralChannel+"#wiki/"+url.PathEscape(slug), http.StatusSeeOther)
 }

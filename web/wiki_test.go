@@ -97,7 +97,7 @@ func TestWikiAPI(t *testing.T) {
 			if st := ts.do("GET", "/api/v1/wiki/pages/runbook/revisions/1", tok, nil, &rev); st != http.StatusOK || rev.Summary != "first" {
 				t.Errorf("revision 1: %d %+v", st, rev)
 			}
-			var d wiki.Diff
+			var d bullpen.WikiDiff
 			if st := ts.do("GET", "/api/v1/wiki/pages/runbook/diff?from=1&to=2", tok, nil, &d); st != http.StatusOK || d.Added != 1 || d.Removed != 1 {
 				t.Errorf("diff: %d %+v", st, d)
 			}
@@ -158,7 +158,7 @@ func TestWikiAPI(t *testing.T) {
 				}
 				other := newWikiServer(t, store.SQLite)
 				body, _ := other.raw("POST", "/api/v1/wiki/import", other.Token, arch, http.StatusOK)
-				var res wiki.ImportResult
+				var res bullpen.WikiImportResult
 				json.Unmarshal(body, &res)
 				if len(res.Created) != 2 {
 					t.Errorf("import %s: %s", format, body)
@@ -275,7 +275,7 @@ func TestWikiImportLargerThanBodyLimit(t *testing.T) {
 		t.Fatalf("archive is %d bytes; the test needs more than the 1 MiB body limit", buf.Len())
 	}
 	body, _ := ts.raw("POST", "/api/v1/wiki/import", ts.Token, buf.Bytes(), http.StatusOK)
-	var res wiki.ImportResult
+	var res bullpen.WikiImportResult
 	if err := json.Unmarshal(body, &res); err != nil || len(res.Created) != 300 {
 		t.Fatalf("import of %d bytes: %s", buf.Len(), body)
 	}

@@ -17,12 +17,6 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// Archive formats.
-const (
-	FormatTar = "tar"
-	FormatZip = "zip"
-)
-
 // Import limits: a wiki export bigger than this is split by hand.
 const (
 	maxImportFiles = 10_000
@@ -42,12 +36,12 @@ func (w *Wiki) Export(ctx context.Context, actor bullpen.Member, out io.Writer, 
 	}
 	var aw archiveWriter
 	switch format {
-	case FormatTar, "":
+	case bullpen.WikiFormatTar, "":
 		aw = &tarWriter{tw: tar.NewWriter(out)}
-	case FormatZip:
+	case bullpen.WikiFormatZip:
 		aw = &zipWriter{zw: zip.NewWriter(out)}
 	default:
-		return bullpen.Errorf(bullpen.EINVALID, "format must be %q or %q", FormatTar, FormatZip)
+		return bullpen.Errorf(bullpen.EINVALID, "format must be %q or %q", bullpen.WikiFormatTar, bullpen.WikiFormatZip)
 	}
 	var after int64
 	for {
@@ -113,20 +107,13 @@ func (z *zipWriter) add(name string, mod time.Time, data []byte) error {
 
 func (z *zipWriter) close() error { return z.zw.Close() }
 
-// ImportResult says what an import did, by slug.
-type ImportResult struct {
-	Created   []string `json:"created"`
-	Updated   []string `json:"updated"`
-	Unchanged []string `json:"unchanged"`
-}
-
 // Import reads a tar (optionally gzipped) or zip archive of .md files with
 // front matter and saves each as a new revision by actor (creating pages
 // that do not exist and bringing deleted ones back; unchanged pages get no
 // revision). It is one transaction: a bad archive or a bad file is
 // EINVALID (or ETOOLARGE) and nothing is imported. Only people may import.
-func (w *Wiki) Import(ctx context.Context, actor bullpen.Member, data []byte) (ImportResult, error) {
-	res := ImportResult{Created: []string{}, Updated: []string{}, Unchanged: []string{}}
+func (w *Wiki) Import(ctx context.Context, actor bullpen.Member, data []byte) (bullpen.WikiImportResult, error) {
+	res := bullpen.WikiImportResult{Created: []string{}, Updated: []string{}, Unchanged: []string{}}
 	if err := requireMember(actor); err != nil {
 		return res, err
 	}
@@ -165,7 +152,7 @@ func (w *Wiki) Import(ctx context.Context, actor bullpen.Member, data []byte) (I
 		return nil
 	})
 	if err != nil {
-		return ImportResult{Created: []string{}, Updated: []string{}, Unchanged: []string{}}, err
+		return bullpen.WikiImportResult{Created: []string{}, Updated: []string{}, Unchanged: []string{}}, err
 	}
 	return res, nil
 }
@@ -290,12 +277,12 @@ func skipName(name string) bool {
 
 // parseFiles turns each file into a save, checking names, front matter
 // and content; slugs must be unique.
-func parseFiles(files []archiveFile) ([]SaveInput, error) {
+func parseFiles(files []archiveFile) ([]bullpen.WikiSaveInput, error) {
 	if len(files) == 0 {
 		return nil, invalidArchive("the archive has no .md files")
 	}
 	seen := map[string]string{}
-	out := make([]SaveInput, 0, len(files))
+	out := make([]bullpen.WikiSaveInput, 0, len(files))
 	for _, f := range files {
 		name := path.Clean(strings.ReplaceAll(f.name, "\\", "/"))
 		if !strings.HasSuffix(name, ".md") {
@@ -317,7 +304,7 @@ func parseFiles(files []archiveFile) ([]SaveInput, error) {
 		if in.Tags == nil {
 			in.Tags = []string{} // the file says it all
 		}
-		if err := in.normalize(); err != nil {
+		if err := in.Normalize(); err != nil {
 			return nil, bullpen.Errorf(bullpen.ErrorCode(err), "import: %s: %s", clipRunes(f.name, 100), bullpen.ErrorMessage(err))
 		}
 		if prev, ok := seen[in.Slug]; ok {

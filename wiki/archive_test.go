@@ -10,16 +10,15 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 func TestExportImportRoundTrip(t *testing.T) {
-	for _, format := range []string{wiki.FormatTar, wiki.FormatZip} {
+	for _, format := range []string{bullpen.WikiFormatTar, bullpen.WikiFormatZip} {
 		t.Run(format, func(t *testing.T) {
 			each(t, func(t *testing.T, f *fixture) {
-				f.save(f.ada, wiki.SaveInput{Title: `Quote "Me": a title`, Body: "---\nnot front matter\n---\n[[Other]]\n", Tags: []string{"x", "y"}, Summary: "line one"})
-				f.save(f.ada, wiki.SaveInput{Slug: "other", Title: "Other", Body: "plain\r\nwindows\n"})
-				f.save(f.ada, wiki.SaveInput{Title: "Gone", Body: "bye"})
+				f.save(f.ada, bullpen.WikiSaveInput{Title: `Quote "Me": a title`, Body: "---\nnot front matter\n---\n[[Other]]\n", Tags: []string{"x", "y"}, Summary: "line one"})
+				f.save(f.ada, bullpen.WikiSaveInput{Slug: "other", Title: "Other", Body: "plain\r\nwindows\n"})
+				f.save(f.ada, bullpen.WikiSaveInput{Title: "Gone", Body: "bye"})
 				f.w.Delete(f.ctx, f.ada, "gone")
 				var buf bytes.Buffer
 				if err := f.w.Export(f.ctx, f.ada, &buf, format); err != nil {
@@ -58,8 +57,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 func TestImportUpdatesAndUndeletes(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Title: "Live", Body: "v1"})
-		f.save(f.ada, wiki.SaveInput{Title: "Dead", Body: "v1"})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Live", Body: "v1"})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Dead", Body: "v1"})
 		f.w.Delete(f.ctx, f.ada, "dead")
 		arch := tarOf(t, map[string]string{
 			"wiki/live.md": "---\ntitle: Live\ntags:\n  - a\n  - 'b'\nsummary: from archive\n---\nv2\n",
@@ -124,7 +123,7 @@ func TestImportRejectsBadArchives(t *testing.T) {
 				t.Errorf("%s: message %q lacks %q", tt.name, bullpen.ErrorMessage(err), tt.msg)
 			}
 		}
-		if list, _ := f.w.List(f.ctx, f.ada, wiki.ListOptions{}); len(list) != 0 {
+		if list, _ := f.w.List(f.ctx, f.ada, bullpen.WikiListOptions{}); len(list) != 0 {
 			t.Errorf("%d pages after bad imports, want 0", len(list))
 		}
 		if n := len(f.events(bullpen.EventWikiPageSaved)); n != 0 {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store/storetest"
-	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // benchPages is the size of the generated wiki.
@@ -84,23 +84,25 @@ func (c *corpus) archive() []byte {
 // distribution as the pages, so "common" is often a word in every page.
 var queryKinds = []struct {
 	name string
-	make func(c *corpus, i int) wiki.SearchOptions
+	make func(c *corpus, i int) bullpen.WikiSearchOptions
 }{
-	{"common-word", func(c *corpus, _ int) wiki.SearchOptions { return wiki.SearchOptions{Query: c.word()} }},
-	{"two-words", func(c *corpus, _ int) wiki.SearchOptions { return wiki.SearchOptions{Query: c.word() + " " + c.word()} }},
-	{"any-word", func(c *corpus, _ int) wiki.SearchOptions {
-		return wiki.SearchOptions{Query: c.vocab[c.r.IntN(len(c.vocab))]}
+	{"common-word", func(c *corpus, _ int) bullpen.WikiSearchOptions { return bullpen.WikiSearchOptions{Query: c.word()} }},
+	{"two-words", func(c *corpus, _ int) bullpen.WikiSearchOptions {
+		return bullpen.WikiSearchOptions{Query: c.word() + " " + c.word()}
 	}},
-	{"word-and-tag", func(c *corpus, i int) wiki.SearchOptions {
-		return wiki.SearchOptions{Query: c.word(), Tag: fmt.Sprintf("t%d", i%20)}
+	{"any-word", func(c *corpus, _ int) bullpen.WikiSearchOptions {
+		return bullpen.WikiSearchOptions{Query: c.vocab[c.r.IntN(len(c.vocab))]}
 	}},
-	{"prefix-3", func(c *corpus, _ int) wiki.SearchOptions {
+	{"word-and-tag", func(c *corpus, i int) bullpen.WikiSearchOptions {
+		return bullpen.WikiSearchOptions{Query: c.word(), Tag: fmt.Sprintf("t%d", i%20)}
+	}},
+	{"prefix-3", func(c *corpus, _ int) bullpen.WikiSearchOptions {
 		w := c.word()
-		return wiki.SearchOptions{Query: w[:3], Prefix: true}
+		return bullpen.WikiSearchOptions{Query: w[:3], Prefix: true}
 	}},
-	{"typing-word", func(c *corpus, _ int) wiki.SearchOptions {
+	{"typing-word", func(c *corpus, _ int) bullpen.WikiSearchOptions {
 		w := c.word()
-		return wiki.SearchOptions{Query: w[:max(4, len(w)-1)], Prefix: true}
+		return bullpen.WikiSearchOptions{Query: w[:max(4, len(w)-1)], Prefix: true}
 	}},
 }
 
@@ -122,18 +124,18 @@ func BenchmarkWiki(b *testing.B) {
 			b.Logf("%s: imported %d pages in %v", dialect, benchPages, time.Since(start).Round(time.Millisecond))
 			for _, k := range queryKinds {
 				b.Run("search-"+k.name, func(b *testing.B) {
-					benchSearch(b, f, func(i int) wiki.SearchOptions { return k.make(c, i) })
+					benchSearch(b, f, func(i int) bullpen.WikiSearchOptions { return k.make(c, i) })
 				})
 			}
 			b.Run("search-mixed", func(b *testing.B) {
-				benchSearch(b, f, func(i int) wiki.SearchOptions { return queryKinds[i%len(queryKinds)].make(c, i) })
+				benchSearch(b, f, func(i int) bullpen.WikiSearchOptions { return queryKinds[i%len(queryKinds)].make(c, i) })
 			})
 			b.Run("save", func(b *testing.B) { benchSave(b, f, c) })
 		})
 	}
 }
 
-func benchSearch(b *testing.B, f *fixture, next func(i int) wiki.SearchOptions) {
+func benchSearch(b *testing.B, f *fixture, next func(i int) bullpen.WikiSearchOptions) {
 	var lat []time.Duration
 	hits := 0
 	for i := 0; b.Loop(); i++ {
@@ -167,7 +169,7 @@ func benchSave(b *testing.B, f *fixture, c *corpus) {
 			base = 1
 		}
 		title, body, _ := c.page(n)
-		p, err := f.w.Save(f.ctx, f.agent, wiki.SaveInput{Slug: slug, Title: title, Body: body, Summary: "bench", BaseRevision: base})
+		p, err := f.w.Save(f.ctx, f.agent, bullpen.WikiSaveInput{Slug: slug, Title: title, Body: body, Summary: "bench", BaseRevision: base})
 		if err != nil {
 			b.Fatal(err)
 		}

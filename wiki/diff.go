@@ -14,35 +14,12 @@ const (
 	OpDelete = "delete"
 )
 
-// DiffLine is one line of a line diff. Old and New are 1-based line
-// numbers in the old and new text (0 where the line is not in that text).
-type DiffLine struct {
-	Op   string `json:"op"`
-	Text string `json:"text"`
-	Old  int    `json:"old,omitempty"`
-	New  int    `json:"new,omitempty"`
-}
-
-// Diff compares two revisions of a page.
-type Diff struct {
-	Slug      string     `json:"slug"`
-	From      int        `json:"from"`
-	To        int        `json:"to"`
-	FromTitle string     `json:"from_title"`
-	ToTitle   string     `json:"to_title"`
-	FromTags  []string   `json:"from_tags"`
-	ToTags    []string   `json:"to_tags"`
-	Added     int        `json:"added"`
-	Removed   int        `json:"removed"`
-	Lines     []DiffLine `json:"lines"`
-}
-
 // Diff compares revision from with revision to of a page. to 0 means the
 // current revision; from 0 means the one before to.
-func (w *Wiki) Diff(ctx context.Context, actor bullpen.Member, slug string, from, to int) (Diff, error) {
+func (w *Wiki) Diff(ctx context.Context, actor bullpen.Member, slug string, from, to int) (bullpen.WikiDiff, error) {
 	p, err := w.page(ctx, actor, slug, true)
 	if err != nil {
-		return Diff{}, err
+		return bullpen.WikiDiff{}, err
 	}
 	if to == 0 {
 		to = p.Revision
@@ -51,17 +28,17 @@ func (w *Wiki) Diff(ctx context.Context, actor bullpen.Member, slug string, from
 		from = max(to-1, 1)
 	}
 	if from < 0 || to < 0 {
-		return Diff{}, bullpen.Errorf(bullpen.EINVALID, "revisions must be positive")
+		return bullpen.WikiDiff{}, bullpen.Errorf(bullpen.EINVALID, "revisions must be positive")
 	}
 	a, err := w.db.WikiRevision(ctx, p, from)
 	if err != nil {
-		return Diff{}, err
+		return bullpen.WikiDiff{}, err
 	}
 	b, err := w.db.WikiRevision(ctx, p, to)
 	if err != nil {
-		return Diff{}, err
+		return bullpen.WikiDiff{}, err
 	}
-	d := Diff{Slug: p.Slug, From: from, To: to, FromTitle: a.Title, ToTitle: b.Title, FromTags: a.Tags, ToTags: b.Tags,
+	d := bullpen.WikiDiff{Slug: p.Slug, From: from, To: to, FromTitle: a.Title, ToTitle: b.Title, FromTags: a.Tags, ToTags: b.Tags,
 		Lines: DiffLines(a.Body, b.Body)}
 	for _, l := range d.Lines {
 		switch l.Op {
@@ -81,7 +58,7 @@ const maxEdits = 2000
 // DiffLines returns a shortest line diff from a to b (Myers' O(ND)
 // algorithm on the part between the common prefix and suffix). Applying
 // its equal and insert lines in order yields b; equal and delete, a.
-func DiffLines(a, b string) []DiffLine {
+func DiffLines(a, b string) []bullpen.WikiDiffLine {
 	al, bl := splitLines(a), splitLines(b)
 	// Intern lines so that comparing is comparing ints.
 	ids := map[string]int{}
@@ -107,18 +84,18 @@ func DiffLines(a, b string) []DiffLine {
 		suf++
 	}
 	ops := myers(ai[pre:len(ai)-suf], bi[pre:len(bi)-suf])
-	out := make([]DiffLine, 0, len(al)+len(bl))
+	out := make([]bullpen.WikiDiffLine, 0, len(al)+len(bl))
 	x, y := 0, 0 // lines of a and b consumed
 	emit := func(op byte) {
 		switch op {
 		case '=':
-			out = append(out, DiffLine{Op: OpEqual, Text: al[x], Old: x + 1, New: y + 1})
+			out = append(out, bullpen.WikiDiffLine{Op: OpEqual, Text: al[x], Old: x + 1, New: y + 1})
 			x, y = x+1, y+1
 		case '-':
-			out = append(out, DiffLine{Op: OpDelete, Text: al[x], Old: x + 1})
+			out = append(out, bullpen.WikiDiffLine{Op: OpDelete, Text: al[x], Old: x + 1})
 			x++
 		case '+':
-			out = append(out, DiffLine{Op: OpInsert, Text: bl[y], New: y + 1})
+			out = append(out, bullpen.WikiDiffLine{Op: OpInsert, Text: bl[y], New: y + 1})
 			y++
 		}
 	}

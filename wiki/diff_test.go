@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
 
@@ -26,7 +27,7 @@ func TestDiffLines(t *testing.T) {
 	}
 }
 
-func render(lines []wiki.DiffLine) string {
+func render(lines []bullpen.WikiDiffLine) string {
 	var parts []string
 	for _, l := range lines {
 		parts = append(parts, map[string]string{wiki.OpEqual: "=", wiki.OpInsert: "+", wiki.OpDelete: "-"}[l.Op]+l.Text)

@@ -6,9 +6,9 @@
 //
 // # Concurrency
 //
-// Every save names the revision it edits (SaveInput.BaseRevision; 0
+// Every save names the revision it edits (bullpen.WikiSaveInput.BaseRevision; 0
 // creates a page). A save on a stale base, or a create on a taken slug,
-// changes nothing and fails with a *ConflictError that holds the current
+// changes nothing and fails with a *bullpen.WikiConflictError that holds the current
 // page; bullpen.ErrorCode reports ECONFLICT. The check and the write run in
 // one store transaction, and store.DB.Transact serializes writers (in process
 // by a mutex, across replicas by a PostgreSQL advisory lock), so of two
@@ -50,7 +50,7 @@
 // WritePageWith runs fn in the save's transaction, so an agent's record of
 // the write commits with it and a resumed turn never writes twice.
 //
-// Errors are *bullpen.Error (or *ConflictError) whose
+// Errors are *bullpen.Error (or *bullpen.WikiConflictError) whose
 // bullpen.ErrorMessage is written for the model to act on, e.g.
 //
 //	conflict: page "plan" changed since revision 3; current revision is 4; re-read and merge

@@ -44,8 +44,8 @@ func pageFile(p bullpen.WikiPage, summary string) []byte {
 
 // parsePageFile reads front matter (title required; slug, tags and
 // summary optional; other keys ignored) and the body after it.
-func parsePageFile(data []byte) (SaveInput, error) {
-	var in SaveInput
+func parsePageFile(data []byte) (bullpen.WikiSaveInput, error) {
+	var in bullpen.WikiSaveInput
 	s := strings.TrimPrefix(string(data), "\ufeff")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	rest, ok := strings.CutPrefix(s, "---\n")

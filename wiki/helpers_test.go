@@ -52,7 +52,7 @@ func each(t *testing.T, fn func(t *testing.T, f *fixture)) {
 }
 
 // save saves or fails the test.
-func (f *fixture) save(actor bullpen.Member, in wiki.SaveInput) bullpen.WikiPage {
+func (f *fixture) save(actor bullpen.Member, in bullpen.WikiSaveInput) bullpen.WikiPage {
 	f.t.Helper()
 	p, err := f.w.Save(f.ctx, actor, in)
 	if err != nil {

@@ -37,9 +37,9 @@ func TestLinksParse(t *testing.T) {
 
 func TestBacklinksAndWanted(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Slug: "faq", Title: "Frequently Asked", Body: "See [[Onboarding]]."})
-		f.save(f.ada, wiki.SaveInput{Title: "Home", Body: "Start at [[Frequently Asked]], [[faq|the FAQ]], [[Onboarding]] and [[Roadmap]]. Self: [[Home]]"})
-		f.save(f.agent, wiki.SaveInput{Title: "Team", Body: "Read [[onboarding|onboarding notes]]."})
+		f.save(f.ada, bullpen.WikiSaveInput{Slug: "faq", Title: "Frequently Asked", Body: "See [[Onboarding]]."})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Home", Body: "Start at [[Frequently Asked]], [[faq|the FAQ]], [[Onboarding]] and [[Roadmap]]. Self: [[Home]]"})
+		f.save(f.agent, bullpen.WikiSaveInput{Title: "Team", Body: "Read [[onboarding|onboarding notes]]."})
 
 		back, err := f.w.Backlinks(f.ctx, f.ada, "faq")
 		if err != nil || fmt.Sprint(back) != "[{home Home}]" {
@@ -66,7 +66,7 @@ func TestBacklinksAndWanted(t *testing.T) {
 			t.Errorf("home HTML lacks the missing link:\n%s", home.HTML)
 		}
 		// Creating the wanted page fills it and the links resolve.
-		f.save(f.agent, wiki.SaveInput{Title: "Onboarding", Body: "hi"})
+		f.save(f.agent, bullpen.WikiSaveInput{Title: "Onboarding", Body: "hi"})
 		wanted, _ = f.w.Wanted(f.ctx, f.ada, 0)
 		if len(wanted) != 1 || wanted[0].Target != "roadmap" {
 			t.Errorf("wanted after creating onboarding = %+v", wanted)
@@ -88,7 +88,7 @@ func TestBacklinksAndWanted(t *testing.T) {
 		}
 		// Edits replace the links.
 		team, _ := f.w.Page(f.ctx, f.ada, "team", false)
-		f.save(f.agent, wiki.SaveInput{Slug: "team", Title: "Team", Body: "no links", BaseRevision: team.Revision})
+		f.save(f.agent, bullpen.WikiSaveInput{Slug: "team", Title: "Team", Body: "no links", BaseRevision: team.Revision})
 		wanted, _ = f.w.Wanted(f.ctx, f.ada, 0)
 		if len(wanted) != 1 || wanted[0].Count != 1 {
 			t.Errorf("wanted after unlinking = %+v", wanted)
@@ -145,7 +145,7 @@ func TestRenderXSS(t *testing.T) {
 			assertInert(t, p, out)
 			// The same through a stored page with a hostile title.
 			title := fmt.Sprintf(`<script>alert(%d)</script> "Title" %d`, i, i)
-			pg := f.save(f.ada, wiki.SaveInput{Title: title, Body: p})
+			pg := f.save(f.ada, bullpen.WikiSaveInput{Title: title, Body: p})
 			got, err := f.w.Page(f.ctx, f.ada, pg.Slug, false)
 			if err != nil {
 				t.Fatal(err)

@@ -10,59 +10,25 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// SaveInput is a page save. BaseRevision names the revision the edit
-// started from: 0 creates a new page. Slug defaults to the slugified title.
-// Nil Tags keep the page's tags; an empty list clears them.
-type SaveInput struct {
-	Slug         string   `json:"slug"`
-	Title        string   `json:"title"`
-	Body         string   `json:"body"`
-	Tags         []string `json:"tags"`
-	Summary      string   `json:"summary"`
-	BaseRevision int      `json:"base_revision"`
-}
-
-// normalize checks the input and fills the slug and the canonical tags.
-func (in *SaveInput) normalize() error {
-	if in.Slug == "" {
-		in.Slug = bullpen.WikiSlugify(in.Title)
-	}
-	if err := bullpen.ValidateWikiSlug(in.Slug); err != nil {
-		return err
-	}
-	if err := bullpen.ValidateWikiText(in.Title, in.Body, in.Summary); err != nil {
-		return err
-	}
-	if in.BaseRevision < 0 {
-		return bullpen.Errorf(bullpen.EINVALID, "base_revision must not be negative")
-	}
-	if in.Tags == nil {
-		return nil
-	}
-	tags, err := bullpen.NormalizeWikiTags(in.Tags)
-	in.Tags = tags
-	return err
-}
-
 // Save stores a new revision of a page by actor, or creates the page when
 // BaseRevision is 0. A save whose base is not the current revision, or
-// that creates a page that exists, fails with a *ConflictError holding the
+// that creates a page that exists, fails with a *bullpen.WikiConflictError holding the
 // current page: nothing is overwritten. A save that changes nothing
 // returns the page as it is, without a new revision.
 // Errors: EINVALID, ETOOLARGE, ENOTFOUND (no page at a non-zero base),
 // ECONFLICT.
-func (w *Wiki) Save(ctx context.Context, actor bullpen.Member, in SaveInput) (bullpen.WikiPage, error) {
+func (w *Wiki) Save(ctx context.Context, actor bullpen.Member, in bullpen.WikiSaveInput) (bullpen.WikiPage, error) {
 	return w.SaveWith(ctx, actor, in, nil)
 }
 
 // SaveWith is Save that also runs fn (when not nil) in the save's
 // transaction, after the revision is stored, so that a caller's own rows
 // (an agent's record that this write happened) commit or roll back with it.
-func (w *Wiki) SaveWith(ctx context.Context, actor bullpen.Member, in SaveInput, fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
+func (w *Wiki) SaveWith(ctx context.Context, actor bullpen.Member, in bullpen.WikiSaveInput, fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
 	if err := requireMember(actor); err != nil {
 		return bullpen.WikiPage{}, err
 	}
-	if err := in.normalize(); err != nil {
+	if err := in.Normalize(); err != nil {
 		return bullpen.WikiPage{}, err
 	}
 	var page bullpen.WikiPage
@@ -78,7 +44,7 @@ func (w *Wiki) SaveWith(ctx context.Context, actor bullpen.Member, in SaveInput,
 
 // finish fills author handles of the result, or of a conflict's page.
 func (w *Wiki) finish(ctx context.Context, page bullpen.WikiPage, err error) (bullpen.WikiPage, error) {
-	var ce *ConflictError
+	var ce *bullpen.WikiConflictError
 	if errors.As(err, &ce) {
 		pages := []bullpen.WikiPage{ce.Current}
 		if w.authors(ctx, pages) == nil {
@@ -103,7 +69,7 @@ type saveOpts struct {
 
 // save writes one revision inside tx and emits its event. It reports
 // whether anything changed.
-func (w *Wiki) save(tx *store.Tx, actor bullpen.Member, in SaveInput, o saveOpts) (bullpen.WikiPage, bool, error) {
+func (w *Wiki) save(tx *store.Tx, actor bullpen.Member, in bullpen.WikiSaveInput, o saveOpts) (bullpen.WikiPage, bool, error) {
 	cur, err := tx.WikiPageForWrite(in.Slug)
 	exists := err == nil
 	switch {
@@ -178,17 +144,8 @@ func (w *Wiki) page(ctx context.Context, actor bullpen.Member, slug string, incl
 	return p, err
 }
 
-// ListOptions selects pages for List.
-type ListOptions struct {
-	Tag      string
-	Deleted  bool // list deleted pages instead
-	ByUpdate bool // most recently updated first; by title otherwise
-	Limit    int  // 1-500, default 100
-	Offset   int
-}
-
 // List returns pages without their bodies.
-func (w *Wiki) List(ctx context.Context, actor bullpen.Member, o ListOptions) ([]bullpen.WikiPage, error) {
+func (w *Wiki) List(ctx context.Context, actor bullpen.Member, o bullpen.WikiListOptions) ([]bullpen.WikiPage, error) {
 	if err := requireMember(actor); err != nil {
 		return nil, err
 	}
@@ -289,7 +246,7 @@ func (w *Wiki) Restore(ctx context.Context, actor bullpen.Member, slug string, n
 	if base == 0 {
 		base = cur.Revision
 	}
-	in := SaveInput{Slug: slug, Title: old.Title, Body: old.Body, Tags: old.Tags, Summary: summary, BaseRevision: base}
+	in := bullpen.WikiSaveInput{Slug: slug, Title: old.Title, Body: old.Body, Tags: old.Tags, Summary: summary, BaseRevision: base}
 	if err := bullpen.ValidateWikiText(in.Title, in.Body, in.Summary); err != nil {
 		return cur, err
 	}
@@ -356,17 +313,9 @@ func (w *Wiki) Wanted(ctx context.Context, actor bullpen.Member, limit int) ([]b
 	return w.db.WikiWanted(ctx, limit)
 }
 
-// SearchOptions is a full-text search.
-type SearchOptions struct {
-	Query  string
-	Tag    string
-	Prefix bool // the last word also matches as a prefix (search as you type)
-	Limit  int  // 1-100, default 20
-}
-
 // Search finds live pages by the words of a query over title, tags and
 // body, best first, with highlighted snippets. Any query text is safe.
-func (w *Wiki) Search(ctx context.Context, actor bullpen.Member, o SearchOptions) ([]bullpen.WikiSearchHit, error) {
+func (w *Wiki) Search(ctx context.Context, actor bullpen.Member, o bullpen.WikiSearchOptions) ([]bullpen.WikiSearchHit, error) {
 	if err := requireMember(actor); err != nil {
 		return nil, err
 	}

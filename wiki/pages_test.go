@@ -16,19 +16,19 @@ import (
 
 func TestSaveRevisionsAndEvents(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		p := f.save(f.ada, wiki.SaveInput{Title: "Release Process", Body: "# Steps\n\n1. tag\n", Tags: []string{"Ops", "release", "ops"}, Summary: "first"})
+		p := f.save(f.ada, bullpen.WikiSaveInput{Title: "Release Process", Body: "# Steps\n\n1. tag\n", Tags: []string{"Ops", "release", "ops"}, Summary: "first"})
 		if p.Slug != "release-process" || p.Revision != 1 || p.CreatedBy != f.ada.ID || p.CreatedByHandle != "ada" {
 			t.Fatalf("created = %+v", p)
 		}
 		if fmt.Sprint(p.Tags) != "[ops release]" {
 			t.Errorf("tags = %v, want [ops release]", p.Tags)
 		}
-		p2 := f.save(f.agent, wiki.SaveInput{Slug: p.Slug, Title: "Release Process", Body: "# Steps\n\n1. tag\n2. push\n", Tags: p.Tags, Summary: "add push", BaseRevision: 1})
+		p2 := f.save(f.agent, bullpen.WikiSaveInput{Slug: p.Slug, Title: "Release Process", Body: "# Steps\n\n1. tag\n2. push\n", Tags: p.Tags, Summary: "add push", BaseRevision: 1})
 		if p2.Revision != 2 || p2.UpdatedBy != f.agent.ID || p2.UpdatedByHandle != "scribe" || p2.CreatedByHandle != "ada" {
 			t.Fatalf("updated = %+v", p2)
 		}
 		// Saving the same content makes no revision.
-		same := f.save(f.agent, wiki.SaveInput{Slug: p.Slug, Title: "Release Process", Body: p2.Body, Tags: []string{"release", "ops"}, BaseRevision: 2})
+		same := f.save(f.agent, bullpen.WikiSaveInput{Slug: p.Slug, Title: "Release Process", Body: p2.Body, Tags: []string{"release", "ops"}, BaseRevision: 2})
 		if same.Revision != 2 {
 			t.Errorf("no-op save made revision %d, want 2", same.Revision)
 		}
@@ -54,7 +54,7 @@ func TestSaveRevisionsAndEvents(t *testing.T) {
 		if len(evs) != 2 || evs[0].Slug != p.Slug || !evs[0].Created || evs[1].Revision != 2 || evs[1].Author != "scribe" || evs[1].Summary != "add push" {
 			t.Errorf("saved events = %+v", evs)
 		}
-		list, err := f.w.List(f.ctx, f.ada, wiki.ListOptions{Tag: "OPS"})
+		list, err := f.w.List(f.ctx, f.ada, bullpen.WikiListOptions{Tag: "OPS"})
 		if err != nil || len(list) != 1 || list[0].Body != "" || list[0].Slug != p.Slug {
 			t.Errorf("List(tag ops) = %+v, %v", list, err)
 		}
@@ -69,24 +69,24 @@ func TestSaveValidation(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
 		tests := []struct {
 			name string
-			in   wiki.SaveInput
+			in   bullpen.WikiSaveInput
 			code string
 		}{
-			{"no title", wiki.SaveInput{Body: "x"}, bullpen.EINVALID},
-			{"punctuation title", wiki.SaveInput{Title: "!!!", Body: "x"}, bullpen.EINVALID},
-			{"bad slug", wiki.SaveInput{Slug: "Bad Slug", Title: "T", Body: "x"}, bullpen.EINVALID},
-			{"control in title", wiki.SaveInput{Title: "a\x00b", Body: "x"}, bullpen.EINVALID},
-			{"control in body", wiki.SaveInput{Title: "T", Body: "a\x02b"}, bullpen.EINVALID},
-			{"bad tag", wiki.SaveInput{Title: "T", Body: "x", Tags: []string{"a b"}}, bullpen.EINVALID},
-			{"negative base", wiki.SaveInput{Title: "T", Body: "x", BaseRevision: -1}, bullpen.EINVALID},
-			{"huge body", wiki.SaveInput{Title: "T", Body: strings.Repeat("x", bullpen.MaxWikiBody+1)}, bullpen.ETOOLARGE},
-			{"edit missing page", wiki.SaveInput{Title: "Nope", Body: "x", BaseRevision: 3}, bullpen.ENOTFOUND},
+			{"no title", bullpen.WikiSaveInput{Body: "x"}, bullpen.EINVALID},
+			{"punctuation title", bullpen.WikiSaveInput{Title: "!!!", Body: "x"}, bullpen.EINVALID},
+			{"bad slug", bullpen.WikiSaveInput{Slug: "Bad Slug", Title: "T", Body: "x"}, bullpen.EINVALID},
+			{"control in title", bullpen.WikiSaveInput{Title: "a\x00b", Body: "x"}, bullpen.EINVALID},
+			{"control in body", bullpen.WikiSaveInput{Title: "T", Body: "a\x02b"}, bullpen.EINVALID},
+			{"bad tag", bullpen.WikiSaveInput{Title: "T", Body: "x", Tags: []string{"a b"}}, bullpen.EINVALID},
+			{"negative base", bullpen.WikiSaveInput{Title: "T", Body: "x", BaseRevision: -1}, bullpen.EINVALID},
+			{"huge body", bullpen.WikiSaveInput{Title: "T", Body: strings.Repeat("x", bullpen.MaxWikiBody+1)}, bullpen.ETOOLARGE},
+			{"edit missing page", bullpen.WikiSaveInput{Title: "Nope", Body: "x", BaseRevision: 3}, bullpen.ENOTFOUND},
 		}
 		for _, tt := range tests {
 			_, err := f.w.Save(f.ctx, f.ada, tt.in)
 			wantCode(t, tt.name, err, tt.code)
 		}
-		_, err := f.w.Save(f.ctx, bullpen.Member{}, wiki.SaveInput{Title: "T", Body: "x"})
+		_, err := f.w.Save(f.ctx, bullpen.Member{}, bullpen.WikiSaveInput{Title: "T", Body: "x"})
 		wantCode(t, "no actor", err, bullpen.EUNAUTHORIZED)
 		if n := len(f.events(bullpen.EventWikiPageSaved)); n != 0 {
 			t.Errorf("%d events after failed saves, want 0", n)
@@ -96,10 +96,10 @@ func TestSaveValidation(t *testing.T) {
 
 func TestConflictKeepsCurrent(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Title: "Plan", Body: "v1"})
-		f.save(f.agent, wiki.SaveInput{Slug: "plan", Title: "Plan", Body: "v2 by agent", BaseRevision: 1})
-		_, err := f.w.Save(f.ctx, f.ada, wiki.SaveInput{Slug: "plan", Title: "Plan", Body: "v2 by ada", BaseRevision: 1})
-		var ce *wiki.ConflictError
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Plan", Body: "v1"})
+		f.save(f.agent, bullpen.WikiSaveInput{Slug: "plan", Title: "Plan", Body: "v2 by agent", BaseRevision: 1})
+		_, err := f.w.Save(f.ctx, f.ada, bullpen.WikiSaveInput{Slug: "plan", Title: "Plan", Body: "v2 by ada", BaseRevision: 1})
+		var ce *bullpen.WikiConflictError
 		if !errors.As(err, &ce) || !bullpen.IsCode(err, bullpen.ECONFLICT) {
 			t.Fatalf("stale save: %v, want a *ConflictError", err)
 		}
@@ -110,12 +110,12 @@ func TestConflictKeepsCurrent(t *testing.T) {
 			t.Errorf("message = %q", msg)
 		}
 		// Creating a page that exists is a conflict too.
-		_, err = f.w.Save(f.ctx, f.ada, wiki.SaveInput{Title: "Plan", Body: "new"})
+		_, err = f.w.Save(f.ctx, f.ada, bullpen.WikiSaveInput{Title: "Plan", Body: "new"})
 		if !errors.As(err, &ce) || ce.Current.Revision != 2 {
 			t.Errorf("create existing: %v", err)
 		}
 		// Re-saving on the new base works.
-		p := f.save(f.ada, wiki.SaveInput{Slug: "plan", Title: "Plan", Body: "merged", BaseRevision: 2})
+		p := f.save(f.ada, bullpen.WikiSaveInput{Slug: "plan", Title: "Plan", Body: "merged", BaseRevision: 2})
 		if p.Revision != 3 {
 			t.Errorf("merged revision = %d, want 3", p.Revision)
 		}
@@ -134,7 +134,7 @@ func TestRacingWritersExactlyOneWins(t *testing.T) {
 		}
 		defer db2.Close()
 		writers := []*wiki.Wiki{f.w, wiki.New(db2, wiki.Config{})}
-		f.save(f.ada, wiki.SaveInput{Title: "Hot", Body: "start"})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Hot", Body: "start"})
 		const rounds = 15
 		for round := 1; round <= rounds; round++ {
 			var wg sync.WaitGroup
@@ -145,7 +145,7 @@ func TestRacingWritersExactlyOneWins(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					_, errs[i] = w.Save(context.Background(), f.ada, wiki.SaveInput{Slug: "hot", Title: "Hot",
+					_, errs[i] = w.Save(context.Background(), f.ada, bullpen.WikiSaveInput{Slug: "hot", Title: "Hot",
 						Body: fmt.Sprintf("round %d writer %d", round, i), BaseRevision: round})
 				}()
 			}
@@ -153,7 +153,7 @@ func TestRacingWritersExactlyOneWins(t *testing.T) {
 			wg.Wait()
 			wins, conflicts := 0, 0
 			for _, err := range errs {
-				var ce *wiki.ConflictError
+				var ce *bullpen.WikiConflictError
 				switch {
 				case err == nil:
 					wins++
@@ -187,7 +187,7 @@ func TestRacingCreates(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := f.w.Save(f.ctx, f.ada, wiki.SaveInput{Title: "Fresh", Body: fmt.Sprint(i)})
+				_, err := f.w.Save(f.ctx, f.ada, bullpen.WikiSaveInput{Title: "Fresh", Body: fmt.Sprint(i)})
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
@@ -206,8 +206,8 @@ func TestRacingCreates(t *testing.T) {
 
 func TestDeleteUndeleteRestore(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Title: "Doc", Body: "one", Tags: []string{"a"}})
-		f.save(f.ada, wiki.SaveInput{Slug: "doc", Title: "Doc v2", Body: "two", BaseRevision: 1})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Doc", Body: "one", Tags: []string{"a"}})
+		f.save(f.ada, bullpen.WikiSaveInput{Slug: "doc", Title: "Doc v2", Body: "two", BaseRevision: 1})
 		if _, err := f.w.Delete(f.ctx, f.agent, "doc"); err != nil {
 			t.Fatal(err)
 		}
@@ -217,14 +217,14 @@ func TestDeleteUndeleteRestore(t *testing.T) {
 		if err != nil || !p.Deleted {
 			t.Errorf("read deleted with includeDeleted = %+v, %v", p, err)
 		}
-		_, err = f.w.Save(f.ctx, f.ada, wiki.SaveInput{Slug: "doc", Title: "Doc", Body: "three", BaseRevision: 2})
+		_, err = f.w.Save(f.ctx, f.ada, bullpen.WikiSaveInput{Slug: "doc", Title: "Doc", Body: "three", BaseRevision: 2})
 		wantCode(t, "save deleted", err, bullpen.ECONFLICT)
 		_, err = f.w.Delete(f.ctx, f.agent, "doc")
 		wantCode(t, "delete twice", err, bullpen.ENOTFOUND)
-		if list, _ := f.w.List(f.ctx, f.ada, wiki.ListOptions{}); len(list) != 0 {
+		if list, _ := f.w.List(f.ctx, f.ada, bullpen.WikiListOptions{}); len(list) != 0 {
 			t.Errorf("live list has %d pages, want 0", len(list))
 		}
-		if list, _ := f.w.List(f.ctx, f.ada, wiki.ListOptions{Deleted: true}); len(list) != 1 {
+		if list, _ := f.w.List(f.ctx, f.ada, bullpen.WikiListOptions{Deleted: true}); len(list) != 1 {
 			t.Errorf("deleted list has %d pages, want 1", len(list))
 		}
 		if _, err := f.w.Undelete(f.ctx, f.ada, "doc"); err != nil {
@@ -264,8 +264,8 @@ func TestDeleteUndeleteRestore(t *testing.T) {
 
 func TestDiffRevisions(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Title: "D", Body: "a\nb\nc\n"})
-		f.save(f.ada, wiki.SaveInput{Slug: "d", Title: "D2", Body: "a\nB\nc\nd\n", BaseRevision: 1})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "D", Body: "a\nb\nc\n"})
+		f.save(f.ada, bullpen.WikiSaveInput{Slug: "d", Title: "D2", Body: "a\nB\nc\nd\n", BaseRevision: 1})
 		d, err := f.w.Diff(f.ctx, f.ada, "d", 0, 0)
 		if err != nil {
 			t.Fatal(err)

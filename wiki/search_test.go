@@ -5,17 +5,16 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 func TestSearch(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Title: "Deploy Guide", Body: "How we ship the service to production.", Tags: []string{"ops"}})
-		f.save(f.ada, wiki.SaveInput{Title: "Kitchen", Body: "The coffee machine is next to the deploy board. Deploy with care <b>&</b> coffee.", Tags: []string{"office"}})
-		f.save(f.ada, wiki.SaveInput{Title: "Archive", Body: "old deploy notes"})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Deploy Guide", Body: "How we ship the service to production.", Tags: []string{"ops"}})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Kitchen", Body: "The coffee machine is next to the deploy board. Deploy with care <b>&</b> coffee.", Tags: []string{"office"}})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Archive", Body: "old deploy notes"})
 		f.w.Delete(f.ctx, f.ada, "archive")
 
-		hits, err := f.w.Search(f.ctx, f.ada, wiki.SearchOptions{Query: "deploy"})
+		hits, err := f.w.Search(f.ctx, f.ada, bullpen.WikiSearchOptions{Query: "deploy"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +44,7 @@ func TestSearch(t *testing.T) {
 			{"ops", "", false, []string{"deploy-guide"}},
 			{"nothing-here-at-all", "", false, nil},
 		} {
-			hits, err := f.w.Search(f.ctx, f.ada, wiki.SearchOptions{Query: tt.q, Tag: tt.tag, Prefix: tt.prefix})
+			hits, err := f.w.Search(f.ctx, f.ada, bullpen.WikiSearchOptions{Query: tt.q, Tag: tt.tag, Prefix: tt.prefix})
 			if err != nil {
 				t.Fatalf("search %q: %v", tt.q, err)
 			}
@@ -63,7 +62,7 @@ func TestSearch(t *testing.T) {
 // Whatever a user types, search answers without a syntax error.
 func TestSearchHostileQueries(t *testing.T) {
 	each(t, func(t *testing.T, f *fixture) {
-		f.save(f.ada, wiki.SaveInput{Title: "Quotes", Body: `He said "hello" and O'Brien left: AND OR NOT near`})
+		f.save(f.ada, bullpen.WikiSaveInput{Title: "Quotes", Body: `He said "hello" and O'Brien left: AND OR NOT near`})
 		queries := []string{
 			`"`, `""`, `"hello`, `hello"`, `'`, `O'Brien`, `*`, `hello*`, `-hello`, `+hello`, `AND`, `OR OR`, `NOT`,
 			`hello AND`, `NEAR(hello left)`, `(`, `)`, `title:hello`, `{title body}: hello`, `^hello`, `hello:*`,
@@ -72,18 +71,18 @@ func TestSearchHostileQueries(t *testing.T) {
 		}
 		for _, q := range queries {
 			for _, prefix := range []bool{false, true} {
-				if _, err := f.w.Search(f.ctx, f.ada, wiki.SearchOptions{Query: q, Prefix: prefix}); err != nil {
+				if _, err := f.w.Search(f.ctx, f.ada, bullpen.WikiSearchOptions{Query: q, Prefix: prefix}); err != nil {
 					t.Errorf("Search(%q, prefix %v): %v", q, prefix, err)
 				}
 			}
 		}
-		hits, _ := f.w.Search(f.ctx, f.ada, wiki.SearchOptions{Query: `O'Brien "hello"`})
+		hits, _ := f.w.Search(f.ctx, f.ada, bullpen.WikiSearchOptions{Query: `O'Brien "hello"`})
 		if len(hits) != 1 {
 			t.Errorf("search with quotes found %d pages, want 1", len(hits))
 		}
-		_, err := f.w.Search(f.ctx, f.ada, wiki.SearchOptions{Query: "x", Tag: "bad tag"})
+		_, err := f.w.Search(f.ctx, f.ada, bullpen.WikiSearchOptions{Query: "x", Tag: "bad tag"})
 		wantCode(t, "bad tag", err, bullpen.EINVALID)
-		_, err = f.w.Search(f.ctx, f.ada, wiki.SearchOptions{Query: "x", Limit: 1000})
+		_, err = f.w.Search(f.ctx, f.ada, bullpen.WikiSearchOptions{Query: "x", Limit: 1000})
 		wantCode(t, "big limit", err, bullpen.EINVALID)
 	})
 }

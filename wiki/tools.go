@@ -20,7 +20,7 @@ func (w *Wiki) SearchPages(ctx context.Context, actor bullpen.Member, query stri
 	if limit == 0 {
 		limit = 5
 	}
-	hits, err := w.Search(ctx, actor, SearchOptions{Query: query, Limit: min(max(limit, 1), 20)})
+	hits, err := w.Search(ctx, actor, bullpen.WikiSearchOptions{Query: query, Limit: min(max(limit, 1), 20)})
 	if err != nil {
 		return nil, toolError(err)
 	}
@@ -50,7 +50,7 @@ func (w *Wiki) ReadPage(ctx context.Context, actor bullpen.Member, page string) 
 
 // WritePage saves a page by title as actor. baseRevision is the revision
 // the body edits, 0 to create a page; a stale one fails with a
-// *ConflictError whose message names the current revision ("conflict:
+// *bullpen.WikiConflictError whose message names the current revision ("conflict:
 // page "x" changed since revision 3; current revision is 4; re-read and
 // merge").
 func (w *Wiki) WritePage(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int) (bullpen.WikiPage, error) {
@@ -61,7 +61,7 @@ func (w *Wiki) WritePage(ctx context.Context, actor bullpen.Member, title, body 
 // SaveWith): an agent's record of the write commits with it.
 func (w *Wiki) WritePageWith(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int,
 	fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
-	p, err := w.SaveWith(ctx, actor, SaveInput{Title: title, Body: body, BaseRevision: baseRevision}, fn)
+	p, err := w.SaveWith(ctx, actor, bullpen.WikiSaveInput{Title: title, Body: body, BaseRevision: baseRevision}, fn)
 	if err != nil {
 		return bullpen.WikiPage{}, toolError(err)
 	}
@@ -71,7 +71,7 @@ func (w *Wiki) WritePageWith(ctx context.Context, actor bullpen.Member, title, b
 // toolError rewrites an error's message so that a model knows what to do
 // next. Conflicts keep their *ConflictError (with the current page).
 func toolError(err error) error {
-	var ce *ConflictError
+	var ce *bullpen.WikiConflictError
 	if errors.As(err, &ce) {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestAgentMethodsRoundTrip(t *testing.T) {
 		}
 		// A stale write tells the agent what to do.
 		_, err = f.w.WritePage(f.ctx, f.agent, "Agent Notes", "v2 again", 1)
-		var ce *wiki.ConflictError
+		var ce *bullpen.WikiConflictError
 		if !errors.As(err, &ce) || bullpen.ErrorMessage(err) != `conflict: page "agent-notes" changed since revision 1; current revision is 2; re-read and merge` {
 			t.Errorf("stale write: %v", err)
 		}

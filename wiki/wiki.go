@@ -25,17 +25,7 @@ func New(db *store.DB, _ Config) *Wiki {
 	return &Wiki{db: db, md: newRenderer()}
 }
 
-// ConflictError is the error of a save whose base revision is no longer
-// current (or whose page is deleted, or that creates a page that exists).
-// Current is the page as it is now, so a caller can show both versions and
-// merge. Its chain holds a *bullpen.Error with code ECONFLICT.
-type ConflictError struct {
-	Base    int
-	Current bullpen.WikiPage
-	msg     string
-}
-
-func newConflict(base int, cur bullpen.WikiPage) *ConflictError {
+func newConflict(base int, cur bullpen.WikiPage) *bullpen.WikiConflictError {
 	var msg string
 	switch {
 	case cur.Deleted:
@@ -45,15 +35,7 @@ func newConflict(base int, cur bullpen.WikiPage) *ConflictError {
 	default:
 		msg = fmt.Sprintf("conflict: page %q changed since revision %d; current revision is %d; re-read and merge", cur.Slug, base, cur.Revision)
 	}
-	return &ConflictError{Base: base, Current: cur, msg: msg}
-}
-
-// Error implements error.
-func (e *ConflictError) Error() string { return "wiki: " + e.msg }
-
-// Unwrap returns the coded error, so bullpen.ErrorCode reports ECONFLICT.
-func (e *ConflictError) Unwrap() error {
-	return &bullpen.Error{Code: bullpen.ECONFLICT, Message: e.msg}
+	return &bullpen.WikiConflictError{Base: base, Current: cur, Reason: msg}
 }
 
 // authors fills the handles of pages' authors.

@@ -91,7 +91,7 @@ func validateMode(mode, webhookURL string) error {
 	case ModeWebhook:
 		u, err := url.Parse(webhookURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return bullpen.Errorf(bullpen.EINVALID, "webhook mode needs webhook_url, the public https:// URL of %s on this server", WebhookPath)
+			return bullpen.Errorf(bullpen.EINVALID, "webhook mode needs webhook_url, the public https:// URL of %s on this server", bullpen.TelegramWebhookPath)
 		}
 		return nil
 	}
@@ -154,8 +154,8 @@ func (b *Bridge) save(ctx context.Context, token, mode, hook, secret string) err
 	if err := validateMode(mode, hook); err != nil {
 		return err
 	}
-	if mode == ModeWebhook && hook != "" && !strings.HasSuffix(hook, WebhookPath) {
-		hook = strings.TrimRight(hook, "/") + WebhookPath
+	if mode == ModeWebhook && hook != "" && !strings.HasSuffix(hook, bullpen.TelegramWebhookPath) {
+		hook = strings.TrimRight(hook, "/") + bullpen.TelegramWebhookPath
 	}
 	if secret == "" {
 		secret = newSecret()
@@ -166,41 +166,33 @@ func (b *Bridge) save(ctx context.Context, token, mode, hook, secret string) err
 	return err
 }
 
-// Settings changes the bridge's configuration; nil fields stay as they
-// are, and an empty token turns the bridge off.
-type Settings struct {
-	Token      *string `json:"token"`
-	Mode       *string `json:"mode"`
-	WebhookURL *string `json:"webhook_url"`
-}
-
 // Configure saves new settings and restarts the bridge with them. Only
 // admins may. A new token is checked with getMe first: one Telegram
 // refuses is EINVALID and nothing changes. Settings from the environment
 // cannot be changed here (EINVALID).
-func (b *Bridge) Configure(ctx context.Context, actor bullpen.Member, in Settings) (Status, error) {
+func (b *Bridge) Configure(ctx context.Context, actor bullpen.Member, in bullpen.TelegramSettings) (bullpen.TelegramStatus, error) {
 	if !actor.IsAdmin {
-		return Status{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can configure Telegram")
+		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can configure Telegram")
 	}
 	env := b.cfg.Env
 	switch {
 	case in.Token != nil && env.Token != "":
-		return Status{}, bullpen.Errorf(bullpen.EINVALID, "the bot token is set by BULLPEN_TELEGRAM_TOKEN; change it there")
+		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the bot token is set by BULLPEN_TELEGRAM_TOKEN; change it there")
 	case in.Mode != nil && env.Mode != "":
-		return Status{}, bullpen.Errorf(bullpen.EINVALID, "the mode is set by BULLPEN_TELEGRAM_MODE; change it there")
+		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the mode is set by BULLPEN_TELEGRAM_MODE; change it there")
 	case in.WebhookURL != nil && env.WebhookURL != "":
-		return Status{}, bullpen.Errorf(bullpen.EINVALID, "the webhook URL is set by BULLPEN_TELEGRAM_WEBHOOK_URL; change it there")
+		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the webhook URL is set by BULLPEN_TELEGRAM_WEBHOOK_URL; change it there")
 	}
 	st, err := b.db.TelegramBot(ctx)
 	if err != nil {
-		return Status{}, err
+		return bullpen.TelegramStatus{}, err
 	}
 	token, mode, hook := st.Token, st.Mode, st.WebhookURL
 	if in.Token != nil {
 		token = strings.TrimSpace(*in.Token)
 		if token != "" && token != st.Token {
 			if err := b.checkToken(ctx, token); err != nil {
-				return Status{}, err
+				return bullpen.TelegramStatus{}, err
 			}
 		}
 	}
@@ -211,10 +203,10 @@ func (b *Bridge) Configure(ctx context.Context, actor bullpen.Member, in Setting
 		hook = strings.TrimSpace(*in.WebhookURL)
 	}
 	if err := b.save(ctx, token, mode, hook, st.WebhookSecret); err != nil {
-		return Status{}, err
+		return bullpen.TelegramStatus{}, err
 	}
 	if err := b.restart(ctx); err != nil {
-		return Status{}, err
+		return bullpen.TelegramStatus{}, err
 	}
 	return b.waitStarted(ctx)
 }
@@ -239,7 +231,7 @@ func (b *Bridge) checkToken(ctx context.Context, token string) error {
 
 // waitStarted waits briefly for the bridge to leave "starting", so that
 // the answer shows whether it runs.
-func (b *Bridge) waitStarted(ctx context.Context) (Status, error) {
+func (b *Bridge) waitStarted(ctx context.Context) (bullpen.TelegramStatus, error) {
 	for i := 0; i < 50; i++ {
 		b.mu.Lock()
 		starting := b.state == StateStarting
@@ -249,27 +241,11 @@ func (b *Bridge) waitStarted(ctx context.Context) (Status, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return Status{}, ctx.Err()
+			return bullpen.TelegramStatus{}, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	return b.Status(ctx)
-}
-
-// User is an allowlist entry with its member's handle.
-type User struct {
-	bullpen.TelegramUser
-	Handle      string `json:"handle"`
-	DisplayName string `json:"display_name"`
-}
-
-// UserInput adds or changes an allowlist entry; the member is named by
-// handle or ID and must be a human.
-type UserInput struct {
-	TelegramUserID int64  `json:"telegram_user_id"`
-	Handle         string `json:"handle"`
-	MemberID       int64  `json:"member_id"`
-	CanApprove     bool   `json:"can_approve"`
 }
 
 func admin(actor bullpen.Member) error {
@@ -280,7 +256,7 @@ func admin(actor bullpen.Member) error {
 }
 
 // Users lists the allowlist. Admins only.
-func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]User, error) {
+func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramUserView, error) {
 	if err := admin(actor); err != nil {
 		return nil, err
 	}
@@ -288,9 +264,9 @@ func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]User, error
 	if err != nil {
 		return nil, err
 	}
-	out := make([]User, 0, len(us))
+	out := make([]bullpen.TelegramUserView, 0, len(us))
 	for _, u := range us {
-		v := User{TelegramUser: u}
+		v := bullpen.TelegramUserView{TelegramUser: u}
 		if m, err := b.off.Member(ctx, u.MemberID); err == nil {
 			v.Handle, v.DisplayName = m.Handle, m.DisplayName
 		}
@@ -301,12 +277,12 @@ func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]User, error
 
 // PutUser adds a Telegram user to the allowlist as a human member, or
 // changes its entry. Admins only.
-func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in UserInput) (User, error) {
+func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in bullpen.TelegramUserInput) (bullpen.TelegramUserView, error) {
 	if err := admin(actor); err != nil {
-		return User{}, err
+		return bullpen.TelegramUserView{}, err
 	}
 	if in.TelegramUserID <= 0 {
-		return User{}, bullpen.Errorf(bullpen.EINVALID, "telegram_user_id must be a positive Telegram user ID (the bot's /start shows it to a refused user)")
+		return bullpen.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "telegram_user_id must be a positive Telegram user ID (the bot's /start shows it to a refused user)")
 	}
 	var m bullpen.Member
 	var err error
@@ -316,20 +292,20 @@ func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in UserInput
 	case in.MemberID > 0:
 		m, err = b.off.Member(ctx, in.MemberID)
 	default:
-		return User{}, bullpen.Errorf(bullpen.EINVALID, "handle or member_id is required")
+		return bullpen.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "handle or member_id is required")
 	}
 	if err != nil {
-		return User{}, err
+		return bullpen.TelegramUserView{}, err
 	}
 	if m.Kind != bullpen.KindHuman {
-		return User{}, bullpen.Errorf(bullpen.EINVALID, "@%s is an agent; Telegram users map to humans", m.Handle)
+		return bullpen.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "@%s is an agent; Telegram users map to humans", m.Handle)
 	}
 	var u bullpen.TelegramUser
 	_, err = b.db.Transact(ctx, func(tx *store.Tx) error {
 		u, err = tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: in.TelegramUserID, MemberID: m.ID, CanApprove: in.CanApprove})
 		return err
 	})
-	return User{TelegramUser: u, Handle: m.Handle, DisplayName: m.DisplayName}, err
+	return bullpen.TelegramUserView{TelegramUser: u, Handle: m.Handle, DisplayName: m.DisplayName}, err
 }
 
 // DeleteUser removes a Telegram user from the allowlist. Admins only.
@@ -341,24 +317,8 @@ func (b *Bridge) DeleteUser(ctx context.Context, actor bullpen.Member, telegramU
 	return err
 }
 
-// Chat is a linked chat with its channel's name.
-type Chat struct {
-	bullpen.TelegramChat
-	ChannelName string `json:"channel_name"`
-	ChannelKind string `json:"channel_kind"`
-}
-
-// LinkInput names what a chat is linked to: a channel by ID or name, or
-// the DM between the human As (default: the caller) and the agent DMWith.
-type LinkInput struct {
-	ChannelID int64  `json:"channel_id"`
-	Channel   string `json:"channel"`
-	DMWith    string `json:"dm_with"`
-	As        string `json:"as"`
-}
-
 // Chats lists linked chats. Admins only.
-func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]Chat, error) {
+func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramChatView, error) {
 	if err := admin(actor); err != nil {
 		return nil, err
 	}
@@ -366,9 +326,9 @@ func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]Chat, error
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Chat, 0, len(cs))
+	out := make([]bullpen.TelegramChatView, 0, len(cs))
 	for _, c := range cs {
-		v := Chat{TelegramChat: c}
+		v := bullpen.TelegramChatView{TelegramChat: c}
 		if ch, err := b.db.Channel(ctx, c.ChannelID); err == nil {
 			v.ChannelName, v.ChannelKind = ch.Name, string(ch.Kind)
 		}
@@ -379,12 +339,12 @@ func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]Chat, error
 
 // LinkChat links a chat (by its Telegram chat ID) to a channel. Admins
 // only.
-func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in LinkInput) (Chat, error) {
+func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in bullpen.TelegramLinkInput) (bullpen.TelegramChatView, error) {
 	if err := admin(actor); err != nil {
-		return Chat{}, err
+		return bullpen.TelegramChatView{}, err
 	}
 	if chatID == 0 {
-		return Chat{}, bullpen.Errorf(bullpen.EINVALID, "chat_id is required (the bot's /start shows it)")
+		return bullpen.TelegramChatView{}, bullpen.Errorf(bullpen.EINVALID, "chat_id is required (the bot's /start shows it)")
 	}
 	var ch bullpen.Channel
 	var err error
@@ -396,10 +356,10 @@ func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int6
 	case in.DMWith != "":
 		ch, err = b.dmChannel(ctx, actor, in)
 	default:
-		return Chat{}, bullpen.Errorf(bullpen.EINVALID, "channel_id, channel or dm_with is required")
+		return bullpen.TelegramChatView{}, bullpen.Errorf(bullpen.EINVALID, "channel_id, channel or dm_with is required")
 	}
 	if err != nil {
-		return Chat{}, err
+		return bullpen.TelegramChatView{}, err
 	}
 	prev, _ := b.db.TelegramChat(ctx, chatID)
 	var c bullpen.TelegramChat
@@ -407,10 +367,10 @@ func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int6
 		c, err = tx.PutTelegramChat(bullpen.TelegramChat{ChatID: chatID, ChannelID: ch.ID, Type: prev.Type, Title: prev.Title})
 		return err
 	})
-	return Chat{TelegramChat: c, ChannelName: ch.Name, ChannelKind: string(ch.Kind)}, err
+	return bullpen.TelegramChatView{TelegramChat: c, ChannelName: ch.Name, ChannelKind: string(ch.Kind)}, err
 }
 
-func (b *Bridge) dmChannel(ctx context.Context, actor bullpen.Member, in LinkInput) (bullpen.Channel, error) {
+func (b *Bridge) dmChannel(ctx context.Context, actor bullpen.Member, in bullpen.TelegramLinkInput) (bullpen.Channel, error) {
 	agent, err := b.off.MemberByHandle(ctx, strings.TrimPrefix(in.DMWith, "@"))
 	if err != nil {
 		return bullpen.Channel{}, err

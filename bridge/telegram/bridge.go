@@ -51,9 +51,6 @@ const (
 	ModeWebhook = "webhook"
 )
 
-// WebhookPath is where the web server receives webhook updates.
-const WebhookPath = "/telegram/webhook"
-
 // States of the bridge.
 const (
 	StateDisabled = "disabled" // no token
@@ -347,35 +344,20 @@ func (b *Bridge) wakeOutbox() {
 	}
 }
 
-// Status is what the dashboard and /status show.
-type Status struct {
-	State        string           `json:"state"`
-	Error        string           `json:"error,omitempty"`
-	Mode         string           `json:"mode"`
-	TokenHint    string           `json:"token_hint,omitempty"`
-	TokenFromEnv bool             `json:"token_from_env"`
-	BotUsername  string           `json:"bot_username,omitempty"`
-	WebhookURL   string           `json:"webhook_url,omitempty"`
-	WebhookPath  string           `json:"webhook_path"`
-	UpdateOffset int64            `json:"update_offset"`
-	RelayCursor  int64            `json:"relay_cursor"`
-	Outbox       map[string]int64 `json:"outbox"`
-}
-
 // Status reports the bridge's state. The token is shown as a hint only.
-func (b *Bridge) Status(ctx context.Context) (Status, error) {
+func (b *Bridge) Status(ctx context.Context) (bullpen.TelegramStatus, error) {
 	st, err := b.db.TelegramBot(ctx)
 	if err != nil {
-		return Status{}, err
+		return bullpen.TelegramStatus{}, err
 	}
 	counts, err := b.db.TelegramOutboxCounts(ctx)
 	if err != nil {
-		return Status{}, err
+		return bullpen.TelegramStatus{}, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Status{State: b.state, Error: b.lastErr, Mode: st.Mode, TokenHint: Hint(st.Token), TokenFromEnv: b.cfg.Env.Token != "",
-		BotUsername: st.BotUsername, WebhookURL: st.WebhookURL, WebhookPath: WebhookPath, UpdateOffset: st.UpdateOffset,
+	s := bullpen.TelegramStatus{State: b.state, Error: b.lastErr, Mode: st.Mode, TokenHint: Hint(st.Token), TokenFromEnv: b.cfg.Env.Token != "",
+		BotUsername: st.BotUsername, WebhookURL: st.WebhookURL, WebhookPath: bullpen.TelegramWebhookPath, UpdateOffset: st.UpdateOffset,
 		Outbox: counts}
 	if st.RelayCursor != nil {
 		s.RelayCursor = *st.RelayCursor

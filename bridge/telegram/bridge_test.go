@@ -98,7 +98,7 @@ func TestMentionWakesAgentAndReplyArrives(t *testing.T) {
 		var svc *agents.Service
 		h := newHarness(t, dialect, agentsSetup(prov, &svc))
 		ctx := context.Background()
-		hired, err := svc.Hire(ctx, h.admin, agents.HireInput{Role: "starter/lead"})
+		hired, err := svc.Hire(ctx, h.admin, bullpen.HireInput{Role: "starter/lead"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	h := newHarness(t, store.SQLite, nil)
 	ctx := context.Background()
 	lead := h.member("lead", "Lead", bullpen.KindAgent)
-	if _, err := h.br.LinkChat(ctx, h.admin, groupChat.ID, telegram.LinkInput{Channel: "general"}); err != nil {
+	if _, err := h.br.LinkChat(ctx, h.admin, groupChat.ID, bullpen.TelegramLinkInput{Channel: "general"}); err != nil {
 		t.Fatal(err)
 	}
 	h.tg.FailNext("sendMessage", 1, 429, 7)
@@ -189,7 +189,7 @@ func TestOutboxDeliveredExactlyOnceAfterRestart(t *testing.T) {
 		h := newHarness(t, dialect, nil)
 		ctx := context.Background()
 		lead := h.member("lead", "Lead", bullpen.KindAgent)
-		if _, err := h.br.LinkChat(ctx, h.admin, groupChat.ID, telegram.LinkInput{Channel: "general"}); err != nil {
+		if _, err := h.br.LinkChat(ctx, h.admin, groupChat.ID, bullpen.TelegramLinkInput{Channel: "general"}); err != nil {
 			t.Fatal(err)
 		}
 		// Telegram refuses the token on the first send: the bridge stops
@@ -249,7 +249,7 @@ func TestLongReplyArrivesAsTwoMessages(t *testing.T) {
 	h := newHarness(t, store.SQLite, nil)
 	ctx := context.Background()
 	lead := h.member("lead", "Lead", bullpen.KindAgent)
-	if _, err := h.br.LinkChat(ctx, h.admin, aliceChat.ID, telegram.LinkInput{Channel: "general"}); err != nil {
+	if _, err := h.br.LinkChat(ctx, h.admin, aliceChat.ID, bullpen.TelegramLinkInput{Channel: "general"}); err != nil {
 		t.Fatal(err)
 	}
 	var paras []string
@@ -286,12 +286,12 @@ func TestApprovalAnsweredWithButton(t *testing.T) {
 		var svc *agents.Service
 		h := newHarness(t, dialect, agentsSetup(prov, &svc))
 		ctx := context.Background()
-		_, err := svc.Hire(ctx, h.admin, agents.HireInput{Spec: &agents.Role{Handle: "ops", Name: "Ops", Title: "Operations",
+		_, err := svc.Hire(ctx, h.admin, bullpen.HireInput{Spec: &bullpen.Role{Handle: "ops", Name: "Ops", Title: "Operations",
 			Tools: []string{"post_message", "list_members"}, Approvals: []string{"list_members"}, Prompt: "You run operations."}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.br.LinkChat(ctx, h.admin, groupChat.ID, telegram.LinkInput{Channel: "general"}); err != nil {
+		if _, err := h.br.LinkChat(ctx, h.admin, groupChat.ID, bullpen.TelegramLinkInput{Channel: "general"}); err != nil {
 			t.Fatal(err)
 		}
 		ask := h.tg.SendText(groupChat, aliceTG, "@ops who works here?")
@@ -388,7 +388,7 @@ func TestUnauthorizedToken(t *testing.T) {
 	h := newHarness(t, store.SQLite, nil)
 	ctx := context.Background()
 	wrong := "999:WRONG-abcdefghijklmnopqrstuvwxyz"
-	_, err := h.br.Configure(ctx, h.admin, telegram.Settings{Token: &wrong})
+	_, err := h.br.Configure(ctx, h.admin, bullpen.TelegramSettings{Token: &wrong})
 	if !bullpen.IsCode(err, bullpen.EINVALID) || !strings.Contains(bullpen.ErrorMessage(err), "401") {
 		t.Errorf("Configure(wrong token) = %v, want EINVALID naming the 401", err)
 	}
@@ -407,10 +407,10 @@ func TestUnauthorizedToken(t *testing.T) {
 		t.Errorf("status shows the token: %s", raw)
 	}
 	newToken := "123456:NEW-abcdefghijklmnopqrstuvwxyz"
-	if st, err := h.br.Configure(ctx, h.admin, telegram.Settings{Token: &newToken}); err != nil || st.State != telegram.StateRunning {
+	if st, err := h.br.Configure(ctx, h.admin, bullpen.TelegramSettings{Token: &newToken}); err != nil || st.State != telegram.StateRunning {
 		t.Errorf("Configure(new token) = %q, %v; want running", st.State, err)
 	}
-	if _, err := h.br.Configure(ctx, h.alice, telegram.Settings{Token: &newToken}); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
+	if _, err := h.br.Configure(ctx, h.alice, bullpen.TelegramSettings{Token: &newToken}); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
 		t.Errorf("Configure by a non-admin = %v, want EFORBIDDEN", err)
 	}
 }

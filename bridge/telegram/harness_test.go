@@ -98,18 +98,18 @@ func newHarness(t *testing.T, dialect string, setup func(h *harness, cfg *telegr
 	}
 	h.alice = h.member("alice", "Alice", bullpen.KindHuman)
 	h.bob = h.member("bob", "Bob", bullpen.KindHuman)
-	if h.general, err = h.off.ChannelByName(ctx, h.admin, office.GeneralChannel); err != nil {
+	if h.general, err = h.off.ChannelByName(ctx, h.admin, bullpen.GeneralChannel); err != nil {
 		t.Fatal(err)
 	}
 	h.startBridge()
-	if _, err := h.br.PutUser(ctx, h.admin, telegram.UserInput{TelegramUserID: aliceTG.ID, Handle: "alice", CanApprove: true}); err != nil {
+	if _, err := h.br.PutUser(ctx, h.admin, bullpen.TelegramUserInput{TelegramUserID: aliceTG.ID, Handle: "alice", CanApprove: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.br.PutUser(ctx, h.admin, telegram.UserInput{TelegramUserID: bobTG.ID, Handle: "bob"}); err != nil {
+	if _, err := h.br.PutUser(ctx, h.admin, bullpen.TelegramUserInput{TelegramUserID: bobTG.ID, Handle: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 	tokenCopy := token
-	st, err := h.br.Configure(ctx, h.admin, telegram.Settings{Token: &tokenCopy})
+	st, err := h.br.Configure(ctx, h.admin, bullpen.TelegramSettings{Token: &tokenCopy})
 	if err != nil {
 		t.Fatalf("Configure: %v", err)
 	}
@@ -179,7 +179,7 @@ func (h *harness) restart() {
 
 func (h *harness) member(handle, name string, kind bullpen.MemberKind) bullpen.Member {
 	h.t.Helper()
-	m, err := h.off.CreateMember(context.Background(), h.admin, office.MemberInput{Handle: handle, DisplayName: name, Kind: kind})
+	m, err := h.off.CreateMember(context.Background(), h.admin, bullpen.MemberInput{Handle: handle, DisplayName: name, Kind: kind})
 	if err != nil {
 		h.t.Fatalf("CreateMember(%s): %v", handle, err)
 	}
@@ -188,7 +188,7 @@ func (h *harness) member(handle, name string, kind bullpen.MemberKind) bullpen.M
 
 func (h *harness) post(actor bullpen.Member, channel, thread int64, body, source string) bullpen.Message {
 	h.t.Helper()
-	m, err := h.off.Post(context.Background(), actor, office.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: source})
+	m, err := h.off.Post(context.Background(), actor, bullpen.PostInput{ChannelID: channel, ThreadID: thread, Body: body, Source: source})
 	if err != nil {
 		h.t.Fatalf("Post(%q): %v", clip(body), err)
 	}
@@ -207,9 +207,9 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Fatalf("timed out waiting for %s", what)
 }
 
-func (h *harness) waitState(state string) telegram.Status {
+func (h *harness) waitState(state string) bullpen.TelegramStatus {
 	h.t.Helper()
-	var st telegram.Status
+	var st bullpen.TelegramStatus
 	h.waitFor("bridge state "+state, func() bool {
 		var err error
 		st, err = h.br.Status(context.Background())

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/go-telegram/bot/models"
 )
@@ -247,7 +246,7 @@ func (b *Bridge) postFrom(ctx context.Context, updateID int64, m *models.Message
 	if err != nil {
 		return b.userError(ctx, updateID, m, err)
 	}
-	in := office.PostInput{ChannelID: chat.ChannelID, Body: text, Source: bullpen.SourceTelegram}
+	in := bullpen.PostInput{ChannelID: chat.ChannelID, Body: text, Source: bullpen.SourceTelegram}
 	if m.ReplyToMessage != nil {
 		thread, body, err := b.replyContext(ctx, ch, m.Chat.ID, int64(m.ReplyToMessage.ID), text)
 		if err != nil {
@@ -318,7 +317,7 @@ func (b *Bridge) ensureChat(ctx context.Context, m *models.Message, actor bullpe
 		if i > 1 {
 			name = fmt.Sprintf("%s-%d", base, i)
 		}
-		ch, err = b.off.CreateChannel(ctx, actor, office.ChannelInput{Name: name, Topic: topic})
+		ch, err = b.off.CreateChannel(ctx, actor, bullpen.ChannelInput{Name: name, Topic: topic})
 		if err == nil {
 			break
 		}

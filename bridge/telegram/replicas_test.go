@@ -112,13 +112,13 @@ func firstReplica(t *testing.T, scfg store.Config, tg *tgtest.Server, mode, hook
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.off.CreateMember(ctx, admin, office.MemberInput{Handle: "alice", DisplayName: "Alice", Kind: bullpen.KindHuman}); err != nil {
+	if _, err := a.off.CreateMember(ctx, admin, bullpen.MemberInput{Handle: "alice", DisplayName: "Alice", Kind: bullpen.KindHuman}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.br.PutUser(ctx, admin, telegram.UserInput{TelegramUserID: aliceTG.ID, Handle: "alice"}); err != nil {
+	if _, err := a.br.PutUser(ctx, admin, bullpen.TelegramUserInput{TelegramUserID: aliceTG.ID, Handle: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	in := telegram.Settings{Token: ptr(token)}
+	in := bullpen.TelegramSettings{Token: ptr(token)}
 	if mode != "" {
 		in.Mode, in.WebhookURL = &mode, &hook
 	}
@@ -180,7 +180,7 @@ func exchange(t *testing.T, tg *tgtest.Server, db *store.DB, admin bullpen.Membe
 	ctx := context.Background()
 	for i := from; i < to; i++ {
 		tg.SendText(aliceChat, aliceTG, fmt.Sprintf("in-%02d", i))
-		if _, err := offs[i%len(offs)].Post(ctx, admin, office.PostInput{ChannelID: channel, Body: fmt.Sprintf("out-%02d", i)}); err != nil {
+		if _, err := offs[i%len(offs)].Post(ctx, admin, bullpen.PostInput{ChannelID: channel, Body: fmt.Sprintf("out-%02d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -349,7 +349,7 @@ func TestSharedDatabaseSettingsFromStandby(t *testing.T) {
 	b := openReplica(t, scfg, tg)
 	b.waitState(telegram.StateStandby)
 	mode, hook := telegram.ModeWebhook, "https://bullpen.example/"
-	st, err := b.br.Configure(context.Background(), admin, telegram.Settings{Mode: &mode, WebhookURL: &hook})
+	st, err := b.br.Configure(context.Background(), admin, bullpen.TelegramSettings{Mode: &mode, WebhookURL: &hook})
 	if err != nil || st.Mode != telegram.ModeWebhook {
 		t.Fatalf("Configure on the standby = %+v, %v", st, err)
 	}
@@ -357,7 +357,7 @@ func TestSharedDatabaseSettingsFromStandby(t *testing.T) {
 		wh := tg.Webhook()
 		return wh != nil && wh.URL == "https://bullpen.example/telegram/webhook"
 	})
-	var status telegram.Status
+	var status bullpen.TelegramStatus
 	waitUntil(t, "one bridge running, one standing by", func() bool {
 		sa, errA := a.br.Status(context.Background())
 		sb, errB := b.br.Status(context.Background())

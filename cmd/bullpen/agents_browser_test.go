@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/chromedp/chromedp"
 )
@@ -106,7 +106,7 @@ func TestBrowserAgentsHireEditFire(t *testing.T) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	var list struct {
-		Items []agents.Agent `json:"items"`
+		Items []bullpen.AgentView `json:"items"`
 	}
 	if err := json.Unmarshal(raw, &list); err != nil {
 		t.Fatalf("agents: %v: %s", err, raw)

@@ -87,7 +87,7 @@ func TestAgentsEndToEndRealWikiAndSandbox(t *testing.T) {
 
 	// Hire the starter team through the API.
 	var roles struct {
-		Items []agents.RoleInfo `json:"items"`
+		Items []bullpen.RoleInfo `json:"items"`
 	}
 	api.do("GET", "/roles", nil, http.StatusOK, &roles)
 	ids := map[int64]string{me.ID: me.Handle}
@@ -95,7 +95,7 @@ func TestAgentsEndToEndRealWikiAndSandbox(t *testing.T) {
 		if !strings.HasPrefix(r.ID, "starter/") {
 			continue
 		}
-		var h agents.Hired
+		var h bullpen.Hired
 		api.do("POST", "/agents", map[string]string{"role": r.ID}, http.StatusCreated, &h)
 		ids[h.Agent.ID] = h.Agent.Handle
 	}

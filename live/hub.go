@@ -1,4 +1,7 @@
-package office
+// Package live fans committed events out to subscribers in process: the
+// Hub, and the Feed that gives one subscriber its stored events, then the
+// live ones, with no gap and no duplicate.
+package live
 
 import (
 	"sync"

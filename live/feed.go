@@ -1,4 +1,4 @@
-package office
+package live
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (f *Feed) Next(ctx context.Context, max int) ([]bullpen.Event, error) {
 		if f.last < f.storedTo {
 			evs, err := f.events.EventsAfter(ctx, f.last, max)
 			if err != nil {
-				return nil, fmt.Errorf("office: feed catch-up: %w", err)
+				return nil, fmt.Errorf("live: feed catch-up: %w", err)
 			}
 			n := 0
 			for _, ev := range evs {

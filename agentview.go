@@ -1,0 +1,53 @@
+package bullpen
+
+import "time"
+
+// AgentView is an agent as the API shows it: its member, role and live status.
+type AgentView struct {
+	Member
+	Role    string      `json:"role"`
+	State   string      `json:"state"` // active or fired
+	Spec    Role        `json:"spec"`
+	Status  AgentStatus `json:"status"`
+	HiredAt time.Time   `json:"hired_at"`
+}
+
+// HireInput hires an agent from a catalog role or from an inline spec.
+// Handle, Name and Title override the role's.
+type HireInput struct {
+	Role   string `json:"role"`
+	Spec   *Role  `json:"spec"`
+	Handle string `json:"handle"`
+	Name   string `json:"name"`
+	Title  string `json:"title"`
+}
+
+// Hired is the result of a hire: the agent and its API token, shown once.
+type Hired struct {
+	Agent AgentView `json:"agent"`
+	Token string    `json:"token"`
+}
+
+// AgentUpdate edits an agent's role; nil fields stay as they are.
+type AgentUpdate struct {
+	Name      *string      `json:"name"`
+	Title     *string      `json:"title"`
+	Provider  *string      `json:"provider"`
+	Model     *string      `json:"model"`
+	Prompt    *string      `json:"prompt"`
+	Tools     *[]string    `json:"tools"`
+	Approvals *[]string    `json:"approvals"`
+	Sandbox   *SandboxSpec `json:"sandbox"`
+	Budgets   *Budgets     `json:"budgets"`
+}
+
+// AgentStatus is what an agent is doing right now.
+type AgentStatus struct {
+	State  string `json:"state"`          // idle, thinking, tool, waiting
+	Tool   string `json:"tool,omitempty"` // when State is tool
+	TurnID int64  `json:"turn_id,omitempty"`
+	// Detail says it in words, e.g. "waiting for the model, 35 s".
+	Detail  string    `json:"detail,omitempty"`
+	WaitedS int64     `json:"waited_s,omitempty"` // when State is waiting
+	Since   time.Time `json:"since"`
+}

@@ -1,0 +1,33 @@
+package bullpen
+
+import (
+	"crypto/subtle"
+	"time"
+)
+
+// TokenPrefix starts every API token, so a leaked one is easy to spot.
+const TokenPrefix = "bp_"
+
+// SessionTTL is how long a dashboard login lasts.
+const SessionTTL = 30 * 24 * time.Hour
+
+// Token is an API credential's stored metadata (never the secret, which
+// is stored as a hash).
+type Token struct {
+	ID         int64      `json:"id"`
+	MemberID   int64      `json:"member_id"`
+	Name       string     `json:"name"`
+	Hint       string     `json:"hint"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// CheckCSRF compares a submitted CSRF token with the session's in
+// constant time.
+func CheckCSRF(want, got string) error {
+	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+		return Errorf(EFORBIDDEN, "missing or wrong CSRF token; reload the page")
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package bullpen
+
+// Role is an agent's job description: who it is, which model it runs on,
+// what it may do and how much. Package agents reads roles from Markdown
+// files with YAML front matter (the body is the system prompt) or from
+// plain YAML with a prompt field, and validates them.
+type Role struct {
+	Handle   string `yaml:"handle" json:"handle"`
+	Name     string `yaml:"name" json:"name"`
+	Title    string `yaml:"title" json:"title"`
+	Provider string `yaml:"provider" json:"provider"` // "", openai, anthropic or scripted; "" is the office default
+	Model    string `yaml:"model" json:"model"`
+	// Tools is the allow-list: only these are offered and accepted.
+	Tools []string `yaml:"tools" json:"tools"`
+	// Approvals lists tools that always need a human's approval.
+	Approvals []string    `yaml:"approvals" json:"approvals,omitempty"`
+	Sandbox   SandboxSpec `yaml:"sandbox" json:"sandbox"`
+	Budgets   Budgets     `yaml:"budgets" json:"budgets"`
+	Timeouts  Timeouts    `yaml:"timeouts" json:"timeouts,omitzero"`
+	Prompt    string      `yaml:"prompt" json:"prompt"`
+	// Source names where the role came from: "starter/lead", "local/x.md", "inline".
+	Source string `yaml:"-" json:"source"`
+}
+
+// SandboxSpec is what an agent's own sandbox looks like.
+type SandboxSpec struct {
+	Image  string  `yaml:"image" json:"image,omitempty"`
+	CPU    float64 `yaml:"cpu" json:"cpu,omitempty"`
+	Memory string  `yaml:"memory" json:"memory,omitempty"` // e.g. 512Mi, 2Gi
+	// Network is none (the default), allowlist or open. Commands that use
+	// the network need a human's approval.
+	Network string   `yaml:"network" json:"network,omitempty"`
+	Allow   []string `yaml:"allow" json:"allow,omitempty"` // domains or CIDRs for allowlist
+}
+
+// Default budgets.
+const (
+	DefaultMaxSteps      = 8
+	DefaultMaxTurnTokens = 120_000
+	DefaultDailyTokens   = 2_000_000
+	DefaultTurnsPerHour  = 120
+)
+
+// Network policies of an agent's sandbox.
+const (
+	NetworkNone      = "none"
+	NetworkAllowlist = "allowlist"
+	NetworkOpen      = "open"
+)
+
+// Budgets bound what one agent may spend. Zero means the default.
+type Budgets struct {
+	MaxSteps      int `yaml:"max_steps" json:"max_steps"`             // model calls per turn
+	MaxTurnTokens int `yaml:"max_turn_tokens" json:"max_turn_tokens"` // input+output tokens per turn
+	DailyTokens   int `yaml:"daily_tokens" json:"daily_tokens"`       // input+output tokens per UTC day
+	TurnsPerHour  int `yaml:"turns_per_hour" json:"turns_per_hour"`   // rate limit
+}
+
+// WithDefaults fills zero budgets and the sandbox network policy.
+func (r Role) WithDefaults() Role {
+	b := &r.Budgets
+	if b.MaxSteps == 0 {
+		b.MaxSteps = DefaultMaxSteps
+	}
+	if b.MaxTurnTokens == 0 {
+		b.MaxTurnTokens = DefaultMaxTurnTokens
+	}
+	if b.DailyTokens == 0 {
+		b.DailyTokens = DefaultDailyTokens
+	}
+	if b.TurnsPerHour == 0 {
+		b.TurnsPerHour = DefaultTurnsPerHour
+	}
+	if r.Sandbox.Network == "" {
+		r.Sandbox.Network = NetworkNone
+	}
+	return r
+}
+
+// RoleInfo is a role as the catalog lists it.
+type RoleInfo struct {
+	ID   string `json:"id"`
+	Role Role   `json:"role"`
+}
