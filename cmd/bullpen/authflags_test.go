@@ -8,35 +8,26 @@ import (
 	"time"
 )
 
-// The auth limits come from flags or env; malformed values are refused.
-func TestAuthLimitFlags(t *testing.T) {
-	tests := []struct {
-		name     string
-		env      map[string]string
-		args     []string
-		failures int
-		window   time.Duration
-		wantErr  bool
-	}{
-		{name: "defaults", failures: 10, window: time.Minute},
-		{name: "env", env: map[string]string{"BULLPEN_AUTH_FAILURES": "3", "BULLPEN_AUTH_WINDOW": "30s"}, failures: 3, window: 30 * time.Second},
-		{name: "flags win", env: map[string]string{"BULLPEN_AUTH_FAILURES": "3"}, args: []string{"--auth-failures", "-1"}, failures: -1, window: time.Minute},
-		{name: "malformed env", env: map[string]string{"BULLPEN_AUTH_FAILURES": "many"}, wantErr: true},
-		{name: "zero failures", args: []string{"--auth-failures", "0"}, wantErr: true},
-		{name: "bad proxy", args: []string{"--trusted-proxies", "10.0.0.1,not-an-ip"}, wantErr: true},
+// ParseFlags hands env and flags to the packages that own them (their
+// own tests cover every value), and an owner's refusal stops it.
+func TestParseFlagsWiresOwners(t *testing.T) {
+	t.Setenv("BULLPEN_SANDBOX_DEFAULT_LIFETIME", "2h")
+	t.Setenv("BULLPEN_AUTH_FAILURES", "3")
+	m := NewMain(io.Discard, io.Discard)
+	if err := m.ParseFlags("serve", []string{"--agent-sandbox-idle", "1m", "--auth-window", "30s"}); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			m := NewMain(io.Discard, io.Discard)
-			err := m.ParseFlags("serve", tt.args)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("ParseFlags(%v) = %v, want error %v", tt.args, err, tt.wantErr)
-			}
-			if !tt.wantErr && (m.Auth.Failures != tt.failures || m.Auth.Window != tt.window) {
-				t.Errorf("Auth = %+v, want failures %d window %v", m.Auth, tt.failures, tt.window)
+	if m.SandboxTimes.DefaultLifetime != 2*time.Hour || m.SandboxTimes.AgentIdle != time.Minute {
+		t.Errorf("SandboxTimes = %+v, want lifetime 2h idle 1m", m.SandboxTimes)
+	}
+	if m.Auth.Failures != 3 || m.Auth.Window != 30*time.Second {
+		t.Errorf("Auth = %+v, want failures 3 window 30s", m.Auth)
+	}
+	for _, env := range []string{"BULLPEN_AGENT_SANDBOX_IDLE", "BULLPEN_AUTH_FAILURES"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "not a value")
+			if err := NewMain(io.Discard, io.Discard).ParseFlags("serve", nil); err == nil {
+				t.Fatalf("ParseFlags with %s malformed = nil, want an error", env)
 			}
 		})
 	}
