@@ -10,6 +10,13 @@ type Role struct {
 	Title    string `yaml:"title" json:"title"`
 	Provider string `yaml:"provider" json:"provider"` // "", openai, anthropic or scripted; "" is the office default
 	Model    string `yaml:"model" json:"model"`
+	// Runtime runs the agent's turns: RuntimeBuiltin ("" means it) or an
+	// agent CLI inside the agent's sandbox.
+	Runtime string `yaml:"runtime" json:"runtime,omitempty"`
+	// Resume asks a CLI runtime to continue its own session from the
+	// agent's previous turn where the CLI supports it (default: a fresh
+	// session per turn).
+	Resume bool `yaml:"resume" json:"resume,omitempty"`
 	// Tools is the allow-list: only these are offered and accepted.
 	Tools []string `yaml:"tools" json:"tools"`
 	// Approvals lists tools that always need a human's approval.
@@ -39,6 +46,14 @@ const (
 	DefaultMaxTurnTokens = 120_000
 	DefaultDailyTokens   = 2_000_000
 	DefaultTurnsPerHour  = 120
+)
+
+// Agent runtimes.
+const (
+	RuntimeBuiltin    = "builtin"
+	RuntimeClaudeCode = "claude-code"
+	RuntimeCodex      = "codex"
+	RuntimeOpenCode   = "opencode"
 )
 
 // Network policies of an agent's sandbox.

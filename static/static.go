@@ -13,10 +13,10 @@ import (
 // Prefix is the URL path under which the web layer serves FS.
 const Prefix = "/static/"
 
-// FS holds the stylesheets, scripts (app.*, one pair per feature panel)
-// and icons/, at the root of the file system.
+// FS holds the stylesheets and scripts (bp.js shared, then one pair per
+// feature panel), vendor/ (third-party browser files) and icons/.
 //
-//go:embed agents.css agents.js app.css app.js sandboxes.css sandboxes.js telegram.js wiki.css wiki.js icons
+//go:embed *.css *.js icons vendor
 var FS embed.FS
 
 // versions maps each embedded file to a short hash of its content. It is
