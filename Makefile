@@ -8,10 +8,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 run: build
 	./bin/bullpen
 
-## build: build bin/bullpen and bin/bullpen-sandbox-init (the sandboxes' PID 1, found next to bin/bullpen)
+## build: build bin/bullpen and bin/bullpen-sandbox-init (the sandboxes' PID 1, found next to bin/bullpen), without debug tables, printing progress
 build:
-	$(GO) build -o bin/bullpen ./cmd/bullpen
-	$(GO) build -o bin/bullpen-sandbox-init ./cmd/bullpen-sandbox-init
+	GO=$(GO) bash scripts/build.sh
 
 ## test: install test tools, start PostgreSQL, check formatting and generated code, go test -race
 test:
