@@ -1,10 +1,11 @@
-// Command bullpen-loadbench measures the office end to end on SQLite: it
-// starts the real server on a loopback port with a temporary data
-// directory, connects websocket clients, posts messages over the REST API
+// Command bullpen-loadbench measures the office end to end on SQLite or
+// PostgreSQL (-db): it starts the real server on a loopback port with a
+// fresh database, connects websocket clients, posts messages over the REST API
 // at a fixed rate, and prints the sustained rate and the post→delivery
 // latency seen by every client.
 //
 //	go run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s
+//	go run ./cmd/bullpen-loadbench -db postgres   # server: BULLPEN_BENCH_POSTGRES_URL
 package main
 
 import (
@@ -25,7 +26,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/gorilla/websocket"
 )
@@ -36,6 +36,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to post")
 	posters := flag.Int("posters", 16, "concurrent HTTP posters")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	dbKind := flag.String("db", "sqlite", "database: sqlite, or postgres (a fresh database on BULLPEN_BENCH_POSTGRES_URL's server)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -46,25 +47,20 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*clients, *rate, *posters, *duration); err != nil {
+	if err := run(*dbKind, *clients, *rate, *posters, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(clients, rate, posters int, duration time.Duration) error {
+func run(dbKind string, clients, rate, posters int, duration time.Duration) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "bullpen-loadbench-")
+	db, cleanup, err := openDB(ctx, dbKind)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	db, err := store.Open(ctx, store.Config{DataDir: dir})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer cleanup()
 	off, err := office.New(ctx, db, office.Config{})
 	if err != nil {
 		return err
@@ -134,7 +130,7 @@ func run(clients, rate, posters int, duration time.Duration) error {
 		return fmt.Errorf("%d posts failed", failed.Load())
 	}
 	p50, p99, max := lat.percentiles()
-	fmt.Printf("clients=%d posted=%d target_rate=%d/s\n", clients, total, rate)
+	fmt.Printf("db=%s clients=%d posted=%d target_rate=%d/s\n", dbKind, clients, total, rate)
 	fmt.Printf("sustained: %.0f messages/s posted, %.0f messages/s delivered to all %d clients (%d deliveries)\n",
 		float64(total)/postedIn.Seconds(), float64(total)/deliveredIn.Seconds(), clients, lat.n.Load())
 	fmt.Printf("post->delivery latency: p50=%.2fms p99=%.2fms max=%.2fms\n", ms(p50), ms(p99), ms(max))
