@@ -141,7 +141,7 @@ func TestClientGoneCancelsUpstream(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	<-cancelled // the test hangs here (and times out) if the upstream call lives on
+	<-cancelled   // the test hangs here (and times out) if the upstream call lives on
 	r.srv.Close() // waits for the handler, so its record is done
 	if u, _, _ := r.turns.snapshot(); u.InputTokens != 70 {
 		t.Errorf("usage after disconnect = %+v, want the 70 input tokens seen", u)
