@@ -172,4 +172,6 @@ func (a turnAuth) AuthenticateTurn(_ context.Context, secret string) (bullpen.Me
 
 type staticUpstream struct{ up gateway.Upstream }
 
-func (s staticUpstream) Upstream(context.Context, bullpen.Member) (gateway.Upstream, error) { return s.up, nil }
+func (s staticUpstream) Upstream(context.Context, bullpen.Member) (gateway.Upstream, error) {
+	return s.up, nil
+}
