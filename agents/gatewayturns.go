@@ -173,3 +173,44 @@ func (s *Service) gatewayOutcome(e *turnEnv, state, errMsg *string) (llm.Usage, 
 	}
 	return e.usage.Add(gw.usage), e.steps + gw.steps
 }
+
+// GatewayUpstreams returns the gateway's Upstreams over providers by
+// kind (gateway.UpstreamsFromEnv, or the settings' provider store): an
+// agent's calls go to its role's provider; a role that names none gets
+// the kind its CLI speaks (claude-code Anthropic, codex OpenAI), else the
+// office's default provider.
+func (s *Service) GatewayUpstreams(byKind map[string]gateway.Upstream) gateway.Upstreams {
+	return roleUpstreams{s: s, byKind: byKind}
+}
+
+type roleUpstreams struct {
+	s      *Service
+	byKind map[string]gateway.Upstream
+}
+
+// Upstream implements gateway.Upstreams.
+func (u roleUpstreams) Upstream(ctx context.Context, agent bullpen.Member) (gateway.Upstream, error) {
+	ag, err := u.s.db.Agent(ctx, agent.ID)
+	if err != nil {
+		return gateway.Upstream{}, err
+	}
+	role, err := decodeRole(ag.Spec)
+	if err != nil {
+		return gateway.Upstream{}, err
+	}
+	kind := role.Provider
+	switch {
+	case kind != "":
+	case role.Runtime == bullpen.RuntimeClaudeCode:
+		kind = gateway.KindAnthropic
+	case role.Runtime == bullpen.RuntimeCodex:
+		kind = gateway.KindOpenAI
+	default:
+		kind = u.s.cfg.DefaultProvider
+	}
+	up, ok := u.byKind[kind]
+	if !ok {
+		return up, bullpen.Errorf(bullpen.EUNAVAILABLE, "@%s has no model provider %q for the gateway: an admin can set BULLPEN_ANTHROPIC_API_KEY (or BULLPEN_ANTHROPIC_OAUTH_TOKEN) or BULLPEN_OPENAI_API_KEY and restart", agent.Handle, kind)
+	}
+	return up, nil
+}

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -174,4 +175,45 @@ type staticUpstream struct{ up gateway.Upstream }
 
 func (s staticUpstream) Upstream(context.Context, bullpen.Member) (gateway.Upstream, error) {
 	return s.up, nil
+}
+
+// TestGatewayUpstreams: an agent's calls go to its role's provider, or
+// to the kind its CLI speaks, and an agent with neither is told so.
+func TestGatewayUpstreams(t *testing.T) {
+	h := newHarness(t, store.SQLite, nil, func(c *Config) { c.DefaultProvider = "openai" })
+	ctx := context.Background()
+	byKind := map[string]gateway.Upstream{gateway.KindAnthropic: {Kind: gateway.KindAnthropic, Name: "anthropic"}}
+	ups := h.svc.GatewayUpstreams(byKind)
+	hire := func(handle, provider, runtime string) bullpen.Member {
+		role, _ := h.svc.Catalog().Role("starter/engineer")
+		role.Handle, role.Provider, role.Runtime = handle, provider, runtime
+		hired, err := h.svc.Hire(ctx, h.admin, bullpen.HireInput{Spec: &role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hired.Agent.Member
+	}
+	tests := []struct {
+		name, provider, runtime, want string
+	}{
+		{"claude code", "", bullpen.RuntimeClaudeCode, gateway.KindAnthropic},
+		{"named provider", "anthropic", bullpen.RuntimeCodex, gateway.KindAnthropic},
+		{"codex without openai", "", bullpen.RuntimeCodex, ""},
+		{"default provider missing", "", "", ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := hire(fmt.Sprintf("eng%d", i), tt.provider, tt.runtime)
+			up, err := ups.Upstream(ctx, m)
+			if tt.want == "" {
+				if !bullpen.IsCode(err, bullpen.EUNAVAILABLE) || !strings.Contains(bullpen.ErrorMessage(err), "BULLPEN_OPENAI_API_KEY") {
+					t.Errorf("Upstream = %+v, %v; want unavailable", up, err)
+				}
+				return
+			}
+			if err != nil || up.Kind != tt.want {
+				t.Errorf("Upstream = %+v, %v; want kind %s", up, err, tt.want)
+			}
+		})
+	}
 }

@@ -196,3 +196,10 @@ func (r *rig) post(t *testing.T, path, cred, token, body string) (int, http.Head
 	}
 	return resp.StatusCode, resp.Header, b
 }
+
+// endedAuth resolves the turn token to turn 43, which fakeTurns says has ended.
+type endedAuth struct{}
+
+func (endedAuth) AuthenticateTurn(context.Context, string) (bullpen.Member, int64, error) {
+	return engineer, 43, nil
+}
