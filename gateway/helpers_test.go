@@ -157,7 +157,7 @@ type rig struct {
 	tap   *tapTransport
 }
 
-func newRig(t *testing.T, up Upstream, mod func(*Config)) *rig {
+func newRig(t testing.TB, up Upstream, mod func(*Config)) *rig {
 	t.Helper()
 	r := &rig{turns: &fakeTurns{}, rec: &memRecorder{}, tap: &tapTransport{}}
 	cfg := Config{Auth: fakeAuth{}, Upstreams: fixedUpstream{up}, Turns: r.turns, Recorder: r.rec, Transport: r.tap}

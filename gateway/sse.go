@@ -77,11 +77,13 @@ func (s *sseUsage) line(l []byte) {
 		return
 	}
 	data = bytes.TrimSpace(data)
+	if s.api != apiChat && !bytes.Contains(data, []byte(`"usage"`)) {
+		return // most events are text deltas: not worth decoding
+	}
 	var ev sseEvent
 	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &ev) != nil {
 		return
 	}
-	s.events++
 	var u *wireUsage
 	switch {
 	case s.api == apiMessages && ev.Type == "message_start" && ev.Message != nil:
@@ -96,6 +98,7 @@ func (s *sseUsage) line(l []byte) {
 		s.wire.merge(*u)
 	}
 	if s.api == apiChat {
+		s.events++
 		for _, c := range ev.Choices {
 			s.text.WriteString(c.Delta.Content)
 			for _, tc := range c.Delta.ToolCalls {
