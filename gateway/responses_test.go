@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
 // Usage the fake Responses upstream reports for every answer.
@@ -50,11 +52,15 @@ func newFakeResponses(t *testing.T) *httptest.Server {
 			w.(http.Flusher).Flush()
 		}
 		send("response.created", map[string]any{"sequence_number": 0, "response": responseObject(req.Model, "in_progress", false)})
+		item := map[string]any{"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []any{}}
+		send("response.output_item.added", map[string]any{"sequence_number": 1, "output_index": 0, "item": item})
 		for i, piece := range []string{"Hel", "lo ", "from ", "Responses"} {
-			send("response.output_text.delta", map[string]any{"sequence_number": i + 1, "item_id": "msg_1",
+			send("response.output_text.delta", map[string]any{"sequence_number": i + 2, "item_id": "msg_1",
 				"output_index": 0, "content_index": 0, "delta": piece})
 		}
-		send("response.completed", map[string]any{"sequence_number": 5, "response": resp})
+		done := resp["output"].([]any)[0]
+		send("response.output_item.done", map[string]any{"sequence_number": 6, "output_index": 0, "item": done})
+		send("response.completed", map[string]any{"sequence_number": 7, "response": resp})
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -71,4 +77,8 @@ func responseObject(model, status string, done bool) map[string]any {
 			"total_tokens": respInput + respOutput}
 	}
 	return o
+}
+
+func llmUsage(in, cached, out int) llm.Usage {
+	return llm.Usage{InputTokens: in, CachedInputTokens: cached, OutputTokens: out}
 }
