@@ -15,6 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/store/storetest"
 )
 
 // hireBudgeted hires a pm with the given token budgets.
@@ -63,7 +64,13 @@ func (h *harness) limitEvents(since int64, limit string) int {
 // daily token budgets stop a CLI turn, the stop is announced once, and
 // finishing the turn keeps the gateway's counts and ends it as limited.
 func TestGatewayTurnBudgets(t *testing.T) {
-	h := newHarness(t, store.SQLite, nil, nil)
+	for _, d := range storetest.Dialects(t) {
+		t.Run(d, func(t *testing.T) { testGatewayTurnBudgets(t, d) })
+	}
+}
+
+func testGatewayTurnBudgets(t *testing.T, dialect string) {
+	h := newHarness(t, dialect, nil, nil)
 	ctx := context.Background()
 	pm := h.hireBudgeted(2000, 3000)
 	turn := h.claimTurn(pm)
