@@ -138,10 +138,10 @@ func New(cfg Config) http.Handler {
 		g.mux.Handle(e.method+" "+e.path, g.endpoint(e))
 	}
 	g.mux.HandleFunc("/anthropic/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, KindAnthropic, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, KindAnthropic, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
 	})
 	g.mux.HandleFunc("/openai/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, KindOpenAI, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, KindOpenAI, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
 	})
 	return g
 }
