@@ -96,6 +96,8 @@ type Turns interface {
 
 // Recorder stores each model call with its turn, for the turn inspector.
 type Recorder interface {
+	// RecordModelCall stores c; the recorder numbers the turn's calls
+	// (Seq) and may cut bodies further. *store.DB implements it.
 	RecordModelCall(ctx context.Context, c bullpen.ModelCall) error
 }
 
