@@ -171,3 +171,16 @@ func (db *DB) ModelCalls(ctx context.Context, turnID int64) ([]bullpen.ModelCall
 	}
 	return out, nil
 }
+
+// ToolCalls returns a turn's tool calls in order.
+func (db *DB) ToolCalls(ctx context.Context, turnID int64) ([]bullpen.ToolCall, error) {
+	var rows []toolCallRow
+	if err := db.read(ctx).Where("turn_id = ?", turnID).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: tool calls of turn %d: %w", turnID, err)
+	}
+	out := make([]bullpen.ToolCall, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toToolCall()
+	}
+	return out, nil
+}
