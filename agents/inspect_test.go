@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -67,6 +68,23 @@ func TestInspectTurnAccess(t *testing.T) {
 	lead, eng := mustHandle(t, h, "lead"), mustHandle(t, h, "engineer")
 	turns, _ := h.db.Turns(t.Context(), eng.ID, 1)
 	id := turns[0].ID
+	var stamped int
+	for _, ev := range h.events(0) {
+		var m bullpen.Message
+		if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil && m.AuthorID == eng.ID {
+			if m.TurnID != id {
+				t.Errorf("engineer's post %d has turn_id %d, want %d", m.ID, m.TurnID, id)
+			}
+			stored, _ := h.db.Message(t.Context(), m.ID)
+			if stored.TurnID != id {
+				t.Errorf("stored post %d has turn_id %d, want %d", m.ID, stored.TurnID, id)
+			}
+			stamped++
+		}
+	}
+	if stamped != 1 {
+		t.Errorf("found %d posts by the engineer, want 1", stamped)
+	}
 	if _, err := h.svc.InspectTurn(t.Context(), eng, id); err != nil {
 		t.Errorf("engineer inspects its own turn: %v", err)
 	}

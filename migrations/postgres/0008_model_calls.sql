@@ -33,3 +33,6 @@ CREATE TABLE agent_model_calls (
 CREATE UNIQUE INDEX agent_model_calls_seq ON agent_model_calls(turn_id, seq);
 -- The retention pruner looks turns up by age.
 CREATE INDEX agent_turns_started ON agent_turns(started_at);
+
+-- An agent's post names the turn that wrote it, for "why did it say this?".
+ALTER TABLE messages ADD COLUMN turn_id BIGINT REFERENCES agent_turns(id);
