@@ -37,6 +37,7 @@ type TurnWake struct {
 type WakeMessage struct {
 	ID        int64  `json:"id"`
 	ChannelID int64  `json:"channel_id"`
+	Channel   string `json:"channel"` // its name
 	ThreadID  int64  `json:"thread_id,omitempty"`
 	Author    string `json:"author"` // handle
 	Body      string `json:"body"`

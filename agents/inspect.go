@@ -80,23 +80,36 @@ func (s *Service) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWa
 	for _, w := range ws {
 		tw := bullpen.TurnWake{ID: w.ID, Reason: w.Reason, MessageID: w.MessageID, ApprovalID: w.ApprovalID}
 		if w.MessageID != 0 {
-			m, err := s.db.Message(ctx, w.MessageID)
-			if err != nil {
+			if tw.Message, err = s.wakeMessage(ctx, w.MessageID); err != nil {
 				return nil, err
 			}
-			author, err := s.db.Member(ctx, m.AuthorID)
-			if err != nil {
-				return nil, err
-			}
-			wm := &bullpen.WakeMessage{ID: m.ID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, Author: author.Handle, Body: m.Body, Deleted: m.Deleted}
-			if m.Deleted {
-				wm.Body = ""
-			}
-			tw.Message = wm
 		}
 		out = append(out, tw)
 	}
 	return out, nil
+}
+
+// wakeMessage loads a trigger message with its author and channel; a
+// deleted one keeps no text.
+func (s *Service) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessage, error) {
+	m, err := s.db.Message(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	author, err := s.db.Member(ctx, m.AuthorID)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.db.Channel(ctx, m.ChannelID)
+	if err != nil {
+		return nil, err
+	}
+	wm := &bullpen.WakeMessage{ID: m.ID, ChannelID: m.ChannelID, Channel: ch.Name, ThreadID: m.ThreadID, Author: author.Handle,
+		Body: m.Body, Deleted: m.Deleted}
+	if m.Deleted {
+		wm.Body = ""
+	}
+	return wm, nil
 }
 
 // budgetsLeft reads the role's budgets as they stand: this turn's use of
