@@ -73,7 +73,7 @@ func (p *pageProblems) check(t *testing.T) {
 // follows "why did it say this?" from the agent's answer and sees, in the
 // inspector, the work packet's line with their question, the turn's tool
 // calls and its tokens; the raw toggle shows the request exactly as
-// recorded.
+// recorded. The agent card's "last turns" lead there as well.
 func TestBrowserTurnInspector(t *testing.T) {
 	tab := browsertest.Browser(t, 120*time.Second)
 	var out strings.Builder
@@ -156,6 +156,18 @@ func TestBrowserTurnInspector(t *testing.T) {
 		t.Errorf("raw request shown differs from the recorded one (%d vs %d bytes)", len(raw), len(detail.ModelCalls[0].Request))
 	}
 	screenshot(t, tab, "inspector.png")
+
+	// The agent card lists its last turns, each linking here too.
+	run("open the agent card's last turn",
+		chromedp.Navigate(m.URL()),
+		chromedp.WaitVisible(sel("composer-input")),
+		chromedp.Click(sel("panel-tab-agents")),
+		chromedp.WaitVisible(sel("agent-turns-engineer")+" "+sel("agent-turn-link")),
+		chromedp.Click(sel("agent-turns-engineer")+" "+sel("agent-turn-link")),
+		chromedp.WaitVisible(sel("inspector-packet")))
+	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", turn.ID) {
+		t.Errorf("the agent card's link led to %s, want /turns/%d", got, turn.ID)
+	}
 	problems.check(t)
 }
 
