@@ -44,7 +44,7 @@ func TestInspectTurnPrompt(t *testing.T) {
 				t.Errorf("prompt = %q, prefix %.60q…, packet %.80q…; want from the request, with roster and the mention", d.PromptSource, d.SystemPrefix, d.WorkPacket)
 			}
 			for _, r := range requests() {
-				if r.Seq == 3 && r.System != d.SystemPrefix { // the engineer's first request
+				if string(r.Raw) == d.ModelCalls[0].Request && r.System != d.SystemPrefix { // the engineer's first request
 					t.Errorf("prefix differs from what the %s fake received", vendor)
 				}
 			}
