@@ -115,3 +115,22 @@ func TestTurnCost(t *testing.T) {
 		t.Errorf("simulated turn cost = %+v, want nil", c)
 	}
 }
+
+// promptOf reads the prefix and packet out of each wire format.
+func TestPromptOfFormats(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, system, packet string
+		ok                         bool
+	}{
+		{"openai strings", `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"P"},{"role":"user","content":"later"}]}`, "S", "P", true},
+		{"openai blocks", `{"messages":[{"role":"developer","content":[{"type":"text","text":"A"},{"type":"text","text":"B"}]},{"role":"user","content":[{"type":"text","text":"P"}]}]}`, "A\n\nB", "P", true},
+		{"anthropic", `{"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"P"}]}`, "S", "P", true},
+		{"no user message", `{"messages":[{"role":"system","content":"S"}]}`, "S", "", false},
+		{"not JSON", `data: {}`, "", "", false},
+	} {
+		sys, packet, ok := promptOf(bullpen.ModelCall{Request: tc.body})
+		if sys != tc.system || packet != tc.packet || ok != tc.ok {
+			t.Errorf("%s: promptOf = %q, %q, %v; want %q, %q, %v", tc.name, sys, packet, ok, tc.system, tc.packet, tc.ok)
+		}
+	}
+}
