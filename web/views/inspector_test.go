@@ -33,7 +33,7 @@ func TestInspectorMarksCutsAndBodies(t *testing.T) {
 	if got := doc.Find(byTestID("inspector-packet")).Text(); got != p.WorkPacket {
 		t.Errorf("packet = %q, want the text as is", got)
 	}
-	if doc.Find(byTestID("inspector-packet") + " b").Length() != 0 {
+	if doc.Find(byTestID("inspector-packet")+" b").Length() != 0 {
 		t.Error("model text became markup")
 	}
 	if got := doc.Find(byTestID("inspector-cost")).Text(); !strings.Contains(got, "unknown: no price is known for llama3") {
