@@ -34,6 +34,9 @@ type Message struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	EditedAt   *time.Time `json:"edited_at"`
 	Deleted    bool       `json:"deleted"`
+	// TurnID is the agent turn that posted it (0 for a person's post),
+	// for the turn inspector's "why did it say this?".
+	TurnID int64 `json:"turn_id,omitempty"`
 }
 
 // ValidateBody checks a message body: not blank, valid UTF-8, within
@@ -68,4 +71,7 @@ type PostInput struct {
 	Body      string `json:"body"`
 	// Source is the surface it came through (web, api, telegram, agent).
 	Source string `json:"-"`
+	// TurnID is set by the agents runtime on its posts; never read from
+	// a request body.
+	TurnID int64 `json:"-"`
 }

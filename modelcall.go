@@ -21,6 +21,9 @@ type ModelCall struct {
 	Model    string `json:"model"`
 	Method   string `json:"method"`
 	URL      string `json:"url"` // the provider endpoint, without credentials
+	// Simulated marks a call of the scripted simulation: no model was
+	// asked, and Request is the JSON of the request the loop built.
+	Simulated bool `json:"simulated,omitempty"`
 
 	Request           string `json:"request"`       // body as sent, up to the cap
 	RequestBytes      int    `json:"request_bytes"` // its whole size

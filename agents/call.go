@@ -110,7 +110,7 @@ func (s *Service) needsApproval(e *turnEnv, def *Tool, c llm.ToolCall) string {
 // journaled call (callKey set) it commits the call's outcome with the
 // tool's office effect.
 func (e *turnEnv) newCall(args json.RawMessage) *Call {
-	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, Args: args}
+	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, TurnID: e.turn.ID, Args: args}
 	if e.j != nil && e.callKey != "" {
 		key := e.callKey
 		c.Commit = func(tx *store.Tx, out string) error { return e.j.record(tx, key, toolOutcome{Out: out, State: "ok"}) }

@@ -109,7 +109,7 @@ func (s *Service) noticeOnce(ctx context.Context, e *turnEnv, key, text string) 
 		return
 	}
 	_, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
-		Body: "⚠️ " + text, Source: bullpen.SourceSystem}, func(tx *store.Tx, _ bullpen.Message) error {
+		Body: "⚠️ " + text, Source: bullpen.SourceSystem, TurnID: e.turn.ID}, func(tx *store.Tx, _ bullpen.Message) error {
 		return e.j.record(tx, key, struct{}{})
 	})
 	if err != nil && ctx.Err() == nil {

@@ -44,7 +44,8 @@ type Call struct {
 	// default place. Zero outside a turn, where a channel must be named.
 	Channel   bullpen.Channel
 	Thread    int64
-	Simulated bool // label posts as a scripted simulation
+	Simulated bool  // label posts as a scripted simulation
+	TurnID    int64 // the turn making the call, stamped on its posts; 0 outside a turn
 	Args      json.RawMessage
 	// Commit, when not nil, records the call's result. A tool with an
 	// office effect runs it in the effect's own transaction with the text

@@ -157,6 +157,11 @@ type Config struct {
 	ThreadContext  int // thread messages (default 10)
 	WikiHits       int // wiki search hits (default 3)
 	MaxOutput      int // output tokens per model call (default 2048)
+	// TurnRetention is how long the model calls (and large tool results)
+	// of a turn are kept for the inspector (default 30 days); PruneEvery
+	// how often older ones are removed (default 1 h).
+	TurnRetention time.Duration
+	PruneEvery    time.Duration
 
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -181,6 +186,12 @@ func (c *Config) defaults() {
 	}
 	if c.Sweep == 0 {
 		c.Sweep = 30 * time.Second
+	}
+	if c.TurnRetention <= 0 {
+		c.TurnRetention = DefaultTurnRetention
+	}
+	if c.PruneEvery <= 0 {
+		c.PruneEvery = defaultPruneEvery
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -286,9 +297,10 @@ func (s *Service) Start(ctx context.Context) error {
 		lock.Release()
 		return err
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.runRouter(s.ctx, lock, since) }()
 	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
+	go func() { defer s.wg.Done(); s.pruneLoop(s.ctx) }()
 	go func() {
 		defer s.wg.Done()
 		if s.cfg.SharedDatabase {

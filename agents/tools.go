@@ -84,7 +84,7 @@ func (s *Service) postMessage(ctx context.Context, c *Call) (string, error) {
 	if c.Simulated {
 		body = simLabel + body
 	}
-	in := bullpen.PostInput{ChannelID: c.Channel.ID, ThreadID: c.Thread, Body: body, Source: bullpen.SourceAgent}
+	in := bullpen.PostInput{ChannelID: c.Channel.ID, ThreadID: c.Thread, Body: body, Source: bullpen.SourceAgent, TurnID: c.TurnID}
 	if name := strings.TrimPrefix(a.Channel, "#"); name != "" && name != c.Channel.Name {
 		ch, err := s.off.ChannelByName(ctx, c.Member, name)
 		if err != nil {

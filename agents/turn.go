@@ -315,7 +315,7 @@ func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
 		body = simLabel + body
 	}
 	if _, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
-		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent}, func(tx *store.Tx, _ bullpen.Message) error {
+		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent, TurnID: e.turn.ID}, func(tx *store.Tx, _ bullpen.Message) error {
 		return e.j.record(tx, key, struct{}{})
 	}); err != nil && ctx.Err() == nil {
 		e.log.Error("agents: post answer", "err", err)

@@ -25,7 +25,7 @@ func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (ll
 		return llm.Response{}, err
 	}
 	defer release()
-	cctx, cancel := context.WithDeadline(llm.WithTimeouts(ctx, llmTimeouts(e.timeouts)), e.deadline)
+	cctx, cancel := context.WithDeadline(llm.WithTimeouts(s.recording(ctx, e), llmTimeouts(e.timeouts)), e.deadline)
 	defer cancel()
 	w := s.watchWait(ctx, e)
 	defer w.stop()

@@ -42,7 +42,7 @@ func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.
 		in.Source = bullpen.SourceAPI
 	}
 	msg := bullpen.Message{ChannelID: c.ID, AuthorID: actor.ID, ThreadID: in.ThreadID, Body: in.Body,
-		Mentions: bullpen.ParseMentions(in.Body), Source: in.Source}
+		Mentions: bullpen.ParseMentions(in.Body), Source: in.Source, TurnID: in.TurnID}
 	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
 		if c.Kind == bullpen.ChannelPublic && !slices.Contains(c.MemberIDs, actor.ID) {
 			if err := o.join(tx, c, actor); err != nil {

@@ -80,6 +80,7 @@
         el("span", { class: "agt-status", "data-testid": "agent-status-" + h })),
       el("div", { class: "agt-meta" }),
       el("div", { class: "agt-stream", "data-testid": "agent-stream-" + h }),
+      el("div", { class: "agt-turns", "data-testid": "agent-turns-" + h }),
       el("div", { class: "agt-actions agt-manage" },
         el("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "agent-edit-" + h, "aria-expanded": "false" }, "Edit"),
         el("button", { type: "button", class: "btn btn-ghost btn-sm agt-danger", "data-testid": "agent-fire-" + h, title: "Fire: it never wakes again; its work stays" }, "Fire")),
@@ -253,8 +254,24 @@
         state.agents.set(a.id, old ? Object.assign(a, { status: old.status, stream: old.stream }) : a);
       }
       renderAgents();
+      for (const a of state.agents.values()) loadTurns(a);
     } catch (err) {
       tid("agents-empty").textContent = "Agents are unavailable: " + err.message;
+    }
+  }
+
+  // loadTurns lists an agent's last turns on its card, each a link to the
+  // turn inspector.
+  async function loadTurns(a) {
+    const box = tid("agent-turns-" + a.handle);
+    if (!box) return;
+    try {
+      const data = await window.BP.api("GET", "/api/v1/agents/" + a.id + "/turns?limit=3");
+      const links = (data.items || []).map((t) => window.BP.el("a", { href: t.inspect_url, class: "agt-turn",
+        "data-testid": "agent-turn-link", title: "Open this turn in the inspector" }, "turn " + t.id + " · " + t.state));
+      box.replaceChildren(...(links.length ? [window.BP.el("span", { class: "agt-turns-label" }, "Last turns: ")] : []), ...links);
+    } catch (err) {
+      box.textContent = "Turns unavailable: " + err.message;
     }
   }
 
@@ -337,6 +354,7 @@
       (ev.type === "member.updated" && p.kind === "agent"); // muting is a member change
     if (reload) loadAgents();
     else if (a) renderAgents();
+    if (a && /^agent\.turn_(finished|failed|abandoned)$/.test(ev.type)) loadTurns(a);
     if (ev.type.startsWith("approval.")) loadApprovals();
     const text = describe(ev);
     if (!text) return;

@@ -144,6 +144,9 @@
     if ((m.edited_at || m.edited) && !m.deleted) {
       meta.append(el("span", { class: "msg-edited", "data-testid": "message-edited" }, "(edited)"));
     }
+    if (Number(m.turn_id)) {
+      meta.append(el("a", { class: "msg-why", href: `/turns/${Number(m.turn_id)}`, "data-testid": "message-why", title: "Open this turn in the inspector" }, "why did it say this?"));
+    }
     const main = el("div", { class: "msg-main" }, meta);
     if (m.deleted) {
       main.append(el("div", { class: "msg-body msg-body-deleted", "data-testid": "message-deleted" }, "message deleted"));

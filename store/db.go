@@ -36,6 +36,8 @@ type Config struct {
 	DataDir string
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
+	// Record caps what is kept of each model call (RecordModelCall).
+	Record RecordCaps
 }
 
 // DB is an open database.
@@ -45,6 +47,8 @@ type DB struct {
 	publish func([]bullpen.Event)
 	now     func() time.Time
 	url     string // PostgreSQL: for the listener's and locks' own connections
+	caps    RecordCaps
+	dataDir string // SQLite: where the file is
 	// life ends when the store closes, stopping listeners.
 	life context.Context
 	stop context.CancelFunc
@@ -57,7 +61,7 @@ type DB struct {
 
 // Open connects, applies pending migrations and returns the database.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	db := &DB{now: cfg.Now, url: cfg.URL}
+	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, dataDir: cfg.DataDir}
 	db.life, db.stop = context.WithCancel(context.Background())
 	if db.now == nil {
 		db.now = time.Now

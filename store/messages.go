@@ -22,6 +22,7 @@ type messageRow struct {
 	CreatedAt  time.Time
 	EditedAt   *time.Time
 	DeletedAt  *time.Time
+	TurnID     *int64
 }
 
 func (messageRow) TableName() string { return "messages" }
@@ -38,7 +39,7 @@ func (messageRevisionRow) TableName() string { return "message_revisions" }
 func (r *messageRow) toMessage() bullpen.Message {
 	m := bullpen.Message{ID: r.ID, ChannelID: r.ChannelID, AuthorID: r.AuthorID, Body: r.Body,
 		Mentions: []string{}, ReplyCount: r.ReplyCount, Source: r.Source, CreatedAt: r.CreatedAt.UTC(),
-		Deleted: r.DeletedAt != nil}
+		Deleted: r.DeletedAt != nil, TurnID: deref(r.TurnID)}
 	if r.ThreadID != nil {
 		m.ThreadID = *r.ThreadID
 	}
@@ -55,7 +56,7 @@ func (r *messageRow) toMessage() bullpen.Message {
 // CreateMessage inserts a message; a reply also bumps its root's reply count.
 func (tx *Tx) CreateMessage(m bullpen.Message) (bullpen.Message, error) {
 	row := messageRow{ChannelID: m.ChannelID, AuthorID: m.AuthorID, Body: m.Body,
-		Mentions: strings.Join(m.Mentions, " "), Source: m.Source, CreatedAt: tx.now}
+		Mentions: strings.Join(m.Mentions, " "), Source: m.Source, CreatedAt: tx.now, TurnID: ref(m.TurnID)}
 	if m.ThreadID != 0 {
 		row.ThreadID = &m.ThreadID
 	}

@@ -82,12 +82,13 @@ func (s *Server) postToAgent(c *fiber.Ctx) error {
 }
 
 func (s *Server) listTurns(c *fiber.Ctx) error {
-	return keyedList(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) ([]bullpen.Turn, error) {
+	return keyedList(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) ([]linkedTurn, error) {
 		limit, err := intQuery(c, "limit", 50)
 		if err != nil {
 			return nil, err
 		}
-		return s.svc.Agents.Turns(ctx, me, id, int(limit))
+		ts, err := s.svc.Agents.Turns(ctx, me, id, int(limit))
+		return linkTurns(ts), err
 	})
 }
 

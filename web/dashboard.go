@@ -109,7 +109,7 @@ func joinNames(names []string) string {
 
 func messageItem(m bullpen.Message) views.MessageItem {
 	item := views.MessageItem{ID: m.ID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, AuthorID: m.AuthorID,
-		HTML: template.HTML(m.HTML), CreatedAt: m.CreatedAt, Edited: m.EditedAt != nil, Deleted: m.Deleted, ReplyCount: m.ReplyCount}
+		HTML: template.HTML(m.HTML), CreatedAt: m.CreatedAt, Edited: m.EditedAt != nil, Deleted: m.Deleted, ReplyCount: m.ReplyCount, TurnID: m.TurnID}
 	if m.Author != nil {
 		item.AuthorHandle, item.AuthorName, item.AuthorKind = m.Author.Handle, m.Author.DisplayName, string(m.Author.Kind)
 	}

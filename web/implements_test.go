@@ -13,6 +13,7 @@ import (
 // test so that web's own files import no service package (and so no store).
 var (
 	_ web.AgentService     = (*agents.Service)(nil)
+	_ web.TurnService      = (*agents.Service)(nil)
 	_ web.Office           = (*office.Office)(nil)
 	_ web.Sandboxes        = (*sandboxes.Service)(nil)
 	_ web.SandboxLifecycle = (*sandboxes.Service)(nil)

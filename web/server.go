@@ -73,6 +73,8 @@ type Services struct {
 	Sandboxes Sandboxes
 	// Telegram serves /api/v1/telegram, the webhook and the settings page.
 	Telegram Telegram
+	// Turns serves the turn inspector: /api/v1/turns and /turns.
+	Turns TurnService
 }
 
 // Server is Bullpen's HTTP server.
@@ -198,6 +200,7 @@ func (s *Server) routes() {
 	s.wikiRoutes(api)
 	s.sandboxRoutes(api)
 	s.telegramRoutes(api)
+	s.turnRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
@@ -208,6 +211,7 @@ func (s *Server) routes() {
 	page.Get("/", s.home)
 	page.Get("/c/:name", s.channelPage)
 	page.Get("/telegram", s.telegramPage)
+	s.turnPages(page)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})

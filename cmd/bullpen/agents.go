@@ -36,6 +36,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 	cfg := agents.Config{Office: m.Office, DB: m.DB, Catalog: cat, Providers: ps, DefaultProvider: def,
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
 		SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
+	m.Recording.Apply(&cfg)
 	if m.Wiki != nil {
 		cfg.Wiki = m.Wiki
 	}
@@ -51,6 +52,14 @@ func (m *Main) openAgents(ctx context.Context) error {
 	}
 	m.Agents = svc
 	return nil
+}
+
+// turnService returns the turn inspector for the web server (nil-safe).
+func (m *Main) turnService() web.TurnService {
+	if m.Agents == nil {
+		return nil
+	}
+	return m.Agents
 }
 
 // agentService returns the agents service for the web server (nil-safe).

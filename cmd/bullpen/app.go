@@ -40,6 +40,8 @@ type Main struct {
 	SandboxTimes sandboxes.Times
 	// Auth limits failed authentication per client address.
 	Auth web.AuthLimits
+	// Recording sets the turn inspector's retention and size caps.
+	Recording agents.Recording
 
 	Logger *slog.Logger
 	Stdout io.Writer
@@ -79,7 +81,7 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
 	checks := []func() error{m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv),
-		m.SandboxLimits.RegisterFlags(fs, os.Getenv)}
+		m.SandboxLimits.RegisterFlags(fs, os.Getenv), m.Recording.RegisterFlags(fs, os.Getenv)}
 	fs.BoolVar(&m.SharedDatabase, "shared-database", envOr("BULLPEN_SHARED_DATABASE", "off") == "on", "several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE=on)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -97,7 +99,7 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 
 // OpenStore opens the database and applies migrations.
 func (m *Main) OpenStore(ctx context.Context) error {
-	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir})
+	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir, Record: m.Recording.StoreCaps()})
 	if err != nil {
 		return err
 	}
@@ -134,7 +136,7 @@ func (m *Main) Run(ctx context.Context) error {
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
 	m.Auth.Apply(&wcfg)
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki})
+		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

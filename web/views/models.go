@@ -86,6 +86,7 @@ type MessageItem struct {
 	CreatedAt                         time.Time
 	Edited, Deleted                   bool
 	ReplyCount                        int
+	TurnID                            int64 // the agent turn that wrote it: links to its inspector
 }
 
 // IsAgent reports whether m is an agent.

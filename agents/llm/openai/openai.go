@@ -112,8 +112,20 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(s
 	})
 }
 
+// attempt makes one HTTP call and reports it to the context's recorder
+// (llm.WithRecorder) with the bodies as they went over the wire.
 func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(string)) (llm.Response, bool, error) {
 	var capture call.Capture
+	resp, streamed, err := p.stream(ctx, &capture, params, onDelta)
+	model := resp.Model
+	if model == "" {
+		model = params.Model
+	}
+	capture.Report(ctx, call.Outcome{Provider: p.cfg.Name, Model: model, Usage: resp.Usage, Err: err})
+	return resp, streamed, err
+}
+
+func (p *Provider) stream(ctx context.Context, capture *call.Capture, params sdk.ChatCompletionNewParams, onDelta func(string)) (llm.Response, bool, error) {
 	stream := p.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(capture.Middleware))
 	defer stream.Close()
 

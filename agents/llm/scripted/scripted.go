@@ -89,8 +89,10 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(s
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, canceled(err)
 	}
+	started := time.Now()
 	resp, err := p.script(req)
 	if err != nil {
+		record(ctx, req, llm.Response{}, started, err)
 		return llm.Response{}, err
 	}
 	p.mu.Lock()
@@ -124,6 +126,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(s
 	if resp.Usage == (llm.Usage{}) {
 		resp.Usage = usage(req, resp, cached)
 	}
+	record(ctx, req, resp, started, nil)
 	for i, d := range split(resp.Text, p.WordsPerDelta) {
 		if i > 0 && p.DeltaDelay > 0 {
 			select {
@@ -137,6 +140,30 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(s
 		}
 	}
 	return resp, nil
+}
+
+// SimulatedURL stands for the endpoint of a scripted call: none was asked.
+const SimulatedURL = "simulation:scripted"
+
+// record hands the call to the context's llm.Recorder, marked simulated:
+// its request is the JSON of the llm.Request the loop built and its
+// response the JSON of the scripted answer, as no HTTP body exists.
+func record(ctx context.Context, req llm.Request, resp llm.Response, started time.Time, err error) {
+	rec := llm.RecorderFrom(ctx)
+	if rec == nil {
+		return
+	}
+	reqJSON, _ := json.Marshal(req)
+	respJSON, _ := json.Marshal(resp)
+	mc := bullpen.ModelCall{Via: bullpen.ViaBuiltin, Provider: "scripted", Model: resp.Model, URL: SimulatedURL, Simulated: true,
+		Request: string(reqJSON), RequestBytes: len(reqJSON), Response: string(respJSON), ResponseBytes: len(respJSON),
+		InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,
+		CacheWriteTokens: resp.Usage.CacheWriteTokens, OutputTokens: resp.Usage.OutputTokens,
+		StartedAt: started.UTC(), DurationMS: time.Since(started).Milliseconds()}
+	if err != nil {
+		mc.Error, mc.Response, mc.ResponseBytes = err.Error(), "", 0
+	}
+	_ = rec.RecordModelCall(context.WithoutCancel(ctx), mc)
 }
 
 // cached reports whether req's stable prefix was answered before and

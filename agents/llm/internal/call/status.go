@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
 // StatusError is a non-2xx answer from a model API.
@@ -31,14 +33,28 @@ func (e *StatusError) Error() string {
 // installed as SDK middleware, so status, headers and the vendor's message
 // are known even when an OpenAI-compatible server sends an error body the
 // SDK cannot parse.
+//
+// When the request's context carries an llm.Recorder it also keeps the
+// request and response bodies as they went over the wire, and Report
+// hands them on.
 type Capture struct {
 	mu  sync.Mutex
 	err *StatusError
+	x   exchange
 }
 
 // Middleware has the shape of both SDKs' option.Middleware.
 func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	recording := llm.RecorderFrom(req.Context()) != nil
+	if recording {
+		if err := c.x.keep(req); err != nil {
+			return nil, err
+		}
+	}
 	res, err := next(req)
+	if err == nil && recording {
+		c.x.answered(res)
+	}
 	if err != nil || res.StatusCode < 400 {
 		return res, err
 	}

@@ -2,8 +2,11 @@
 package testutil
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/bullpen-hq/bullpen"
 )
 
 // Sleeps records the waits a provider asks for instead of waiting.
@@ -44,4 +47,25 @@ func (d *Deltas) All() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.p...)
+}
+
+// Calls is an llm.Recorder that keeps the model calls it is given.
+type Calls struct {
+	mu sync.Mutex
+	c  []bullpen.ModelCall
+}
+
+// RecordModelCall implements llm.Recorder.
+func (r *Calls) RecordModelCall(_ context.Context, c bullpen.ModelCall) error {
+	r.mu.Lock()
+	r.c = append(r.c, c)
+	r.mu.Unlock()
+	return nil
+}
+
+// All returns the recorded calls.
+func (r *Calls) All() []bullpen.ModelCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]bullpen.ModelCall(nil), r.c...)
 }

@@ -1,0 +1,80 @@
+package agents
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// Defaults of the turn record's retention.
+const (
+	DefaultTurnRetention = 30 * 24 * time.Hour
+	defaultPruneEvery    = time.Hour
+	// bigToolResult is the size above which a tool call's result is
+	// removed with its turn's model calls; smaller ones cost less than
+	// the note that would replace them.
+	bigToolResult = 1024
+)
+
+// ModelCallRecorder stores model calls; *store.DB is one.
+type ModelCallRecorder interface {
+	RecordModelCall(ctx context.Context, c bullpen.ModelCall) error
+}
+
+// turnRecorder records the model calls of one turn: every provider call
+// made with its context (llm.WithRecorder) lands in that turn, numbered
+// in order by the store.
+type turnRecorder struct {
+	rec     ModelCallRecorder
+	turnID  int64
+	agentID int64
+	log     *slog.Logger
+}
+
+// RecordModelCall implements llm.Recorder.
+func (r turnRecorder) RecordModelCall(ctx context.Context, c bullpen.ModelCall) error {
+	c.TurnID, c.AgentID = r.turnID, r.agentID
+	err := r.rec.RecordModelCall(ctx, c)
+	if err != nil && ctx.Err() == nil {
+		r.log.Error("agents: record model call", "err", err)
+	}
+	return err
+}
+
+// recording returns ctx with the turn's recorder, so that what the
+// provider sends and receives is stored with the turn for the inspector.
+func (s *Service) recording(ctx context.Context, e *turnEnv) context.Context {
+	return llm.WithRecorder(ctx, turnRecorder{rec: s.db, turnID: e.turn.ID, agentID: e.turn.AgentID, log: e.log})
+}
+
+// pruneLoop applies the retention now and then every PruneEvery, until
+// ctx ends.
+func (s *Service) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.PruneEvery)
+	defer t.Stop()
+	for {
+		if _, err := s.prune(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("agents: prune turn records", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// prune deletes the model calls, and large tool results, of turns that
+// started more than TurnRetention ago (by the service's clock).
+func (s *Service) prune(ctx context.Context) (store.PruneResult, error) {
+	res, err := s.db.PruneTurnRecords(ctx, s.cfg.Now().Add(-s.cfg.TurnRetention), bigToolResult)
+	if err == nil && res != (store.PruneResult{}) {
+		s.log.Info("pruned turn records past retention", "model_calls", res.ModelCalls, "tool_results", res.ToolResults,
+			"retention", s.cfg.TurnRetention.String())
+	}
+	return res, err
+}

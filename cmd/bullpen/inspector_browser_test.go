@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// pageProblems collects what must fail a browser test: console errors,
+// uncaught exceptions, error log entries, failed requests and HTTP errors.
+type pageProblems struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func watchPage(t *testing.T, tab context.Context) *pageProblems {
+	t.Helper()
+	p := &pageProblems{}
+	add := func(format string, args ...any) {
+		p.mu.Lock()
+		p.seen = append(p.seen, fmt.Sprintf(format, args...))
+		p.mu.Unlock()
+	}
+	err := chromedp.Listen(tab, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				add("console.error with %d args", len(e.Args))
+			}
+		case *runtime.EventExceptionThrown:
+			add("exception: %s", e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				add("log error: %s (%s)", e.Entry.Text, e.Entry.URL)
+			}
+		case *network.EventLoadingFailed:
+			if !e.Canceled {
+				add("request failed: %s", e.ErrorText)
+			}
+		case *network.EventResponseReceived:
+			if e.Response.Status >= 400 {
+				add("HTTP %d for %s", e.Response.Status, e.Response.URL)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *pageProblems) check(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.seen {
+		t.Errorf("browser: %s", s)
+	}
+}
+
+// A person asks @engineer something in the demo office, opens the thread,
+// follows "why did it say this?" from the agent's answer and sees, in the
+// inspector, the work packet's line with their question, the turn's tool
+// calls and its tokens; the raw toggle shows the request exactly as
+// recorded. The agent card's "last turns" lead there as well.
+func TestBrowserTurnInspector(t *testing.T) {
+	tab := browsertest.Browser(t, 120*time.Second)
+	var out strings.Builder
+	m := NewMain(&out, io.Discard)
+	if err := m.ParseFlags("demo", []string{"--data", t.TempDir(), "--addr", "127.0.0.1:0", "--sandboxes=false"}); err != nil {
+		t.Fatal(err)
+	}
+	m.Demo = true
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	defer m.Close(context.Background())
+	token := tokenRE.FindString(out.String())
+	api := apiClient{t: t, base: m.URL() + "api/v1", token: token}
+	var eng bullpen.Hired
+	api.do("POST", "/agents", map[string]string{"role": "starter/engineer"}, 201, &eng)
+	const ask = "@engineer please check that the build machine still works"
+	var asked bullpen.Message
+	api.do("POST", "/channels/1/messages", map[string]string{"body": ask}, 201, &asked)
+	turn := waitTurnDone(t, api, eng.Agent.ID)
+	var detail bullpen.TurnDetail
+	api.do("GET", fmt.Sprintf("/turns/%d", turn.ID), nil, 200, &detail)
+	if len(detail.Turn.ToolCalls) == 0 || len(detail.ModelCalls) == 0 {
+		t.Fatalf("turn %d has %d tool calls, %d model calls; the test needs both", turn.ID, len(detail.Turn.ToolCalls), len(detail.ModelCalls))
+	}
+
+	problems := watchPage(t, tab)
+	sel := func(id string) string { return `[data-testid="` + id + `"]` }
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tab, actions...); err != nil {
+			body, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("%s: %v\npage:\n%.3000s", step, err, body)
+		}
+	}
+	text := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(tab, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return s
+	}
+	run("log in",
+		chromedp.Navigate(m.URL()),
+		chromedp.WaitVisible(sel("login-token")),
+		chromedp.SendKeys(sel("login-token"), token),
+		chromedp.Click(sel("login-submit")),
+		chromedp.WaitVisible(sel("composer-input")))
+	askSel := fmt.Sprintf(`[data-testid="message"][data-id="%d"] [data-testid="message-replies"]`, asked.ID)
+	run("open the thread of the question",
+		chromedp.WaitVisible(askSel),
+		chromedp.Click(askSel),
+		chromedp.WaitVisible(sel("thread-replies")+" "+sel("message-why")))
+	run("follow why did it say this?",
+		chromedp.Click(sel("thread-replies")+" "+sel("message-why")),
+		chromedp.WaitVisible(sel("inspector-packet")))
+
+	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", turn.ID) {
+		t.Errorf("the link led to %s, want /turns/%d", got, turn.ID)
+	}
+	if got := text(`document.querySelector('` + sel("inspector-packet") + `').textContent`); !strings.Contains(got, "@admin: "+ask) {
+		t.Errorf("work packet shown = %q, want the line %q", got, "@admin: "+ask)
+	}
+	names := text(`Array.from(document.querySelectorAll('` + sel("inspector-tool-name") + `')).map(e => e.textContent).join(",")`)
+	var want []string
+	for _, c := range detail.Turn.ToolCalls {
+		want = append(want, c.Name)
+	}
+	if names != strings.Join(want, ",") {
+		t.Errorf("tool calls shown = %q, want %q", names, strings.Join(want, ","))
+	}
+	in, outTok := text(`document.querySelector('`+sel("inspector-tokens-input")+`').textContent`), text(`document.querySelector('`+sel("inspector-tokens-output")+`').textContent`)
+	if in != fmt.Sprint(detail.Turn.InputTokens) || outTok != fmt.Sprint(detail.Turn.OutputTokens) || detail.Turn.InputTokens == 0 {
+		t.Errorf("tokens shown = %s in, %s out; want %d, %d", in, outTok, detail.Turn.InputTokens, detail.Turn.OutputTokens)
+	}
+	first := `document.querySelector('` + sel("inspector-request") + `')`
+	run("show the first request's raw bytes", chromedp.Click(sel("inspector-request")+" [data-raw-toggle]"))
+	if raw := text(first + `.querySelector('[data-view="raw"]:not([hidden])').textContent`); raw != detail.ModelCalls[0].Request {
+		t.Errorf("raw request shown differs from the recorded one (%d vs %d bytes)", len(raw), len(detail.ModelCalls[0].Request))
+	}
+	screenshot(t, tab, "inspector.png")
+
+	// The agent card lists its last turns, each linking here too.
+	run("open the agent card's last turn",
+		chromedp.Navigate(m.URL()),
+		chromedp.WaitVisible(sel("composer-input")),
+		chromedp.Click(sel("panel-tab-agents")),
+		chromedp.WaitVisible(sel("agent-turns-engineer")+" "+sel("agent-turn-link")),
+		chromedp.Click(sel("agent-turns-engineer")+" "+sel("agent-turn-link")),
+		chromedp.WaitVisible(sel("inspector-packet")))
+	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", turn.ID) {
+		t.Errorf("the agent card's link led to %s, want /turns/%d", got, turn.ID)
+	}
+	problems.check(t)
+}
+
+// waitTurnDone waits for the agent's first turn to end.
+func waitTurnDone(t *testing.T, api apiClient, agentID int64) bullpen.Turn {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var list struct {
+			Items []bullpen.Turn `json:"items"`
+		}
+		api.do("GET", fmt.Sprintf("/agents/%d/turns", agentID), nil, 200, &list)
+		if len(list.Items) > 0 && list.Items[0].State != bullpen.TurnRunning {
+			return list.Items[0]
+		}
+	}
+	t.Fatal("no finished turn within 30 s")
+	return bullpen.Turn{}
+}
