@@ -111,6 +111,10 @@ type LimitEvent struct {
 	Detail    string `json:"detail"`
 	MessageID int64  `json:"message_id,omitempty"`
 	TurnID    int64  `json:"turn_id,omitempty"`
+	// Budget is the limit's value (the hop budget), ThreadID the thread
+	// the stopped chain ran in (its root; the message itself at top level).
+	Budget   int   `json:"budget,omitempty"`
+	ThreadID int64 `json:"thread_id,omitempty"`
 }
 
 // LimitOf decodes an agent.limit_reached event.
