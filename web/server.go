@@ -58,6 +58,7 @@ type Office interface {
 	OfficeMembers
 	OfficeMessages
 	OfficeEvents
+	OfficeTimeline
 }
 
 // Services are what the server serves. Office is required; the others
@@ -73,6 +74,9 @@ type Services struct {
 	Sandboxes Sandboxes
 	// Telegram serves /api/v1/telegram, the webhook and the settings page.
 	Telegram Telegram
+	// Timeline writes the Activity timeline's lines; without it the
+	// timeline shows event types.
+	Timeline EventLines
 }
 
 // Server is Bullpen's HTTP server.
