@@ -71,7 +71,7 @@ func membership(verb string) describe {
 		if err != nil {
 			return bullpen.EventLine{}, err
 		}
-		return bullpen.EventLine{Text: join(at(m.Member.Handle), verb, where(n, m.ChannelID)),
+		return bullpen.EventLine{Text: join(at(m.Member.Handle), verb, chanRef(n, m.ChannelID)),
 			Link: channelLink(n, m.ChannelID, 0)}, nil
 	}
 }

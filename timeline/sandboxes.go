@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -53,12 +54,23 @@ func sandboxState(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, er
 	return bullpen.EventLine{Text: text, Link: sandboxLink(s.ID, "")}, nil
 }
 
+// shellCommand is the command as the person typed it: agents' and the
+// dashboard's commands run through "/bin/sh -c", which says nothing.
+func shellCommand(cmd string) string {
+	for _, sh := range []string{"/bin/sh -c ", "sh -c ", "/bin/bash -c ", "bash -c "} {
+		if rest, ok := strings.CutPrefix(cmd, sh); ok {
+			return rest
+		}
+	}
+	return cmd
+}
+
 func execStarted(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
 	x, err := sandboxes.ExecOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
-	text := fmt.Sprintf("%s is running %s in %s", actor(n, x.ByID), code(x.Command), sandboxName(x.Name, x.ID))
+	text := fmt.Sprintf("%s is running %s in %s", actor(n, x.ByID), code(shellCommand(x.Command)), sandboxName(x.Name, x.ID))
 	return bullpen.EventLine{Text: text, Link: sandboxLink(x.ID, x.ExecID)}, nil
 }
 
@@ -81,6 +93,6 @@ func execFinished(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, er
 	default:
 		outcome = "finished"
 	}
-	text := fmt.Sprintf("%s ran %s → %s in %s", actor(n, x.ByID), code(x.Command), outcome, ms(x.DurationMS))
+	text := fmt.Sprintf("%s ran %s → %s in %s", actor(n, x.ByID), code(shellCommand(x.Command)), outcome, ms(x.DurationMS))
 	return bullpen.EventLine{Text: text, Link: sandboxLink(x.ID, x.ExecID)}, nil
 }

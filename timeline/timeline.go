@@ -65,17 +65,26 @@ func at(handle string) string {
 
 func actor(n bullpen.EventNames, id int64) string { return at(n.MemberHandle(id)) }
 
-// where names a channel the way a sentence ends: "in #general".
-func where(n bullpen.EventNames, id int64) string {
+// chanRef names a channel: "#general", "a direct message", or "" when
+// the reader may not see it.
+func chanRef(n bullpen.EventNames, id int64) string {
 	name, dm := n.ChannelName(id)
 	switch {
 	case dm:
-		return "in a direct message"
+		return "a direct message"
 	case name == "":
 		return ""
 	default:
-		return "in #" + name
+		return "#" + name
 	}
+}
+
+// where names a channel the way a sentence ends: "in #general".
+func where(n bullpen.EventNames, id int64) string {
+	if ref := chanRef(n, id); ref != "" {
+		return "in " + ref
+	}
+	return ""
 }
 
 // channelLink opens a channel, or a thread in it when root is set.
