@@ -50,7 +50,8 @@ func (f EventFilter) Validate() error {
 }
 
 // EventPage is one page of stored events. NextBefore, for a backwards
-// page, is the before= of the next (older) page; 0 when there is none.
+// page, is the before= of the next (older) page; 0 when no older event
+// matches.
 type EventPage struct {
 	Items      []Event `json:"items"`
 	NextBefore int64   `json:"next_before"`
@@ -62,38 +63,56 @@ type EventPage struct {
 // per type: agents' events carry agent_id, messages and wiki revisions
 // author_id, sandbox commands by_id, sandbox state owner_id.
 func EventActorID(typ string, payload []byte) int64 {
-	var p struct {
-		ID        int64 `json:"id"`
-		AgentID   int64 `json:"agent_id"`
-		AuthorID  int64 `json:"author_id"`
-		ByID      int64 `json:"by_id"`
-		OwnerID   int64 `json:"owner_id"`
-		CreatedBy int64 `json:"created_by"`
-		Member    struct {
-			ID int64 `json:"id"`
-		} `json:"member"`
-	}
+	var p map[string]json.RawMessage
 	if json.Unmarshal(payload, &p) != nil {
 		return 0
 	}
+	return idField(p, actorField(typ))
+}
+
+// actorField is the payload field that names an event's actor; a dotted
+// path ("member.id") reaches into a nested object.
+func actorField(typ string) string {
 	ns, _, _ := strings.Cut(typ, ".")
 	switch {
 	case typ == "agent.hired" || typ == "agent.updated" || ns == "member":
-		return p.ID
+		return "id"
 	case ns == "agent" || ns == "approval":
-		return p.AgentID
+		return "agent_id"
 	case ns == "message" || ns == "wiki":
-		return p.AuthorID
+		return "author_id"
 	case typ == "sandbox.exec_started" || typ == "sandbox.exec_finished":
-		return p.ByID
+		return "by_id"
 	case ns == "sandbox":
-		return p.OwnerID
+		return "owner_id"
 	case typ == EventChannelCreated:
-		return p.CreatedBy
+		return "created_by"
 	case typ == EventChannelJoined || typ == EventChannelLeft:
-		return p.Member.ID
+		return "member.id"
 	}
-	return 0
+	return ""
+}
+
+// idField reads an integer field of a decoded payload, 0 when absent or
+// of another type.
+func idField(p map[string]json.RawMessage, path string) int64 {
+	name, rest, nested := strings.Cut(path, ".")
+	raw, ok := p[name]
+	if !ok || name == "" {
+		return 0
+	}
+	if nested {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(raw, &inner) != nil {
+			return 0
+		}
+		return idField(inner, rest)
+	}
+	var id int64
+	if json.Unmarshal(raw, &id) != nil {
+		return 0
+	}
+	return id
 }
 
 // EventLine is an event as a person reads it in the timeline: one line of

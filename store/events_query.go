@@ -19,7 +19,8 @@ type EventViewer struct {
 
 // EventPage returns one page of the events f selects that v may see:
 // newest first when f runs backwards, else oldest first. Visibility is
-// part of the query, so a full page means more may follow.
+// part of the query, so NextBefore is set only when an older event the
+// viewer may see matches.
 func (db *DB) EventPage(ctx context.Context, v EventViewer, f bullpen.EventFilter) (bullpen.EventPage, error) {
 	page := bullpen.EventPage{Items: []bullpen.Event{}}
 	q := filterEvents(db.read(ctx).Model(&eventRow{}), v, f)
@@ -28,13 +29,18 @@ func (db *DB) EventPage(ctx context.Context, v EventViewer, f bullpen.EventFilte
 		order = "seq DESC"
 	}
 	var rows []eventRow
-	if err := q.Order(order).Limit(f.Limit).Find(&rows).Error; err != nil {
+	// One row more than the page says whether an older page exists.
+	if err := q.Order(order).Limit(f.Limit + 1).Find(&rows).Error; err != nil {
 		return page, fmt.Errorf("store: event page: %w", err)
+	}
+	more := len(rows) > f.Limit
+	if more {
+		rows = rows[:f.Limit]
 	}
 	for i := range rows {
 		page.Items = append(page.Items, rows[i].toEvent())
 	}
-	if f.Backwards() && len(rows) == f.Limit {
+	if f.Backwards() && more {
 		page.NextBefore = rows[len(rows)-1].Seq
 	}
 	return page, nil

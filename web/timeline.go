@@ -142,10 +142,13 @@ func afterParam(get func(string, ...string) string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if get("after") != "" && get("since") != "" && after != since {
+	switch {
+	case get("after") != "" && get("since") != "" && after != since:
 		return 0, bullpen.Errorf(bullpen.EINVALID, "after and since name the same bound; give one")
+	case get("after") != "":
+		return after, nil
 	}
-	return max(after, since), nil
+	return since, nil
 }
 
 func int64Param(get func(string, ...string) string, name string, def int64) (int64, error) {
