@@ -135,7 +135,9 @@
     "agent.status": (p) => {
       const t = turns.get(Number(p.status && p.status.turn_id));
       if (!t || t.state === "tool") return;
-      t.status = p.status.state === "waiting" && p.status.detail ? `@${t.handle} is ${p.status.detail}` : `@${t.handle} is thinking…`;
+      // A model call is "thinking"; a slow one says how long it has waited.
+      const slow = p.status.state === "waiting" && Number(p.status.waited_s) >= 10 && p.status.detail;
+      t.status = `@${t.handle} is thinking…` + (slow ? ` (${p.status.detail})` : "");
       draw(Number(p.status.turn_id));
     },
     "agent.tool_started": (p) => {
