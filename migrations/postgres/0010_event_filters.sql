@@ -22,3 +22,6 @@ WHERE p.s = events.seq;
 CREATE INDEX events_actor_seq ON events (actor_id, seq);
 CREATE INDEX events_channel_seq ON events (channel_id, seq);
 CREATE INDEX events_type_seq ON events (type, seq);
+
+-- Fresh statistics, so the planner uses the new indexes from the start.
+ANALYZE events;
