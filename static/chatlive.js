@@ -183,6 +183,31 @@
   const turnHandle = (p) => (turns.get(Number(p.turn_id)) || {}).handle || "agent";
   const clip = (s) => { s = String(s || "").replace(/\s+/g, " ").trim(); return s.length > 120 ? s.slice(0, 119) + "…" : s; };
 
+  // Older messages (app.js's "Load older") come without their answers:
+  // fetch the latest replies of those that have some, one request a batch.
+  async function fillOlder(roots) {
+    const ids = roots.filter((li) => !part(li, "reply-previews").children.length).map((li) => Number(li.dataset.id));
+    if (!ids.length) return;
+    try {
+      const r = await BP.api("GET", `/api/v1/channels/${channelId}/latest-replies?roots=${ids.join(",")}&per_root=${PREVIEWS}`);
+      for (const m of r.items || []) addPreview(m);
+    } catch (err) {
+      console.warn("bullpen: replies of older messages", err.message);
+    }
+  }
+  const list = $('[data-testid="message-list"]');
+  if (list && window.MutationObserver) {
+    new MutationObserver((muts) => {
+      const roots = [];
+      for (const m of muts) {
+        for (const n of m.addedNodes) {
+          if (n.dataset && n.dataset.testid === "message" && Number(n.dataset.replyCount) > 0 && part(n, "reply-previews")) roots.push(n);
+        }
+      }
+      if (roots.length) fillOlder(roots);
+    }).observe(list, { childList: true });
+  }
+
   document.addEventListener("bullpen:event", (e) => {
     const ev = e.detail || {};
     const h = on[ev.type];

@@ -187,6 +187,7 @@ func (s *Server) routes() {
 	api.Post("/channels/:id/join", s.joinChannel)
 	api.Post("/channels/:id/leave", s.leaveChannel)
 	api.Get("/channels/:id/messages", s.listMessages)
+	api.Get("/channels/:id/latest-replies", s.latestReplies)
 	api.Post("/channels/:id/messages", s.postMessage)
 	api.Post("/dms", s.openDM)
 	api.Get("/messages/:id", s.getMessage)

@@ -45,13 +45,22 @@ func TestTimelineBrowser(t *testing.T) {
 		}
 	}
 
+	if _, err := ts.Off.Post(bg, admin, bullpen.PostInput{ChannelID: general.ID, ThreadID: first.ID, Body: "reply to note 0"}); err != nil {
+		t.Fatal(err)
+	}
+
 	b := newPage(t, ctx)
 	b.login(ts.URL, ts.Token)
+
+	// Older messages come with their answers too.
+	b.run("load older messages", chromedp.Click(b.q("load-older")))
+	b.wait("answer under an older message", fmt.Sprintf(`document.querySelector('[data-testid="message"][data-id="%d"] [data-testid="reply-preview"]')?.textContent.includes("reply to note 0")`, first.ID))
+
 	const entries = `document.querySelectorAll('[data-testid="timeline-entry"]')`
 	seqs := `Array.from(` + entries + `).map(e => e.dataset.seq).join(",")`
 	b.wait("first page", entries+`.length === 50`)
 	before := b.eval(seqs)
-	if got := b.eval(entries + `[0].textContent`); !strings.Contains(got, "@admin posted in #general: “note 59”") {
+	if got := b.eval(entries + `[0].textContent`); !strings.Contains(got, "@admin replied in #general: “reply to note 0”") {
 		t.Errorf("newest entry = %q", got)
 	}
 

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -209,5 +210,74 @@ func TestEventsBadFilters(t *testing.T) {
 		if st != http.StatusBadRequest || !strings.Contains(e.Error.Message, c.want) {
 			t.Errorf("%s (%s): %d %q, want 400 containing %q", c.name, c.query, st, e.Error.Message, c.want)
 		}
+	}
+}
+
+// TestTimelineOnThePage: the dashboard renders the timeline's first page
+// with the URL's filters, and a bad filter shows in the Activity tab as an
+// error instead of failing the page.
+func TestTimelineOnThePage(t *testing.T) {
+	ts := newTimelineServer(t, store.SQLite)
+	makeTraffic(t, ts)
+	b := ts.login(ts.Token)
+	get := func(path string) string {
+		t.Helper()
+		resp, err := b.client.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d", path, resp.StatusCode)
+		}
+		return string(body)
+	}
+	page := get("/c/general?agent=mallory&kind=message.posted")
+	if n := strings.Count(page, `data-testid="timeline-entry"`); n != 3 {
+		t.Errorf("filtered first page has %d entries, want mallory's 3 posts", n)
+	}
+	if !strings.Contains(page, "@mallory posted in #launch: “launch 2”") {
+		t.Error("the page lacks mallory's newest post as a line")
+	}
+	page = get("/c/general?kind=bogus")
+	if !strings.Contains(page, `kind &#34;bogus&#34; is not an event kind`) || strings.Contains(page, `data-testid="timeline-entry"`) {
+		t.Errorf("a bad filter does not show as the tab's error")
+	}
+}
+
+// TestLatestRepliesAPI: the newest replies of the roots asked for, in one
+// answer; bad roots are a 400; a channel the caller may not see is a 404.
+func TestLatestRepliesAPI(t *testing.T) {
+	ts := newTimelineServer(t, store.SQLite)
+	tr := makeTraffic(t, ts)
+	ctx := context.Background()
+	root, err := ts.Off.Post(ctx, tr.admin, bullpen.PostInput{ChannelID: tr.general.ID, Body: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := ts.Off.Post(ctx, tr.mallory, bullpen.PostInput{ChannelID: tr.general.ID, ThreadID: root.ID, Body: fmt.Sprintf("answer %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got struct{ Items []bullpen.Message }
+	path := fmt.Sprintf("/api/v1/channels/%d/latest-replies?roots=%d&per_root=2", tr.general.ID, root.ID)
+	if st := ts.do("GET", path, ts.Token, nil, &got); st != 200 || len(got.Items) != 2 ||
+		got.Items[0].Body != "answer 1" || got.Items[1].Body != "answer 2" || got.Items[1].HTML == "" || got.Items[1].Author == nil {
+		t.Fatalf("latest replies = %d %+v", st, got.Items)
+	}
+	for _, q := range []string{"roots=", "roots=x", "roots=-1", "roots=1&per_root=11", "roots=" + strings.Repeat("1,", 200) + "1"} {
+		var e apiError
+		if st := ts.do("GET", fmt.Sprintf("/api/v1/channels/%d/latest-replies?%s", tr.general.ID, q), ts.Token, nil, &e); st != 400 || e.Error.Message == "" {
+			t.Errorf("?%s = %d %q, want 400", q, st, e.Error.Message)
+		}
+	}
+	bobTok, _, err := ts.Off.CreateToken(ctx, tr.admin, tr.bob.ID, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := ts.do("GET", fmt.Sprintf("/api/v1/channels/%d/latest-replies?roots=1", tr.dm.ID), bobTok, nil, nil); st != 404 {
+		t.Errorf("bob reads the DM's replies: %d, want 404", st)
 	}
 }
