@@ -54,7 +54,7 @@ func TestLinesOfRealEvents(t *testing.T) {
 }
 
 type scenarioIDs struct {
-	ask, reply, approvalAsk, loopAsk int64 // message ids
+	ask, approvalAsk, loopAsk int64 // message ids
 	sandboxID                        string
 }
 
