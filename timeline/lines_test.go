@@ -55,7 +55,7 @@ func TestLinesOfRealEvents(t *testing.T) {
 
 type scenarioIDs struct {
 	ask, approvalAsk, loopAsk int64 // message ids
-	sandboxID                        string
+	sandboxID                 string
 }
 
 func runScenario(t *testing.T, f *fixture) scenarioIDs {
