@@ -2,7 +2,6 @@ package bullpen
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -130,6 +129,3 @@ type EventNames interface {
 	// whether it is a direct message.
 	ChannelName(id int64) (name string, dm bool)
 }
-
-// String is for logs.
-func (l EventLine) String() string { return fmt.Sprintf("%s -> %s", l.Text, l.Link) }
