@@ -43,7 +43,12 @@ type fixture struct {
 
 	mu    sync.Mutex
 	steps []scripted.Step
+	cfg   agents.Config
+	hold  chan struct{} // a step with Text holdText waits for it
 }
+
+// holdText is a step that keeps its turn running until hold is closed.
+const holdText = "(hold)"
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
@@ -51,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Skip("the real sandboxes need root")
 	}
 	ctx := context.Background()
-	f := &fixture{t: t}
+	f := &fixture{t: t, hold: make(chan struct{})}
 	var err error
 	if f.db, err = store.Open(ctx, storetest.Config(t, store.SQLite)); err != nil {
 		t.Fatal(err)
@@ -100,6 +105,7 @@ func (f *fixture) openAgents(ctx context.Context) {
 	cfg := agents.Config{Office: f.off, DB: f.db, Catalog: cat, Providers: map[string]llm.Provider{"scripted": model},
 		DefaultProvider: "scripted", Wiki: f.wiki, Sandboxes: f.boxes.Workspaces(time.Minute), Logger: quiet(),
 		HopBudget: 1}
+	f.cfg = cfg
 	if f.agents, err = agents.New(cfg); err != nil {
 		f.t.Fatal(err)
 	}
@@ -126,6 +132,12 @@ func (f *fixture) answer(llm.Request) (llm.Response, error) {
 	}
 	s := f.steps[0]
 	f.steps = f.steps[1:]
+	if s.Text == holdText {
+		f.mu.Unlock()
+		<-f.hold
+		f.mu.Lock()
+		return llm.Response{}, bullpen.Errorf(bullpen.EUNAVAILABLE, "held")
+	}
 	if s.Err != nil {
 		return llm.Response{}, s.Err
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
@@ -14,9 +15,8 @@ import (
 	"github.com/bullpen-hq/bullpen/timeline"
 )
 
-// notProduced are kinds this scenario cannot make happen: a turn is
-// abandoned only when a worker dies mid-turn (agents' crash tests).
-var notProduced = map[string]bool{agents.EventTurnAbandoned: true}
+// notProduced are kinds this scenario cannot make happen.
+var notProduced = map[string]bool{}
 
 // TestLinesOfRealEvents runs the office through a scenario that emits
 // every stored event kind (people, channels, messages, the wiki, agents'
@@ -110,7 +110,50 @@ func runScenario(t *testing.T, f *fixture) scenarioIDs {
 		t.Fatalf("Fire: %v", err)
 	}
 	f.waitIdle()
+	abandonTurn(t, f)
 	return ids
+}
+
+// abandonTurn holds a turn in its model call while a second agents
+// service starts on the database, as after a crash: it takes the turn
+// over as abandoned and runs its wake again.
+func abandonTurn(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	f.mu.Lock()
+	f.steps = nil // the step-limited turn left its second step unused
+	f.mu.Unlock()
+	f.script(scripted.Step{Text: holdText}, scripted.Step{Text: "Picked up again."})
+	f.post(f.admin, f.general.ID, 0, "@engineer one more thing")
+	waitEvent(t, f, agents.EventTurnStarted, 1)
+	second, err := agents.New(f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, f, agents.EventTurnAbandoned, 1)
+	close(f.hold)
+	second.Close()
+}
+
+// waitEvent waits until n events of the type after the scenario so far
+// are stored.
+func waitEvent(t *testing.T, f *fixture, typ string, n int) {
+	t.Helper()
+	since := f.off.Hub().Last()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		p, err := f.db.EventPage(context.Background(), store.EventViewer{Admin: true}, bullpen.EventFilter{After: since - 5, Limit: 1000, Kinds: []string{typ}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Items) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %s event within 30 s", typ)
 }
 
 func answerApprovals(t *testing.T, f *fixture) {
@@ -203,9 +246,10 @@ func expectedLines(ids scenarioIDs) []want {
 		{agents.EventTurnStarted, `^@engineer started a turn \(mentioned in #general\)$`, `^/turns/\d+$`},
 		{agents.EventTurnFinished, `^@engineer finished a turn in [\d.]+ m?s \(3 steps, \d+ tokens\)$`, `^/turns/\d+$`},
 		{agents.EventTurnFailed, `^@engineer's turn failed: .+$`, `^/turns/\d+$`},
+		{agents.EventTurnAbandoned, `^@engineer's turn was abandoned: the worker stopped mid-turn; its wakes are queued again$`, `^/turns/\d+$`},
 		{agents.EventToolStarted, "^@engineer started running `df -h` in its sandbox$", `^/turns/\d+$`},
 		{agents.EventToolStarted, `^@engineer started looking up the team$`, `^/turns/\d+$`},
-		{agents.EventToolFinished, `^@engineer called sandbox_exec → ok in \d+ ms$`, `^/turns/\d+$`},
+		{agents.EventToolFinished, `^@engineer called sandbox_exec → ok in [\d.]+ m?s$`, `^/turns/\d+$`},
 		{agents.EventLimitReached, fmt.Sprintf(`^@pm stopped: hop budget \(1\) reached in thread %d$`, ids.ask), thread(ids.ask)},
 		{agents.EventLimitReached, `^@engineer stopped: step limit reached in #general$`, `^/turns/\d+$`},
 		{bullpen.EventApprovalRequested, `^@engineer asks approval for sandbox_exec in #general: .*network.*$`, `^/turns/\d+$`},
@@ -214,7 +258,7 @@ func expectedLines(ids scenarioIDs) []want {
 		{"sandbox.state", `^@engineer's sandbox \S+ was paused$`, `^#sandbox/` + sb + `$`},
 		{"sandbox.state", `^@engineer's sandbox \S+ resumed$`, `^#sandbox/` + sb + `$`},
 		{"sandbox.exec_started", "^@engineer is running `df -h` in \\S+$", `^#sandbox/` + sb + `/exec/\S+$`},
-		{"sandbox.exec_finished", "^@engineer ran `df -h` → exit 0 in \\d+ ms$", `^#sandbox/` + sb + `/exec/\S+$`},
+		{"sandbox.exec_finished", "^@engineer ran `df -h` → exit 0 in [\\d.]+ m?s$", `^#sandbox/` + sb + `/exec/\S+$`},
 	}
 }
 

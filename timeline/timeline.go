@@ -137,7 +137,7 @@ func ms(d int64) string {
 	case d < 1000:
 		return fmt.Sprintf("%d ms", d)
 	case d < 60_000:
-		return fmt.Sprintf("%.1f s", float64(d)/1000)
+		return fmt.Sprintf("%.1f s", float64(d/100)/10) // truncated: never "60.0 s"
 	default:
 		return fmt.Sprintf("%d min %d s", d/60_000, d%60_000/1000)
 	}
