@@ -140,5 +140,6 @@ func TestChatLiveLineBrowser(t *testing.T) {
 	b.wait("thinking once more", status+`?.textContent === "@engineer is thinking…"`)
 	ls.model.answers <- llm.Response{ToolCalls: []llm.ToolCall{{Name: agents.ToolListMembers, Arguments: []byte(`{}`)}}}
 	b.wait("stopped by the budget", root+`?.querySelector('[data-testid="live-turn"][data-state="stopped"]')?.textContent === "@engineer stopped: step limit reached"`)
+	b.wait("the timeline caught up", `document.querySelector('[data-testid="timeline-entry"]')?.dataset.seq === document.body.dataset.lastSeq`)
 	b.shot("chat-live.png")
 }
