@@ -86,11 +86,13 @@ func DecodePayload[T any](ev Event, types ...string) (T, error) {
 // Seq is global and increasing; ephemeral events (token deltas, output
 // chunks) are never stored and have Seq 0.
 type Event struct {
-	Seq       int64           `json:"seq"`
-	Type      string          `json:"type"`
-	ChannelID int64           `json:"channel_id,omitempty"`
-	Payload   json.RawMessage `json:"payload"`
-	At        time.Time       `json:"at"`
+	Seq       int64  `json:"seq"`
+	Type      string `json:"type"`
+	ChannelID int64  `json:"channel_id,omitempty"`
+	// ActorID is the member who acted (EventActorID), 0 when none.
+	ActorID int64           `json:"actor_id,omitempty"`
+	Payload json.RawMessage `json:"payload"`
+	At      time.Time       `json:"at"`
 	// Audience limits who may see the event (DM members); empty = everyone.
 	Audience []int64 `json:"-"`
 	// Encoded caches the event's JSON encoding when the writer made it, so

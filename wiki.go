@@ -113,6 +113,9 @@ type WikiEvent struct {
 	Summary      string `json:"summary,omitempty"`
 	RestoredFrom int    `json:"restored_from,omitempty"`
 	Created      bool   `json:"created,omitempty"`
+	// Added and Removed count the lines the revision added and removed.
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
 }
 
 // WikiEventOf decodes the payload of a wiki.page_saved, wiki.page_deleted

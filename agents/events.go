@@ -53,10 +53,15 @@ func WakeQueuedOf(ev bullpen.Event) (WakeQueued, error) {
 // TurnEvent is the payload of agent.turn_started, agent.turn_finished,
 // agent.turn_failed and agent.turn_abandoned.
 type TurnEvent struct {
-	TurnID     int64       `json:"turn_id"`
-	AgentID    int64       `json:"agent_id"`
-	Handle     string      `json:"handle,omitempty"`
-	Wakes      []int64     `json:"wakes,omitempty"`
+	TurnID  int64   `json:"turn_id"`
+	AgentID int64   `json:"agent_id"`
+	Handle  string  `json:"handle,omitempty"`
+	Wakes   []int64 `json:"wakes,omitempty"`
+	// MessageIDs are the messages that woke the turn and ThreadID the
+	// root its answer goes under (turn_started only), so the channel can
+	// show the live line on the message being worked on.
+	MessageIDs []int64     `json:"message_ids,omitempty"`
+	ThreadID   int64       `json:"thread_id,omitempty"`
 	Reasons    []string    `json:"reasons,omitempty"`
 	Provider   string      `json:"provider,omitempty"`
 	Model      string      `json:"model,omitempty"`
@@ -111,6 +116,10 @@ type LimitEvent struct {
 	Detail    string `json:"detail"`
 	MessageID int64  `json:"message_id,omitempty"`
 	TurnID    int64  `json:"turn_id,omitempty"`
+	// Budget is the limit's value (the hop budget), ThreadID the thread
+	// the stopped chain ran in (its root; the message itself at top level).
+	Budget   int   `json:"budget,omitempty"`
+	ThreadID int64 `json:"thread_id,omitempty"`
 }
 
 // LimitOf decodes an agent.limit_reached event.

@@ -145,7 +145,8 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 				detail := fmt.Sprintf("@%s was not woken: %d agent-to-agent messages in a row in this thread without a human (hop budget %d). A human message resets it.",
 					in.Members[t.AgentID].Handle, hops, s.cfg.HopBudget)
 				if _, err := tx.Emit(EventLimitReached, msg.ChannelID, aud, LimitEvent{AgentID: t.AgentID,
-					Handle: in.Members[t.AgentID].Handle, Limit: LimitHops, Detail: detail, MessageID: msg.ID}); err != nil {
+					Handle: in.Members[t.AgentID].Handle, Limit: LimitHops, Detail: detail, MessageID: msg.ID,
+					Budget: s.cfg.HopBudget, ThreadID: rootOf(msg)}); err != nil {
 					return err
 				}
 			}
@@ -243,4 +244,12 @@ func (s *Service) notice(ctx context.Context, agent bullpen.Member, channelID, t
 	if err != nil && ctx.Err() == nil {
 		s.log.Error("agents: post notice", "agent", agent.Handle, "err", err)
 	}
+}
+
+// rootOf is the thread a message belongs to: its root, or itself.
+func rootOf(m bullpen.Message) int64 {
+	if m.ThreadID != 0 {
+		return m.ThreadID
+	}
+	return m.ID
 }

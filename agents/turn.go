@@ -171,9 +171,12 @@ func replyThread(c bullpen.Channel, ts []trigger) int64 {
 
 func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) error {
 	p := TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.provider.Name(),
-		Model: e.role.Model, Simulated: e.simulated}
+		Model: e.role.Model, Simulated: e.simulated, ThreadID: e.thread}
 	for _, w := range wakes {
 		p.Wakes = append(p.Wakes, w.ID)
+		if w.MessageID != 0 {
+			p.MessageIDs = append(p.MessageIDs, w.MessageID)
+		}
 		if !slices.Contains(p.Reasons, w.Reason) {
 			p.Reasons = append(p.Reasons, w.Reason)
 		}

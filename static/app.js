@@ -156,6 +156,10 @@
       main.append(b);
     }
     if (!Number(m.thread_id)) {
+      if (testid === "message") { // chatlive.js fills these, as chat.templ renders them
+        main.append(el("ol", { class: "msg-previews", "data-testid": "reply-previews", hidden: "" }),
+          el("div", { class: "live-line", "data-testid": "live-line", "aria-live": "polite", hidden: "" }));
+      }
       const n = Number(m.reply_count) || 0;
       const link = el("a", { href: `#thread-${Number(m.id)}`, class: "msg-replies", "data-testid": "message-replies", "data-thread-open": Number(m.id) }, replyLabel(n));
       link.hidden = n === 0;
@@ -239,6 +243,10 @@
     if (!m || !m.id) return;
     for (const old of $$(`.msg[data-id="${Number(m.id)}"]`)) {
       const fresh = renderMessage(m, old.dataset.testid);
+      for (const keep of ["reply-previews", "live-line"]) { // an edit keeps the answers and the live line
+        const o = $(tid(keep), old), f = $(tid(keep), fresh);
+        if (o && f) f.replaceWith(o);
+      }
       if (!m.reply_count && old.dataset.replyCount) {
         fresh.dataset.replyCount = old.dataset.replyCount;
       }
@@ -253,14 +261,6 @@
 
   function channelLink(id) {
     return $(`.channel-link[data-channel-id="${Number(id)}"]`);
-  }
-
-  function channelRef(id) {
-    const link = channelLink(id);
-    if (!link) return id ? `channel ${id}` : "";
-    if (link.dataset.kind !== "dm") return "#" + link.dataset.channelName;
-    const handle = $(".channel-handle", link);
-    return $(".channel-name", link).textContent + (handle ? ` (${handle.textContent})` : "");
   }
 
   function bumpUnread(channelId) {
@@ -362,79 +362,9 @@
     }
   }
 
-  // ---------- activity ----------
-
-  // who names a member by display name and @handle: names are free text,
-  // so the handle is what tells two "Alice"s apart.
-  const who = (m) => {
-    if (!m || !(m.display_name || m.handle)) return "someone";
-    return m.handle ? `${m.display_name || m.handle} (@${m.handle})` : m.display_name;
-  };
-  const clip = (s, n) => {
-    s = String(s).replace(/\s+/g, " ").trim();
-    return s.length > n ? s.slice(0, n - 1) + "…" : s;
-  };
-
-  // summaryKeys are the payload fields a generic summary shows first.
-  const summaryKeys = ["handle", "name", "title", "status", "state", "tool", "command",
-    "path", "page", "reason", "message", "summary", "error", "exit_code", "id"];
-
-  function genericSummary(ev) {
-    const p = ev.payload && typeof ev.payload === "object" ? ev.payload : {};
-    const parts = [];
-    for (const k of Object.keys(p)) {
-      const v = p[k];
-      if (v && typeof v === "object" && (v.display_name || v.handle)) parts.push(who(v));
-    }
-    for (const k of summaryKeys) {
-      const v = p[k];
-      if (v === undefined || v === null || v === "" || typeof v === "object") continue;
-      parts.push(`${k}: ${clip(v, 60)}`);
-      if (parts.length >= 4) break;
-    }
-    if (ev.channel_id) parts.push("in " + channelRef(ev.channel_id));
-    return clip(parts.join(" · ") || "(no details)", 160);
-  }
-
-  function summarize(ev) {
-    const p = ev.payload || {};
-    switch (ev.type) {
-      case "message.posted":
-        return `${who(p.author)}${Number(p.thread_id) ? " replied" : ""} in ${channelRef(p.channel_id)}: ${clip(p.body || "", 100)}`;
-      case "message.edited":
-        return `${who(p.author)} edited a message in ${channelRef(p.channel_id)}`;
-      case "message.deleted":
-        return `A message in ${channelRef(p.channel_id)} was deleted`;
-      case "channel.created":
-        return p.kind === "dm" ? "A direct message was opened" : `#${p.name} was created${p.topic ? ": " + clip(p.topic, 80) : ""}`;
-      case "channel.joined":
-        return `${who(p.member)} joined ${channelRef(p.channel_id)}`;
-      case "channel.left":
-        return `${who(p.member)} left ${channelRef(p.channel_id)}`;
-      case "member.created":
-        return `${who(p)}, ${p.kind}, joined the office`;
-      case "member.updated":
-        return `${who(p)} was updated${p.muted ? ": muted" : ""}`;
-      default:
-        return genericSummary(ev);
-    }
-  }
-
-  function addActivity(ev) {
-    const feed = $(tid("activity-feed"));
-    if (!feed) return;
-    feed.prepend(el("li", { class: "activity-item", "data-testid": "activity-item", "data-type": ev.type, "data-seq": ev.seq },
-      el("span", { class: "activity-type" }, String(ev.type)),
-      timeEl(ev.at, "activity-time"),
-      el("span", { class: "activity-summary" }, summarize(ev))));
-    while (feed.children.length > 200) feed.lastElementChild.remove();
-    const empty = $(tid("activity-empty"));
-    if (empty) empty.hidden = true;
-  }
-
   // ---------- events ----------
 
-  // handlers by event type; types without one only show in Activity.
+  // handlers by event type; the timeline shows every stored one.
   const handlers = {
     "message.posted": (p) => onMessage(p, false),
     "message.edited": onMessageChanged,
@@ -460,7 +390,9 @@
     } catch (e) {
       console.error("bullpen: handling", ev.type, e);
     }
-    if (seq) addActivity(ev); // seq-less events are ephemeral (streams)
+    // The other scripts (timeline, chat live line, wiki) hear every event,
+    // stored or ephemeral, from here: one websocket per page.
+    document.dispatchEvent(new CustomEvent("bullpen:event", { detail: ev }));
   }
 
   // ---------- websocket ----------
@@ -719,5 +651,6 @@
   else setConn("offline");
 
   // A small handle for debugging and browser tests.
-  window.Bullpen = { handleEvent, openThread, lastSeq: () => state.lastSeq };
+  // chatlive.js draws reply previews with the same avatars.
+  window.Bullpen = { handleEvent, openThread, lastSeq: () => state.lastSeq, avatarClass, initials };
 })();

@@ -338,8 +338,8 @@
 
   // ---------- live updates ----------
 
-  // The dashboard's script lists every event in the Activity panel; a new
-  // wiki.* item there means a page changed somewhere.
+  // The dashboard's script passes on every event; a wiki.* one means a
+  // page changed somewhere.
   let liveTimer = 0;
   function onWikiEvent() {
     clearTimeout(liveTimer);
@@ -358,25 +358,25 @@
   }
 
   function watchActivity() {
-    const feed = document.querySelector('[data-testid="activity-feed"]');
-    if (!feed || !window.MutationObserver) return;
-    new MutationObserver((muts) => {
-      for (const m of muts) {
-        for (const n of m.addedNodes) {
-          if (n.dataset && String(n.dataset.type || "").startsWith("wiki.")) return onWikiEvent();
-        }
-      }
-    }).observe(feed, { childList: true });
+    document.addEventListener("bullpen:event", (e) => {
+      if (String((e.detail && e.detail.type) || "").startsWith("wiki.")) onWikiEvent();
+    });
   }
 
   // ---------- wiring ----------
 
-  function openFromHash() {
-    const m = /^#wiki\/(.+)$/.exec(location.hash);
+  // #wiki/SLUG opens a page; #wiki-diff/SLUG/N (the timeline's links to
+  // an edit) opens revision N's diff in the page's history.
+  async function openFromHash() {
+    const d = /^#wiki-diff\/(.+)\/(\d+)$/.exec(location.hash);
+    const m = d || /^#wiki\/(.+)$/.exec(location.hash);
     if (!m) return;
     const tab = document.querySelector('[data-panel-tab="wiki"]');
     if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
-    openPage(decodeURIComponent(m[1]));
+    await openPage(decodeURIComponent(m[1]));
+    if (!d || !state.page || state.page.slug !== decodeURIComponent(m[1])) return;
+    await openHistory();
+    showDiff(Number(d[2]));
   }
 
   // Links to pages anywhere on the dashboard open in the panel.

@@ -14,6 +14,7 @@ type eventRow struct {
 	Seq       int64 `gorm:"primaryKey"`
 	Type      string
 	ChannelID *int64
+	ActorID   int64
 	Audience  string
 	Payload   string
 	CreatedAt time.Time
@@ -32,7 +33,8 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 	if err != nil {
 		return bullpen.Event{}, err
 	}
-	row := eventRow{Seq: seq, Type: typ, Audience: joinIDs(audience), Payload: string(body), CreatedAt: tx.now}
+	row := eventRow{Seq: seq, Type: typ, ActorID: bullpen.EventActorID(typ, body), Audience: joinIDs(audience),
+		Payload: string(body), CreatedAt: tx.now}
 	if channelID != 0 {
 		row.ChannelID = &channelID
 	}
@@ -48,7 +50,8 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 }
 
 func (r *eventRow) toEvent() bullpen.Event {
-	ev := bullpen.Event{Seq: r.Seq, Type: r.Type, Payload: json.RawMessage(r.Payload), At: r.CreatedAt.UTC(), Audience: splitIDs(r.Audience)}
+	ev := bullpen.Event{Seq: r.Seq, Type: r.Type, ActorID: r.ActorID, Payload: json.RawMessage(r.Payload),
+		At: r.CreatedAt.UTC(), Audience: splitIDs(r.Audience)}
 	if r.ChannelID != nil {
 		ev.ChannelID = *r.ChannelID
 	}

@@ -68,6 +68,10 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 	for _, m := range page.Items {
 		p.Messages = append(p.Messages, messageItem(m))
 	}
+	if err := s.addReplies(ctx, me, current.ID, p.Messages); err != nil {
+		return err
+	}
+	p.Timeline = s.timelineView(c, me, lastSeq)
 	return render(c, views.Dashboard(p))
 }
 

@@ -15,7 +15,6 @@ import (
 type OfficeEvents interface {
 	Hub() *live.Hub
 	Subscribe(since int64) *live.Feed
-	Events(ctx context.Context, actor bullpen.Member, since int64, limit int) ([]bullpen.Event, error)
 	Ping(ctx context.Context) error
 }
 
@@ -45,22 +44,6 @@ func encodeFrame(buf []byte, evs []bullpen.Event, me bullpen.Member) ([]byte, in
 		n++
 	}
 	return append(buf, "]}"...), n
-}
-
-func (s *Server) listEvents(c *fiber.Ctx) error {
-	since, err := intQuery(c, "since", 0)
-	if err != nil {
-		return err
-	}
-	limit, err := intQuery(c, "limit", 500)
-	if err != nil {
-		return err
-	}
-	evs, err := s.off.Events(c.UserContext(), actor(c), since, int(limit))
-	if err != nil {
-		return err
-	}
-	return c.JSON(list(evs))
 }
 
 // websocketUpgrade checks the request before the upgrade: a websocket

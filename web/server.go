@@ -58,6 +58,7 @@ type Office interface {
 	OfficeMembers
 	OfficeMessages
 	OfficeEvents
+	OfficeTimeline
 }
 
 // Services are what the server serves. Office is required; the others
@@ -75,6 +76,9 @@ type Services struct {
 	Telegram Telegram
 	// Turns serves the turn inspector: /api/v1/turns and /turns.
 	Turns TurnService
+	// Timeline writes the Activity timeline's lines; without it the
+	// timeline shows event types.
+	Timeline EventLines
 }
 
 // Server is Bullpen's HTTP server.
@@ -185,6 +189,7 @@ func (s *Server) routes() {
 	api.Post("/channels/:id/join", s.joinChannel)
 	api.Post("/channels/:id/leave", s.leaveChannel)
 	api.Get("/channels/:id/messages", s.listMessages)
+	api.Get("/channels/:id/latest-replies", s.latestReplies)
 	api.Post("/channels/:id/messages", s.postMessage)
 	api.Post("/dms", s.openDM)
 	api.Get("/messages/:id", s.getMessage)

@@ -201,3 +201,20 @@ func coarse(n, m int) []byte {
 	}
 	return out
 }
+
+// lineCounts counts the lines a save added and removed, for the timeline's
+// "(+12 −3)"; a new page adds all of its lines.
+func lineCounts(before, after string, exists bool) (added, removed int) {
+	if !exists {
+		before = ""
+	}
+	for _, l := range DiffLines(before, after) {
+		switch l.Op {
+		case OpInsert:
+			added++
+		case OpDelete:
+			removed++
+		}
+	}
+	return added, removed
+}

@@ -111,9 +111,10 @@ func (w *Wiki) save(tx *store.Tx, actor bullpen.Member, in bullpen.WikiSaveInput
 	if err := tx.SetWikiTags(next.ID, next.Tags); err != nil {
 		return next, false, err
 	}
+	added, removed := lineCounts(cur.Body, next.Body, exists)
 	_, err = tx.Emit(bullpen.EventWikiPageSaved, 0, nil, bullpen.WikiEvent{Slug: next.Slug, Title: next.Title,
 		Revision: next.Revision, Author: actor.Handle, AuthorID: actor.ID, Summary: in.Summary,
-		RestoredFrom: o.restoredFrom, Created: !exists})
+		RestoredFrom: o.restoredFrom, Created: !exists, Added: added, Removed: removed})
 	return next, true, err
 }
 

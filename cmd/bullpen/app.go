@@ -16,6 +16,7 @@ import (
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/timeline"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -136,7 +137,7 @@ func (m *Main) Run(ctx context.Context) error {
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
 	m.Auth.Apply(&wcfg)
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService()})
+		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger}})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

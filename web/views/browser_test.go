@@ -33,7 +33,9 @@ type fakeServer struct {
 	conn     *websocket.Conn
 	nextID   int64
 	nextSeq  int64
-	threadOf []int64 // thread_id of each POSTed message
+	threadOf []int64          // thread_id of each POSTed message
+	log      []map[string]any // every event made, for GET /api/v1/events
+	evReqs   int              // GET /api/v1/events requests served
 }
 
 func newFakeServer(t *testing.T) *fakeServer {
@@ -49,6 +51,7 @@ func newFakeServer(t *testing.T) *fakeServer {
 		}
 	})
 	mux.HandleFunc("GET /api/v1/ws", f.serveWS)
+	mux.HandleFunc("GET /api/v1/events", f.listEvents)
 	mux.HandleFunc("POST /api/v1/channels/{id}/messages", f.postMessage)
 	mux.HandleFunc("POST /api/v1/channels", func(w http.ResponseWriter, r *http.Request) {
 		var in struct{ Name, Topic string }
@@ -135,7 +138,31 @@ func (f *fakeServer) event(typ string, channel int64, payload any) map[string]an
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextSeq++
-	return map[string]any{"seq": f.nextSeq, "type": typ, "channel_id": channel, "payload": payload, "at": "2026-03-04T09:41:00Z"}
+	ev := map[string]any{"seq": f.nextSeq, "type": typ, "channel_id": channel, "payload": payload, "at": "2026-03-04T09:41:00Z"}
+	f.log = append(f.log, ev)
+	return ev
+}
+
+// listEvents answers the timeline's after= requests from the events made,
+// each with a line naming its type and seq (the lines themselves are
+// package timeline's, tested there).
+func (f *fakeServer) listEvents(w http.ResponseWriter, r *http.Request) {
+	var after int64
+	fmt.Sscan(r.URL.Query().Get("after"), &after)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.evReqs++
+	items := []any{}
+	for _, ev := range f.log {
+		if seq := ev["seq"].(int64); seq > after {
+			it := map[string]any{"line": fmt.Sprintf("%s #%d", ev["type"], seq)}
+			for k, v := range ev {
+				it[k] = v
+			}
+			items = append(items, it)
+		}
+	}
+	writeJSON(w, 200, map[string]any{"items": items, "next_before": 0})
 }
 
 // seq is the seq of the last event made.
@@ -257,15 +284,15 @@ func TestDashboardBrowser(t *testing.T) {
 	f.send(first, f.event("message.posted", 2, live),
 		f.event("agent.woke", 0, map[string]any{"agent": map[string]any{"handle": "lead", "display_name": "Lead"}, "reason": "mentioned"}))
 	woke := f.seq()
-	wait(fmt.Sprintf(`!!document.querySelector('[data-testid="activity-item"][data-seq="%d"]')`, woke))
+	wait(fmt.Sprintf(`!!document.querySelector('[data-testid="timeline-entry"][data-seq="%d"]')`, woke))
 	if got, want := eval(countMsg(50)+` + "/" + document.body.dataset.lastSeq`), fmt.Sprintf("1/%d", woke); got != want {
 		t.Errorf("message 50 count/lastSeq = %s, want %s", got, want)
 	}
-	if got := eval(fmt.Sprintf(`document.querySelector('[data-seq="%d"]').textContent`, woke)); !strings.Contains(got, "agent.woke") || !strings.Contains(got, "Lead") || !strings.Contains(got, "reason: mentioned") {
-		t.Errorf("activity item for an unknown type = %q", got)
+	if got := eval(fmt.Sprintf(`document.querySelector('[data-testid="timeline-entry"][data-seq="%d"]').textContent`, woke)); !strings.Contains(got, fmt.Sprintf("agent.woke #%d", woke)) {
+		t.Errorf("timeline entry for seq %d = %q, want the server's line", woke, got)
 	}
-	if got := eval(fmt.Sprintf(`document.querySelectorAll('[data-seq="%v"]').length + ""`, first["seq"])); got != "1" {
-		t.Errorf("activity items for the first seq = %s, want 1", got)
+	if got := eval(fmt.Sprintf(`document.querySelectorAll('[data-testid="timeline-entry"][data-seq="%v"]').length + ""`, first["seq"])); got != "1" {
+		t.Errorf("timeline entries for the first seq = %s, want 1", got)
 	}
 
 	// Shift+Enter is left to the textarea (a new line); Enter sends.
@@ -275,7 +302,7 @@ func TestDashboardBrowser(t *testing.T) {
 	do("type a message", chromedp.SendKeys(`[data-testid="composer-input"]`, "hello there\n"))
 	wait(`[...document.querySelectorAll('` + list + ` [data-testid="message-body"]')].filter(b => b.textContent === "hello there").length === 1`)
 	wait(`document.querySelector('[data-testid="composer-input"]').value === ""`)
-	wait(fmt.Sprintf(`!!document.querySelector('[data-testid="activity-item"][data-seq="%d"]')`, f.seq()))
+	wait(fmt.Sprintf(`!!document.querySelector('[data-testid="timeline-entry"][data-seq="%d"]')`, f.seq()))
 	if got := eval(countMsg(101) + ` + ""`); got != "1" {
 		t.Errorf("own message shown %s times, want 1", got)
 	}

@@ -51,6 +51,7 @@ type DashboardPage struct {
 	OlderCursor    string        // the before= cursor that fetches them
 	LastSeq        int64         // event seq the page is current to; the websocket resumes after it
 	ProviderNotice string        // e.g. "Agents run on a scripted simulation"; shown as a banner when set
+	Timeline       TimelineView  // the Activity tab
 }
 
 // MemberItem is a member as lists and headers show it.
@@ -86,7 +87,8 @@ type MessageItem struct {
 	CreatedAt                         time.Time
 	Edited, Deleted                   bool
 	ReplyCount                        int
-	TurnID                            int64 // the agent turn that wrote it: links to its inspector
+	TurnID                            int64       // the agent turn that wrote it: links to its inspector
+	Replies                           []ReplyItem // the latest replies, oldest first, shown under a root
 }
 
 // IsAgent reports whether m is an agent.

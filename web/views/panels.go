@@ -14,7 +14,7 @@ type panel struct {
 // has data-panel-tab and a matching data-panel section.
 func dashboardPanels(p DashboardPage) []panel {
 	return []panel{
-		{ID: "activity", Label: "Activity", Body: activityPanel()},
+		{ID: "activity", Label: "Activity", Body: timelinePanel(p.Timeline)},
 		{ID: "wiki", Label: "Wiki", Body: wikiPanel()},
 		{ID: "sandboxes", Label: "Sandboxes", Body: sandboxPanel()},
 		{ID: "agents", Label: "Agents", Body: agentsPanel()},

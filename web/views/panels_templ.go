@@ -208,31 +208,6 @@ func panels(p DashboardPage) templ.Component {
 	})
 }
 
-func activityPanel() templ.Component {
-	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
-		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
-		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
-			return templ_7745c5c3_CtxErr
-		}
-		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
-		if !templ_7745c5c3_IsBuffer {
-			defer func() {
-				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
-				if templ_7745c5c3_Err == nil {
-					templ_7745c5c3_Err = templ_7745c5c3_BufErr
-				}
-			}()
-		}
-		ctx = templ.InitializeContext(ctx)
-		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<p class=\"panel-empty\" data-testid=\"activity-empty\">Live events show up here as they happen: messages, joins, agents waking, tools running.</p><ol class=\"activity-feed\" data-testid=\"activity-feed\" aria-live=\"polite\"></ol>")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		return nil
-	})
-}
-
 func comingSoon(title, text string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -250,33 +225,33 @@ func comingSoon(title, text string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<div class=\"panel-empty panel-soon\" data-testid=\"panel-empty\"><h3>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<div class=\"panel-empty panel-soon\" data-testid=\"panel-empty\"><h3>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var13 string
+		templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(title)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 40, Col: 13}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</h3><p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var14 string
-		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(title)
+		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(text)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 45, Col: 13}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 41, Col: 11}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</h3><p>")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var15 string
-		templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(text)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 46, Col: 11}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -302,7 +277,7 @@ func threadPane() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<section class=\"thread-pane\" data-testid=\"thread-pane\" aria-label=\"Thread\" data-root-id=\"\" hidden><header class=\"thread-header\"><h2>Thread</h2><button type=\"button\" class=\"icon-btn\" data-testid=\"thread-close\" aria-label=\"Close thread\" title=\"Close\">×</button></header><div class=\"thread-scroll\" data-testid=\"thread-scroll\"><ol class=\"message-list thread-root\" data-testid=\"thread-root\"></ol><div class=\"thread-divider\" data-testid=\"thread-reply-count\"></div><ol class=\"message-list thread-replies\" data-testid=\"thread-replies\"></ol><p class=\"panel-empty\" data-testid=\"thread-loading\" hidden>Loading…</p></div><form class=\"composer composer-thread\" data-testid=\"thread-composer\" autocomplete=\"off\"><div class=\"composer-box\"><label class=\"sr-only\" for=\"thread-input\">Reply</label> <textarea id=\"thread-input\" name=\"body\" rows=\"1\" placeholder=\"Reply in thread\" data-testid=\"thread-input\"></textarea> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"thread-send\">Reply</button></div><p class=\"form-error\" role=\"alert\" data-testid=\"thread-error\" hidden></p></form></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<section class=\"thread-pane\" data-testid=\"thread-pane\" aria-label=\"Thread\" data-root-id=\"\" hidden><header class=\"thread-header\"><h2>Thread</h2><button type=\"button\" class=\"icon-btn\" data-testid=\"thread-close\" aria-label=\"Close thread\" title=\"Close\">×</button></header><div class=\"thread-scroll\" data-testid=\"thread-scroll\"><ol class=\"message-list thread-root\" data-testid=\"thread-root\"></ol><div class=\"thread-divider\" data-testid=\"thread-reply-count\"></div><ol class=\"message-list thread-replies\" data-testid=\"thread-replies\"></ol><p class=\"panel-empty\" data-testid=\"thread-loading\" hidden>Loading…</p></div><form class=\"composer composer-thread\" data-testid=\"thread-composer\" autocomplete=\"off\"><div class=\"composer-box\"><label class=\"sr-only\" for=\"thread-input\">Reply</label> <textarea id=\"thread-input\" name=\"body\" rows=\"1\" placeholder=\"Reply in thread\" data-testid=\"thread-input\"></textarea> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"thread-send\">Reply</button></div><p class=\"form-error\" role=\"alert\" data-testid=\"thread-error\" hidden></p></form></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

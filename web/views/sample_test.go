@@ -60,7 +60,11 @@ func sampleDashboard() DashboardPage {
 		Current: general,
 		Messages: []MessageItem{
 			{ID: 10, ChannelID: 2, AuthorID: 1, AuthorHandle: "ada", AuthorName: "Ada Lovelace", AuthorKind: KindHuman,
-				HTML: template.HTML(`<p>Morning! <span class="mention">@lead</span> can we ship the launch page today?</p>`), CreatedAt: sampleTime, ReplyCount: 2},
+				HTML: template.HTML(`<p>Morning! <span class="mention">@lead</span> can we ship the launch page today?</p>`), CreatedAt: sampleTime, ReplyCount: 2,
+				Replies: []ReplyItem{
+					{ID: 20, AuthorHandle: "lead", AuthorName: "Lead", AuthorKind: KindAgent, HTML: template.HTML(`<p>first reply</p>`)},
+					{ID: 21, AuthorHandle: "eng", AuthorName: "Engineer", AuthorKind: KindAgent, HTML: template.HTML(`<p>Yes: <code>make test</code> passes, shipping at 5.</p>`)},
+				}},
 			{ID: 11, ChannelID: 2, AuthorID: 5, AuthorHandle: "lead", AuthorName: "Lead", AuthorKind: KindAgent,
 				HTML: template.HTML(`<p>Yes. Plan:</p><ol><li>PM writes copy</li><li>Engineer builds it</li></ol><p>Here is the check we run:</p><pre><code>go test -race ./...</code></pre>`), CreatedAt: sampleTime.Add(time.Minute), Edited: true},
 			{ID: 12, ChannelID: 2, AuthorID: 9, AuthorHandle: "grace", AuthorName: "Grace Hopper", AuthorKind: KindHuman,
@@ -72,6 +76,15 @@ func sampleDashboard() DashboardPage {
 		OlderCursor:    "c-10",
 		LastSeq:        42,
 		ProviderNotice: "Agents here run on the scripted provider: a simulation, not a real model.",
+		Timeline: TimelineView{After: 42, NextBefore: 38, Kinds: []KindOption{{Value: "message", Label: "Messages"}, {Value: "wiki", Label: "Wiki edits"}},
+			Members: []MemberItem{{ID: 5, Handle: "lead"}, {ID: 6, Handle: "eng"}}, Channels: []ChannelItem{general},
+			Entries: []TimelineEntry{
+				{Seq: 42, At: sampleTime.Add(4 * time.Minute), Kind: "sandbox.exec_finished", Line: "@eng ran `df -h` → exit 0 in 12 ms", Link: "#sandbox/sb_1/exec/x_1", Actor: "eng"},
+				{Seq: 41, At: sampleTime.Add(3 * time.Minute), Kind: "wiki.page_saved", Line: "@pm edited [[Launch plan]] (+12 −3)", Link: "#wiki-diff/launch-plan/4", Actor: "pm"},
+				{Seq: 40, At: sampleTime.Add(2 * time.Minute), Kind: "agent.limit_reached", Line: "@lead stopped: hop budget (6) reached in thread 10", Link: "/c/general#thread-10", Actor: "lead"},
+				{Seq: 39, At: sampleTime.Add(time.Minute), Kind: "agent.turn_started", Line: "@eng started a turn (mentioned in #general)", Link: "/turns/7", Actor: "eng"},
+				{Seq: 38, At: sampleTime, Kind: "member.created", Line: "Grace Hopper (@grace), human, joined the office"},
+			}},
 	}
 }
 

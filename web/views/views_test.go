@@ -271,8 +271,8 @@ func TestDashboardPanels(t *testing.T) {
 			t.Errorf("section %s hidden = %v", id, hidden)
 		}
 	}
-	if doc.Find(`[data-panel="activity"] `+byTestID("activity-feed")).Length() != 1 {
-		t.Error("activity feed missing")
+	if doc.Find(`[data-panel="activity"] `+byTestID("timeline")).Length() != 1 {
+		t.Error("timeline missing from the Activity tab")
 	}
 }
 

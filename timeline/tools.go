@@ -1,0 +1,101 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+)
+
+// doing says what a tool call is doing, after "@engineer is …". The chat's
+// live line (static/chatlive.js, toolPhrase) says the same: keep the two
+// in step.
+var doing = map[string]string{
+	agents.ToolPostMessage:      "posting",
+	agents.ToolReadChannel:      "reading the channel",
+	agents.ToolReadThread:       "reading the thread",
+	agents.ToolListMembers:      "looking up the team",
+	agents.ToolWikiSearch:       "searching the wiki",
+	agents.ToolWikiRead:         "reading the wiki",
+	agents.ToolWikiWrite:        "writing the wiki",
+	agents.ToolSandboxReadFile:  "reading a file in its sandbox",
+	agents.ToolSandboxWriteFile: "writing a file in its sandbox",
+	agents.ToolSandboxListFiles: "listing files in its sandbox",
+}
+
+// Doing returns what a tool call with these arguments is doing:
+// "running `make test` in its sandbox", "reading the wiki".
+func Doing(tool string, args json.RawMessage) string {
+	if tool == agents.ToolSandboxExec {
+		var a struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(args, &a) == nil && a.Command != "" {
+			return "running " + code(a.Command) + " in its sandbox"
+		}
+		return "running a command in its sandbox"
+	}
+	if d, ok := doing[tool]; ok {
+		return d
+	}
+	return "using " + tool
+}
+
+// toolStarted: "@engineer started running `make test` in its sandbox".
+func toolStarted(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
+	t, err := agents.ToolOf(ev)
+	if err != nil {
+		return bullpen.EventLine{}, err
+	}
+	return bullpen.EventLine{Text: at(t.Handle) + " started " + Doing(t.Tool, t.Arguments), Link: turnLink(t.TurnID)}, nil
+}
+
+// toolFinished: "@engineer called sandbox_exec → ok in 15 ms". The
+// command's own exit code is the sandbox.exec_finished line's.
+func toolFinished(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
+	t, err := agents.ToolOf(ev)
+	if err != nil {
+		return bullpen.EventLine{}, err
+	}
+	state := t.State
+	if state == "" {
+		state = "done"
+	}
+	text := fmt.Sprintf("%s called %s → %s in %s", at(t.Handle), t.Tool, state, ms(t.DurationMS))
+	return bullpen.EventLine{Text: text, Link: turnLink(t.TurnID)}, nil
+}
+
+// limitNames are the budgets as a person says them.
+var limitNames = map[string]string{
+	agents.LimitHops:        "hop budget",
+	agents.LimitRate:        "rate limit",
+	agents.LimitSteps:       "step limit",
+	agents.LimitTurnTokens:  "turn token limit",
+	agents.LimitDailyTokens: "daily token budget",
+	agents.LimitDeadline:    "turn deadline",
+}
+
+// limitReached: "@lead stopped: hop budget (6) reached in thread 42".
+func limitReached(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
+	l, err := agents.LimitOf(ev)
+	if err != nil {
+		return bullpen.EventLine{}, err
+	}
+	name, ok := limitNames[l.Limit]
+	if !ok {
+		name = l.Limit
+	}
+	if l.Budget != 0 {
+		name += fmt.Sprintf(" (%d)", l.Budget)
+	}
+	text := at(l.Handle) + " stopped: " + name + " reached"
+	switch {
+	case l.ThreadID != 0:
+		text += fmt.Sprintf(" in thread %d", l.ThreadID)
+		return bullpen.EventLine{Text: text, Link: channelLink(n, ev.ChannelID, l.ThreadID)}, nil
+	case l.TurnID != 0:
+		return bullpen.EventLine{Text: join(text, where(n, ev.ChannelID)), Link: turnLink(l.TurnID)}, nil
+	}
+	return bullpen.EventLine{Text: join(text, where(n, ev.ChannelID)), Link: channelLink(n, ev.ChannelID, l.MessageID)}, nil
+}
