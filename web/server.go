@@ -35,6 +35,9 @@ type Config struct {
 	FrameLinger time.Duration
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
+	// Notice, when set, replaces ProviderNotice with one read at each page
+	// view, so that it follows the provider settings.
+	Notice func(ctx context.Context) string
 	// AuthFailures is how many failed authentications (a bad Bearer
 	// token, login token or session cookie) one client address may make
 	// per AuthWindow before it gets 429 (default 10; negative: no limit).
@@ -54,6 +57,7 @@ type Config struct {
 // provides it. Each part is declared beside the handlers that call it.
 type Office interface {
 	OfficeAuth
+	OfficeTokens
 	OfficeChannels
 	OfficeMembers
 	OfficeMessages
@@ -73,6 +77,8 @@ type Services struct {
 	Sandboxes Sandboxes
 	// Telegram serves /api/v1/telegram, the webhook and the settings page.
 	Telegram Telegram
+	// Settings serves /api/v1/settings and the Settings page's providers.
+	Settings Settings
 }
 
 // Server is Bullpen's HTTP server.
@@ -198,6 +204,7 @@ func (s *Server) routes() {
 	s.wikiRoutes(api)
 	s.sandboxRoutes(api)
 	s.telegramRoutes(api)
+	s.settingsRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
@@ -208,6 +215,7 @@ func (s *Server) routes() {
 	page.Get("/", s.home)
 	page.Get("/c/:name", s.channelPage)
 	page.Get("/telegram", s.telegramPage)
+	page.Get("/settings", s.settingsPage)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})
