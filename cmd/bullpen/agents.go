@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/web"
@@ -23,7 +24,8 @@ func (m *Main) openAgents(ctx context.Context) error {
 	if cat == nil {
 		return err
 	}
-	ps, def := providers.FromEnv(os.Getenv)
+	var ps map[string]llm.Provider
+	var def string
 	if m.Demo {
 		sim := scripted.New(agents.DemoScript)
 		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
@@ -36,6 +38,9 @@ func (m *Main) openAgents(ctx context.Context) error {
 	cfg := agents.Config{Office: m.Office, DB: m.DB, Catalog: cat, Providers: ps, DefaultProvider: def,
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
 		SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
+	if !m.Demo {
+		cfg.ProviderSource = m.Settings // the providers set up in Settings, read at each turn
+	}
 	if m.Wiki != nil {
 		cfg.Wiki = m.Wiki
 	}

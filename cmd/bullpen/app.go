@@ -15,6 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
@@ -51,6 +52,8 @@ type Main struct {
 	// Sandboxes runs the office's sandboxes; nil when they are unavailable
 	// (not root, turned off, or the host lacks cgroups or overlayfs).
 	Sandboxes *sandboxes.Service
+	// Settings keeps the model providers; agents read them at each turn.
+	Settings *settings.Service
 	// Agents runs the agents: wake router, workers, turns, approvals.
 	Agents *agents.Service
 	// Telegram is the Telegram bridge (idle until a bot token is set).
@@ -61,6 +64,7 @@ type Main struct {
 	TelegramApprovals telegram.Approvals
 	Server            *web.Server
 	ln                net.Listener
+	adminGiven        bool // --admin or BULLPEN_ADMIN was set
 	served            chan error
 }
 
@@ -84,6 +88,8 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	fs.Visit(func(f *flag.Flag) { m.adminGiven = m.adminGiven || f.Name == "admin" })
+	m.adminGiven = m.adminGiven || os.Getenv("BULLPEN_ADMIN") != ""
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -122,6 +128,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.openSandboxes(ctx)
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
+	if err := m.openSettings(ctx); err != nil {
+		return err
+	}
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
@@ -131,10 +140,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openTelegram(ctx); err != nil {
 		return err
 	}
-	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
+	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice}
 	m.Auth.Apply(&wcfg)
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki})
+		Telegram: m.telegramService(), Wiki: m.Wiki, Settings: m.settingsService()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
