@@ -8,22 +8,30 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
+// tokenViewRow is a token joined with its member; never the hash.
+type tokenViewRow struct {
+	ID, MemberID          int64
+	Name, Hint            string
+	CreatedAt             time.Time
+	LastUsedAt, RevokedAt *time.Time
+	Handle, Kind          string
+}
+
 // AllTokens lists every member's tokens with the member's handle and
 // kind, newest first.
 func (db *DB) AllTokens(ctx context.Context) ([]bullpen.TokenView, error) {
-	var rows []struct {
-		tokenRow
-		Handle string
-		Kind   string
-	}
-	err := db.read(ctx).Table("tokens").Select("tokens.*, members.handle AS handle, members.kind AS kind").
+	var rows []tokenViewRow
+	err := db.read(ctx).Table("tokens").Select("tokens.id, tokens.member_id, tokens.name, tokens.hint, tokens.created_at, "+
+		"tokens.last_used_at, tokens.revoked_at, members.handle AS handle, members.kind AS kind").
 		Joins("JOIN members ON members.id = tokens.member_id").Order("tokens.id DESC").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: list all tokens: %w", err)
 	}
 	out := make([]bullpen.TokenView, len(rows))
 	for i := range rows {
-		t := rows[i].tokenRow.toToken()
+		r := &rows[i]
+		t := (&tokenRow{ID: r.ID, MemberID: r.MemberID, Name: r.Name, Hint: r.Hint, CreatedAt: r.CreatedAt,
+			LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}).toToken()
 		t.LastUsedAt, t.RevokedAt = utcPtr(t.LastUsedAt), utcPtr(t.RevokedAt)
 		out[i] = bullpen.TokenView{Token: t, Handle: rows[i].Handle, MemberKind: bullpen.MemberKind(rows[i].Kind)}
 	}
