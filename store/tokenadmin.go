@@ -21,7 +21,7 @@ type tokenViewRow struct {
 // kind, newest first.
 func (db *DB) AllTokens(ctx context.Context) ([]bullpen.TokenView, error) {
 	var rows []tokenViewRow
-	err := db.read(ctx).Table("tokens").Select("tokens.id, tokens.member_id, tokens.name, tokens.hint, tokens.created_at, "+
+	err := db.read(ctx).Table("tokens").Select("tokens.id, tokens.member_id, tokens.name, tokens.hint, tokens.created_at, " +
 		"tokens.last_used_at, tokens.revoked_at, members.handle AS handle, members.kind AS kind").
 		Joins("JOIN members ON members.id = tokens.member_id").Order("tokens.id DESC").Scan(&rows).Error
 	if err != nil {
