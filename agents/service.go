@@ -256,6 +256,9 @@ func (s *Service) Catalog() *Catalog { return s.cat }
 // Roles lists the catalog's roles, by ID.
 func (s *Service) Roles() []bullpen.RoleInfo { return s.cat.List() }
 
+// RoleProblems lists the role files that failed to load, with why.
+func (s *Service) RoleProblems() []bullpen.RoleProblem { return s.cat.Problems() }
+
 // Start reclaims turns a previous run left behind, then runs the router,
 // the lease sweeper and a worker per agent with pending wakes. It returns
 // at once; Close stops everything.
