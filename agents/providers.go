@@ -75,7 +75,7 @@ func noProviderText(handle, asked, resolved string) string {
 // "" when the office has a default provider.
 func (s *Service) Notice(ctx context.Context) string {
 	if s.cfg.Simulation {
-		return "Simulation: agents run on a scripted model, not a real one."
+		return "Simulation: agents run on a scripted model, not a real one. Try asking @lead to run the tests, check a deploy or write something up on the wiki."
 	}
 	if _, _, err := s.providers().Provider(ctx, ""); bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return "No default model provider is set up: agents cannot think. An admin can add one in Settings → Providers (or set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY)."

@@ -38,6 +38,10 @@ type Config struct {
 	// Notice, when set, replaces ProviderNotice with one read at each page
 	// view, so that it follows the provider settings.
 	Notice func(ctx context.Context) string
+	// OnWatch, when set, is called when a dashboard (a cookie session)
+	// opens the event websocket: `bullpen demo` starts its simulation
+	// then. It must return at once.
+	OnWatch func()
 	// AuthFailures is how many failed authentications (a bad Bearer
 	// token, login token or session cookie) one client address may make
 	// per AuthWindow before it gets 429 (default 10; negative: no limit).

@@ -29,7 +29,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 	if m.Demo {
 		sim := scripted.New(agents.DemoScript)
 		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
-		ps, def = providers.Simulation(sim)
+		ps, def = providers.Simulation(agents.Paced(sim, m.DemoPace[0], m.DemoPace[1]))
 	}
 	timeouts, err := agents.TimeoutsFromEnv(os.Getenv)
 	if err != nil {
@@ -55,6 +55,9 @@ func (m *Main) openAgents(ctx context.Context) error {
 		return err
 	}
 	m.Agents = svc
+	if m.Demo {
+		m.demo = agents.NewDemo(svc)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
@@ -37,6 +38,9 @@ type Main struct {
 	SandboxLimits sandbox.Limits
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
+	// DemoPace bounds how long each simulated model answer takes (default
+	// 1–3 s, so a person can follow; tests make it short).
+	DemoPace [2]time.Duration
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
 	SandboxTimes sandboxes.Times
 	// Auth limits failed authentication per client address.
@@ -64,13 +68,14 @@ type Main struct {
 	TelegramApprovals telegram.Approvals
 	Server            *web.Server
 	ln                net.Listener
-	adminGiven        bool // --admin or BULLPEN_ADMIN was set
+	adminGiven        bool         // --admin or BULLPEN_ADMIN was set
+	demo              *agents.Demo // bullpen demo: starts when watched
 	served            chan error
 }
 
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
-	return &Main{Stdout: stdout, Logger: newLogger(stderr)}
+	return &Main{Stdout: stdout, Logger: newLogger(stderr), DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
 }
 
 // ParseFlags reads flags, falling back to environment variables.
@@ -142,6 +147,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice}
 	m.Auth.Apply(&wcfg)
+	if m.demo != nil {
+		wcfg.OnWatch = m.demo.Watched
+	}
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Settings: m.settingsService()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {

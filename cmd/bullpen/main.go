@@ -59,11 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := m.Run(ctx); err != nil {
 			return err
 		}
-		if err := m.Agents.StartDemo(ctx); err != nil {
-			m.Close(context.Background())
-			return err
-		}
-		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) is working in #general.\n")
+		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) starts in #general when you open the dashboard.\n")
 		<-ctx.Done()
 		return m.closeSoon()
 	case "admin-token":
