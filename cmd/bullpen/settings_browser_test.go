@@ -154,11 +154,18 @@ func login(run func(string, ...chromedp.Action[chromedp.Void]), m *Main, token s
 // channel or a thread) contains text.
 func waitMessage(t *testing.T, m *Main, token, handle, text string) {
 	t.Helper()
+	waitMessages(t, m, token, handle, text, 1)
+}
+
+// waitMessages waits for n such messages.
+func waitMessages(t *testing.T, m *Main, token, handle, text string, n int) {
+	t.Helper()
 	var seen []string
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		var evs struct{ Items []bullpen.Event }
 		apiCall(t, m, token, "GET", "/api/v1/events?since=0&limit=1000", nil, &evs)
 		seen = seen[:0]
+		found := 0
 		for _, ev := range evs.Items {
 			if ev.Type != bullpen.EventMessagePosted {
 				continue
@@ -170,8 +177,11 @@ func waitMessage(t *testing.T, m *Main, token, handle, text string) {
 			}
 			seen = append(seen, "@"+msg.Author.Handle+": "+msg.Body)
 			if msg.Author.Handle == handle && strings.Contains(msg.Body, text) {
-				return
+				found++
 			}
+		}
+		if found >= n {
+			return
 		}
 	}
 	t.Fatalf("no message by @%s with %q; messages:\n%s", handle, text, strings.Join(seen, "\n"))
@@ -254,6 +264,33 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 	waitMessage(t, m, token, "lead", "reply from B")
 	if n := len(fakeA.Requests()); n != before {
 		t.Errorf("the old default got %d more requests after the switch", n-before)
+	}
+
+	// The agent edit form offers the providers set up here and the
+	// runtimes; picking alpha for @lead moves its next turn back to A.
+	apiCall(t, m, token, "POST", "/api/v1/agents", map[string]any{"role": "starter/pm"}, nil)
+	run("open the Agents tab", chromedp.Navigate(m.URL()), chromedp.WaitVisible(sel("composer-input")), chromedp.Click(sel("panel-tab-agents")))
+	waitFor("lead listed", `document.querySelector('`+sel("agent-edit-lead")+`') !== null`)
+	run("edit lead", chromedp.Click(sel("agent-edit-lead")))
+	waitFor("providers offered", `document.querySelector('`+sel("agent-edit-provider-lead")+` option[value="alpha"]') !== null && document.querySelector('`+sel("agent-edit-provider-lead")+` option[value="beta"]') !== null`)
+	run("pick alpha", chromedp.SetValue(sel("agent-edit-provider-lead"), "alpha"), chromedp.Click(sel("agent-edit-save-lead")))
+	waitFor("saved", `document.querySelector('`+sel("agent-edit-form-lead")+`').hidden && document.querySelector('`+sel("agent-lead")+` .agt-meta').textContent.includes("alpha")`)
+	run("edit pm's runtime", chromedp.Click(sel("agent-edit-pm")))
+	waitFor("runtimes offered", `document.querySelector('`+sel("agent-edit-runtime-pm")+` option[value="codex"]') !== null`)
+	run("pick codex", chromedp.SetValue(sel("agent-edit-runtime-pm"), "codex"), chromedp.Click(sel("agent-edit-save-pm")))
+	waitFor("pm saved", `document.querySelector('`+sel("agent-edit-form-pm")+`').hidden`)
+	var list struct{ Items []bullpen.AgentView }
+	apiCall(t, m, token, "GET", "/api/v1/agents", nil, &list)
+	for _, a := range list.Items {
+		if a.Handle == "lead" && (a.Spec.Provider != "alpha" || a.Spec.Runtime != "") || a.Handle == "pm" && a.Spec.Runtime != "codex" {
+			t.Errorf("@%s spec: provider %q runtime %q after the edits", a.Handle, a.Spec.Provider, a.Spec.Runtime)
+		}
+	}
+	apiCall(t, m, token, "POST", "/api/v1/channels/1/messages", map[string]any{"body": "@lead third question"}, nil)
+	waitMessages(t, m, token, "lead", "reply from A", 2)
+	last := fakeA.Requests()[len(fakeA.Requests())-1]
+	if !strings.Contains(string(last.Raw), "third question") {
+		t.Errorf("A's last request is not the third question's turn")
 	}
 }
 
