@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -299,7 +301,11 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 func TestBrowserAdminRevokesMemberToken(t *testing.T) {
 	tab := browsertest.Browser(t, 90*time.Second)
 	watchPage(t, tab)
-	m, token := startQuiet(t, "serve", nil)
+	m, token := startQuiet(t, "serve", func(m *Main) {
+		dir := filepath.Join(m.DataDir, "roles")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "broken.md"), []byte("---\nhandle: broken\nname: Broken\ntools: [teleport]\n---\nYou break.\n"), 0o644)
+	})
 	var bob bullpen.Member
 	if st := apiCall(t, m, token, "POST", "/api/v1/members", map[string]any{"handle": "bob", "display_name": "Bob", "kind": "human"}, &bob); st != 201 {
 		t.Fatalf("create bob = %d", st)
@@ -328,6 +334,11 @@ func TestBrowserAdminRevokesMemberToken(t *testing.T) {
 	if st := apiCall(t, m, token, "GET", "/api/v1/me", nil, nil); st != 200 {
 		t.Errorf("the admin's token = %d after revoking bob's", st)
 	}
+
+	// A role file that failed to load shows on the Agents panel.
+	run("open the Agents tab", chromedp.Navigate(m.URL()), chromedp.WaitVisible(sel("composer-input")), chromedp.Click(sel("panel-tab-agents")))
+	waitFor("the broken role file is listed", `!document.querySelector('`+sel("role-errors")+`').hidden && `+
+		`document.querySelector('`+sel("role-error")+`').textContent.includes("broken.md") && document.querySelector('`+sel("role-error")+`').textContent.includes("teleport")`)
 }
 
 // `bullpen demo` does nothing until someone watches: the first dashboard
