@@ -25,7 +25,7 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func openClocked(t *testing.T, dialect string, c *clock) (*store.DB, *office.Office) {
+func openClocked(t testing.TB, dialect string, c *clock) (*store.DB, *office.Office) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, storetest.Config(t, dialect))

@@ -51,6 +51,16 @@ func TestSeedFromEnvPrecedence(t *testing.T) {
 		t.Errorf("after an env change openai's key = %q, want sk-two", o.APIKey)
 	}
 
+	// Choosing the default alone is not an edit: the environment still
+	// keeps that provider in step.
+	o := byName()["openai"]
+	if _, err := s.Update(ctx, admin, o.ID, bullpen.ProviderInput{IsDefault: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if o := byName()["openai"]; o.Source != bullpen.ProviderFromEnv {
+		t.Errorf("making openai the default turned it into a Settings row")
+	}
+
 	// An admin's edit wins from then on, and so does their default.
 	a := byName()["anthropic"]
 	if _, err := s.Update(ctx, admin, a.ID, bullpen.ProviderInput{Model: ptr("claude-edited"), IsDefault: ptr(true)}); err != nil {

@@ -132,7 +132,9 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, in
 			return err
 		}
 		p := apply(cur, in)
-		p.Source = bullpen.ProviderFromSettings
+		if editsConnection(in) { // choosing the default is not an edit of the provider
+			p.Source = bullpen.ProviderFromSettings
+		}
 		if err := validate(p); err != nil {
 			return err
 		}
@@ -155,6 +157,12 @@ func (s *Service) Delete(ctx context.Context, actor bullpen.Member, id int64) er
 		s.mu.Unlock()
 	}
 	return err
+}
+
+// editsConnection reports whether in changes more than the default.
+func editsConnection(in bullpen.ProviderInput) bool {
+	return in.Name != nil || in.Kind != nil || in.BaseURL != nil || in.APIKey != nil || in.OAuthToken != nil ||
+		in.Model != nil || in.ClearOAuthToken
 }
 
 // apply copies the set fields of in onto p.
