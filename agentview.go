@@ -34,6 +34,7 @@ type AgentUpdate struct {
 	Title     *string      `json:"title"`
 	Provider  *string      `json:"provider"`
 	Model     *string      `json:"model"`
+	Runtime   *string      `json:"runtime"` // builtin (or ""), claude-code, codex, opencode
 	Prompt    *string      `json:"prompt"`
 	Tools     *[]string    `json:"tools"`
 	Approvals *[]string    `json:"approvals"`

@@ -23,6 +23,8 @@ var packsFS embed.FS
 type Catalog struct {
 	roles map[string]bullpen.Role
 	ids   []string
+	// problems are the user's role files that failed to load.
+	problems []bullpen.RoleProblem
 }
 
 // Packs lists the built-in pack names.
@@ -79,11 +81,13 @@ func LoadCatalog(dir string) (*Catalog, error) {
 		data, err := os.ReadFile(full)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("agents: read role file %s: %w", full, err))
+			c.problems = append(c.problems, bullpen.RoleProblem{Path: full, Error: "cannot read the file: " + err.Error()})
 			continue
 		}
 		r, err := ParseRole(full, data)
 		if err != nil {
 			errs = append(errs, err)
+			c.problems = append(c.problems, bullpen.RoleProblem{Path: full, Error: bullpen.ErrorMessage(err)})
 			continue
 		}
 		r.Source = "local/" + e.Name()
@@ -117,6 +121,12 @@ func (c *Catalog) List() []bullpen.RoleInfo {
 		out = append(out, bullpen.RoleInfo{ID: id, Role: c.roles[id]})
 	}
 	return out
+}
+
+// Problems lists the role files of the roles directory that failed to
+// load, with why, so that the API and the Agents panel can show them.
+func (c *Catalog) Problems() []bullpen.RoleProblem {
+	return append([]bullpen.RoleProblem{}, c.problems...)
 }
 
 // Pack returns the roles of one pack, by ID.

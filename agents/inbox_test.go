@@ -175,8 +175,9 @@ func TestNoProviderAndProviderFailure(t *testing.T) {
 	since := h.off.Hub().Last()
 	h.post(h.admin, h.general.ID, 0, "@lead hello?")
 	h.waitIdle()
-	if msgs := h.messages(since); len(msgs) != 2 || !strings.Contains(msgs[1], "no model provider is configured") {
-		t.Errorf("messages = %q, want the question and a no-provider notice", msgs)
+	if msgs := h.messages(since); len(msgs) != 2 || !strings.Contains(msgs[1], `the office's default model provider "scripted" is not set up`) ||
+		!strings.Contains(msgs[1], "Settings → Providers") || strings.Contains(msgs[1], "role provider") {
+		t.Errorf("messages = %q, want the question and a plain no-provider notice naming the provider", msgs)
 	}
 
 	failing := scripted.New(func(llm.Request) (llm.Response, error) {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
+
+// runtimes an agent edit may choose; "" is the built-in loop.
+var runtimes = []string{"", bullpen.RuntimeBuiltin, bullpen.RuntimeClaudeCode, bullpen.RuntimeCodex, bullpen.RuntimeOpenCode}
 
 // Hire adds an agent member with its role; admins only.
 func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
@@ -106,6 +110,15 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 	set(&r.Provider, up.Provider)
 	set(&r.Model, up.Model)
 	set(&r.Prompt, up.Prompt)
+	set(&r.Runtime, up.Runtime)
+	if !slices.Contains(runtimes, r.Runtime) {
+		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EINVALID, "runtime %q is not one of builtin, claude-code, codex, opencode", r.Runtime)
+	}
+	if up.Provider != nil {
+		if err := s.checkProviderName(ctx, r.Provider); err != nil {
+			return bullpen.AgentView{}, err
+		}
+	}
 	if up.Tools != nil {
 		r.Tools = *up.Tools
 	}

@@ -17,9 +17,6 @@ import (
 // MaxPrompt bounds a role's prompt, in bytes.
 const MaxPrompt = 32_000
 
-// Provider kinds a role may name.
-var providerKinds = []string{"", "openai", "anthropic", "scripted"}
-
 // FieldError is a problem with one field of a role.
 type FieldError struct {
 	File  string // "" for inline specs
@@ -54,8 +51,10 @@ func ValidateRole(r *bullpen.Role, file string) error {
 	if utf8.RuneCountInString(r.Title) > bullpen.MaxTitle {
 		return invalid(file, "title", "is longer than %d characters", bullpen.MaxTitle)
 	}
-	if !slices.Contains(providerKinds, r.Provider) {
-		return invalid(file, "provider", "%q is not one of openai, anthropic, scripted (or empty for the office default)", r.Provider)
+	// Any provider set up in Settings may be named (it is looked up when a
+	// turn starts); "" is the office default.
+	if r.Provider != "" && bullpen.ValidateProviderName(r.Provider) != nil {
+		return invalid(file, "provider", "%q is not a provider name (such as openai, anthropic, or one set up in Settings; empty for the office default)", r.Provider)
 	}
 	if len(r.Model) > 200 {
 		return invalid(file, "model", "is longer than 200 characters")

@@ -70,7 +70,7 @@ func TestParseRole(t *testing.T) {
 		{"bad handle", "x.md", strings.Replace(goodRole, "handle: qa", "handle: Q A", 1), "handle"},
 		{"missing name", "x.md", strings.Replace(goodRole, "name: QA\n", "", 1), "name"},
 		{"name that disguises itself", "x.md", strings.Replace(goodRole, "name: QA", "name: \"\\u202EAQ\"", 1), "name"},
-		{"bad provider", "x.md", strings.Replace(goodRole, "provider: openai", "provider: skynet", 1), "provider"},
+		{"provider that is not a name", "x.md", strings.Replace(goodRole, "provider: openai", "provider: Sky Net!", 1), "provider"},
 		{"unknown tool", "x.md", strings.Replace(goodRole, "sandbox_exec]\napprovals", "launch_missiles]\napprovals", 1), "tools[1]"},
 		{"approval of a tool not allowed", "x.md", strings.Replace(goodRole, "approvals: [sandbox_exec]", "approvals: [wiki_write]", 1), "approvals[0]"},
 		{"bad memory", "x.md", strings.Replace(goodRole, "512Mi", "lots", 1), "sandbox.memory"},

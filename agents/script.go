@@ -99,12 +99,21 @@ func DemoStep(v ScriptView) (string, []llm.ToolCall) {
 		if me == "techlead" {
 			worker = "backend"
 		}
-		plan = append(plan, post(fmt.Sprintf("@%s please take this: %s — run a quick check in your sandbox and write what you find to the wiki page %q.", worker, clip(strings.TrimSpace(stripMentions(body)), 200), title)))
+		plan = append(plan, post(delegation(worker, clip(strings.TrimSpace(stripMentions(body)), 200), root)))
 	case me == "lead" || me == "techlead":
 		asker := firstHuman(v.Packet, humans)
-		plan = append(plan, post(fmt.Sprintf("%sdone: %s checked it in a sandbox and documented it on the wiki page %q.", asker, from, title)))
+		plan = append(plan, post(leadReport(asker, from, body, title)))
+	case me == "pm" && strings.Contains(body, askWriteUp) && has(ToolWikiWrite):
+		title = "Notes " + root
+		plan = append(plan, func() (string, []llm.ToolCall) {
+			page := fmt.Sprintf("# %s\n\nAsked by @%s: %s\n\n## Summary\n\n- What was asked, who owns it, what is next.\n- Written by @pm in a scripted simulation.\n", title, from, clip(stripMentions(body), 300))
+			return "Writing it up.", []llm.ToolCall{call(ToolWikiWrite, map[string]any{"title": title, "body": page})}
+		}, post(fmt.Sprintf("@%s done: wrote it up on the wiki page %q.", from, title)))
 	case has(ToolSandboxExec):
 		cmd := "uname -sr && echo checked"
+		if c, t := demoCommand(body, root); c != "" {
+			cmd, title = c, t
+		}
 		plan = append(plan, func() (string, []llm.ToolCall) {
 			return "Checking in my sandbox.", []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": cmd})}
 		})

@@ -129,6 +129,9 @@ type Config struct {
 	// mentioned agents answer with a notice saying so.
 	Providers       map[string]llm.Provider
 	DefaultProvider string
+	// ProviderSource, when set, replaces Providers: each turn asks it for
+	// its provider, so settings changes apply from the next turn.
+	ProviderSource ProviderSource
 	// Simulation labels every agent message as coming from a scripted
 	// simulation (bullpen demo).
 	Simulation bool
@@ -265,17 +268,8 @@ func (s *Service) Catalog() *Catalog { return s.cat }
 // Roles lists the catalog's roles, by ID.
 func (s *Service) Roles() []bullpen.RoleInfo { return s.cat.List() }
 
-// ProviderNotice says what the dashboard should show about model
-// providers: "" when one is configured.
-func (s *Service) ProviderNotice() string {
-	switch {
-	case s.cfg.Simulation:
-		return "Simulation: agents run on a scripted model, not a real one."
-	case len(s.cfg.Providers) == 0:
-		return "No model provider is configured: agents cannot think. Set BULLPEN_OPENAI_API_KEY (and BULLPEN_OPENAI_BASE_URL for Ollama, vLLM, LiteLLM, OpenRouter) or BULLPEN_ANTHROPIC_API_KEY and restart."
-	}
-	return ""
-}
+// RoleProblems lists the role files that failed to load, with why.
+func (s *Service) RoleProblems() []bullpen.RoleProblem { return s.cat.Problems() }
 
 // Start reclaims turns a previous run left behind, then runs the router,
 // the lease sweeper and a worker per agent with pending wakes. It returns

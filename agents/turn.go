@@ -103,13 +103,10 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 	if stop, err := s.checkBudgets(ctx, e); stop || err != nil {
 		return nil, err
 	}
-	kind := e.role.Provider
-	if kind == "" {
-		kind = s.cfg.DefaultProvider
-	}
-	e.kind = kind
-	if e.provider = s.cfg.Providers[kind]; e.provider == nil {
-		s.noticeOnce(ctx, e, "np", fmt.Sprintf("@%s cannot answer: no model provider is configured (role provider %q). An admin can set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY and restart.", member.Handle, kind))
+	if ok, err := s.pickProvider(ctx, e); !ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
 		return nil, s.finish(ctx, e, bullpen.TurnFailed, bullpen.WakeDone, "no model provider configured")
 	}
 	e.simulated = s.cfg.Simulation || e.provider.Name() == "scripted"

@@ -58,6 +58,7 @@ func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Membe
 	} else if err != nil {
 		return bullpen.Member{}, err
 	}
+	o.touchToken(ctx, t)
 	return o.db.Member(ctx, t.MemberID)
 }
 

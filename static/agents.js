@@ -67,6 +67,10 @@
       el("input", { name, type: type || "text", maxlength: max, "data-testid": "agent-edit-" + name + "-" + h })));
     const form = el("form", { class: "agt-form agt-edit", "data-testid": "agent-edit-form-" + h, autocomplete: "off", hidden: true },
       el("div", { class: "agt-row" }, field("Name", "name", 80), field("Title", "title", 120), field("Model", "model", 120)),
+      el("div", { class: "agt-row" },
+        el("span", {}, el("label", {}, "Provider", el("select", { name: "provider", "data-testid": "agent-edit-provider-" + h }))),
+        el("span", {}, el("label", {}, "Runtime", el("select", { name: "runtime", "data-testid": "agent-edit-runtime-" + h },
+          ...RUNTIMES.map(([v, label]) => el("option", { value: v }, label)))))),
       el("label", { class: "agt-check" }, el("input", { type: "checkbox", name: "muted", "data-testid": "agent-edit-muted-" + h }),
         " Muted (never wakes)"),
       el("div", { class: "agt-actions" },
@@ -103,6 +107,8 @@
       form.elements.title.value = cur.title || "";
       form.elements.model.value = (cur.spec && cur.spec.model) || "";
       form.elements.muted.checked = !!cur.muted;
+      form.elements.runtime.value = (cur.spec && cur.spec.runtime) || "builtin";
+      fillProviders(form.elements.provider, (cur.spec && cur.spec.provider) || "", formError);
       formError.hidden = true;
       form.hidden = false;
       editBtn.setAttribute("aria-expanded", "true");
@@ -116,8 +122,12 @@
       save.disabled = true;
       formError.hidden = true;
       try {
-        let updated = await api("PATCH", "/api/v1/agents/" + a.id, {
-          name: form.elements.name.value.trim(), title: form.elements.title.value.trim(), model: form.elements.model.value.trim() });
+        const patch = { name: form.elements.name.value.trim(), title: form.elements.title.value.trim(), model: form.elements.model.value.trim() };
+        // Provider and runtime go only when changed, so that a name edit
+        // never trips over a provider the role names but nobody set up.
+        if (form.elements.provider.value !== ((cur.spec && cur.spec.provider) || "")) patch.provider = form.elements.provider.value;
+        if (form.elements.runtime.value !== ((cur.spec && cur.spec.runtime) || "builtin")) patch.runtime = form.elements.runtime.value;
+        let updated = await api("PATCH", "/api/v1/agents/" + a.id, patch);
         if (form.elements.muted.checked !== !!cur.muted) {
           const m = await api("PATCH", "/api/v1/members/" + a.id, { muted: form.elements.muted.checked });
           updated = Object.assign({}, updated, { muted: !!m.muted });
@@ -162,6 +172,26 @@
     return li;
   }
 
+  // The agent runtimes: the built-in loop, or an agent CLI in the sandbox.
+  const RUNTIMES = [["builtin", "built-in"], ["claude-code", "Claude Code"], ["codex", "Codex"], ["opencode", "opencode"]];
+
+  // fillProviders offers the office default and every provider set up in
+  // Settings (admins can read them; only admins can edit agents), keeping
+  // the agent's current one even when it is not set up.
+  async function fillProviders(select, current, errorBox) {
+    const names = new Set(current ? [current] : []);
+    try {
+      const data = await api("GET", "/api/v1/settings/providers");
+      for (const p of data.items || []) names.add(p.name);
+    } catch (err) {
+      errorBox.textContent = "Providers: " + err.message;
+      errorBox.hidden = false;
+    }
+    select.replaceChildren(el("option", { value: "" }, "office default"),
+      ...[...names].sort().map((n) => el("option", { value: n }, n)));
+    select.value = current;
+  }
+
   function updateRow(li, a) {
     const fired = a.state === "fired";
     const status = fired ? "fired" : (a.status && a.status.state) || "idle";
@@ -189,6 +219,7 @@
     if (hire.loaded) return;
     try {
       const data = await api("GET", "/api/v1/roles");
+      showRoleErrors(data.errors || []);
       const prev = hire.role.value;
       hire.role.replaceChildren(el("option", { value: "" }, "Choose a role…"),
         ...data.items.map((r) => el("option", { value: r.id }, r.id + (r.role && r.role.title ? " — " + r.role.title : ""))));
@@ -199,6 +230,15 @@
       hire.error.textContent = err.message;
       hire.error.hidden = false;
     }
+  }
+
+  // Role files that failed to load are listed above the agents, so a
+  // typo in one shows where people look, not only in the server log.
+  function showRoleErrors(errors) {
+    const box = tid("role-errors");
+    tid("role-errors-list").replaceChildren(...errors.map((e) =>
+      el("li", { "data-testid": "role-error" }, el("code", {}, e.path), ": " + e.error)));
+    box.hidden = errors.length === 0;
   }
 
   function showHire(show) {
@@ -393,6 +433,7 @@
     state.visible = v;
     if (v) {
       loadAgents().then(loadApprovals);
+      loadRoles();
       connect();
     } else {
       clearTimeout(state.timer);

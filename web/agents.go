@@ -11,6 +11,8 @@ import (
 // AgentService is what the agent routes need; *agents.Service implements it.
 type AgentService interface {
 	Roles() []bullpen.RoleInfo
+	// RoleProblems lists the role files that failed to load.
+	RoleProblems() []bullpen.RoleProblem
 	List(ctx context.Context) ([]bullpen.AgentView, error)
 	Get(ctx context.Context, id int64) (bullpen.AgentView, error)
 	Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error)
@@ -44,8 +46,22 @@ func (s *Server) agentRoutes(api fiber.Router) {
 	api.Post("/approvals/:id", need, s.answerApproval)
 }
 
+// rolesResponse lists the roles one can hire and, beside them, the role
+// files that failed to load, so a typo shows where people look.
+type rolesResponse struct {
+	Items  []bullpen.RoleInfo    `json:"items"`
+	Errors []bullpen.RoleProblem `json:"errors"`
+}
+
 func (s *Server) listRoles(c *fiber.Ctx) error {
-	return c.JSON(list(s.svc.Agents.Roles()))
+	out := rolesResponse{Items: s.svc.Agents.Roles(), Errors: s.svc.Agents.RoleProblems()}
+	if out.Items == nil {
+		out.Items = []bullpen.RoleInfo{}
+	}
+	if out.Errors == nil {
+		out.Errors = []bullpen.RoleProblem{}
+	}
+	return c.JSON(out)
 }
 
 func (s *Server) listAgents(c *fiber.Ctx) error {

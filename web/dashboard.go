@@ -49,7 +49,7 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 	}
 	byID := map[int64]bullpen.Member{}
 	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me),
-		LastSeq: lastSeq, ProviderNotice: s.cfg.ProviderNotice, HasOlder: page.Next != "", OlderCursor: page.Next}
+		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next}
 	for _, m := range members {
 		byID[m.ID] = m
 		p.Members = append(p.Members, memberItem(m))

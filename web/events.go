@@ -68,6 +68,9 @@ func (s *Server) websocketUpgrade(c *fiber.Ctx) error {
 		if err != nil || u.Host != c.Hostname() {
 			return bullpen.Errorf(bullpen.EFORBIDDEN, "websocket origin %q is not this site", c.Get(fiber.HeaderOrigin))
 		}
+		if s.cfg.OnWatch != nil {
+			s.cfg.OnWatch() // someone is watching the dashboard
+		}
 	}
 	c.Locals(localSince, since)
 	return c.Next()

@@ -5,6 +5,7 @@ import (
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -22,6 +23,7 @@ var (
 	_ web.SandboxImages    = (*sandboxes.Service)(nil)
 	_ web.SandboxPorts     = (*sandboxes.Service)(nil)
 	_ web.SandboxRun       = (*sandboxes.Service)(nil)
+	_ web.Settings         = (*settings.Service)(nil)
 	_ web.Telegram         = (*telegram.Bridge)(nil)
 	_ web.Wiki             = (*wiki.Wiki)(nil)
 )

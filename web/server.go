@@ -35,6 +35,13 @@ type Config struct {
 	FrameLinger time.Duration
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
+	// Notice, when set, replaces ProviderNotice with one read at each page
+	// view, so that it follows the provider settings.
+	Notice func(ctx context.Context) string
+	// OnWatch, when set, is called when a dashboard (a cookie session)
+	// opens the event websocket: `bullpen demo` starts its simulation
+	// then. It must return at once.
+	OnWatch func()
 	// AuthFailures is how many failed authentications (a bad Bearer
 	// token, login token or session cookie) one client address may make
 	// per AuthWindow before it gets 429 (default 10; negative: no limit).
@@ -54,6 +61,7 @@ type Config struct {
 // provides it. Each part is declared beside the handlers that call it.
 type Office interface {
 	OfficeAuth
+	OfficeTokens
 	OfficeChannels
 	OfficeMembers
 	OfficeMessages
@@ -79,6 +87,8 @@ type Services struct {
 	// Timeline writes the Activity timeline's lines; without it the
 	// timeline shows event types.
 	Timeline EventLines
+	// Settings serves /api/v1/settings and the Settings page's providers.
+	Settings Settings
 }
 
 // Server is Bullpen's HTTP server.
@@ -206,6 +216,7 @@ func (s *Server) routes() {
 	s.sandboxRoutes(api)
 	s.telegramRoutes(api)
 	s.turnRoutes(api)
+	s.settingsRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
@@ -217,6 +228,7 @@ func (s *Server) routes() {
 	page.Get("/c/:name", s.channelPage)
 	page.Get("/telegram", s.telegramPage)
 	s.turnPages(page)
+	page.Get("/settings", s.settingsPage)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})

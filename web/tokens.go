@@ -9,6 +9,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
+// OfficeTokens is the admin side of tokens; *office.Office implements it.
+type OfficeTokens interface {
+	// AllTokens lists every member's tokens (admins; EFORBIDDEN otherwise).
+	AllTokens(ctx context.Context, actor bullpen.Member) ([]bullpen.TokenView, error)
+	// Revoke revokes one of actor's tokens, or (admins) anyone's.
+	Revoke(ctx context.Context, actor bullpen.Member, id int64) error
+}
+
 // tokenRequest creates a token, for the caller or (admins) another member.
 type tokenRequest struct {
 	Name     string `json:"name"`
@@ -21,7 +29,17 @@ type tokenResponse struct {
 	Secret string `json:"token"`
 }
 
-func (s *Server) listTokens(c *fiber.Ctx) error { return listed(c, s.off.Tokens) }
+// listTokens lists the caller's tokens; ?all=1 (admins) lists everyone's,
+// agents' included, with each member's handle.
+func (s *Server) listTokens(c *fiber.Ctx) error {
+	switch c.Query("all") {
+	case "", "0", "false":
+		return listed(c, s.off.Tokens)
+	case "1", "true":
+		return listed(c, s.off.AllTokens)
+	}
+	return bullpen.Errorf(bullpen.EINVALID, "all must be 1 or 0")
+}
 
 func (s *Server) createToken(c *fiber.Ctx) error {
 	return withBody(c, http.StatusCreated, func(ctx context.Context, me bullpen.Member, in tokenRequest) (tokenResponse, error) {
@@ -30,4 +48,5 @@ func (s *Server) createToken(c *fiber.Ctx) error {
 	})
 }
 
-func (s *Server) revokeToken(c *fiber.Ctx) error { return keyedDo(c, pathID, s.off.RevokeToken) }
+// revokeToken revokes one of the caller's tokens, or any token for an admin.
+func (s *Server) revokeToken(c *fiber.Ctx) error { return keyedDo(c, pathID, s.off.Revoke) }

@@ -88,7 +88,7 @@ func turnPageModel(d bullpen.TurnDetail) views.TurnPage {
 	p := views.TurnPage{ID: t.ID, APIURL: d.URL, Agent: d.Agent.Handle, State: t.State, Provider: t.Provider, Model: t.Model,
 		Error: t.Error, Started: t.StartedAt.UTC().Format(time.RFC3339), Simulated: d.Simulated, Steps: t.Steps,
 		SystemPrefix: d.SystemPrefix, WorkPacket: d.WorkPacket, PromptSource: d.PromptSource,
-		Tokens: views.TokenItem{Input: t.InputTokens, Cached: t.CachedInputTokens, CacheWrite: t.CacheWriteTokens, Output: t.OutputTokens}}
+		Tokens: views.TokenCounts{Input: t.InputTokens, Cached: t.CachedInputTokens, CacheWrite: t.CacheWriteTokens, Output: t.OutputTokens}}
 	if t.FinishedAt != nil {
 		p.Duration = msText(t.FinishedAt.Sub(t.StartedAt).Milliseconds())
 	}
@@ -135,7 +135,7 @@ func modelCallItem(mc bullpen.ModelCall) views.ModelCallItem {
 		Simulated: mc.Simulated, Status: mc.Status, Error: mc.Error, Duration: msText(mc.DurationMS),
 		Request: mc.Request, RequestPretty: pretty(mc.Request), RequestBytes: mc.RequestBytes, RequestCut: mc.RequestTruncated,
 		Response: mc.Response, ResponsePretty: pretty(mc.Response), ResponseBytes: mc.ResponseBytes, ResponseCut: mc.ResponseTruncated,
-		Tokens: views.TokenItem{Input: mc.InputTokens, Cached: mc.CachedInputTokens, CacheWrite: mc.CacheWriteTokens, Output: mc.OutputTokens}}
+		Tokens: views.TokenCounts{Input: mc.InputTokens, Cached: mc.CachedInputTokens, CacheWrite: mc.CacheWriteTokens, Output: mc.OutputTokens}}
 }
 
 // pretty indents s when it is JSON; "" when it is not (SSE, plain text),

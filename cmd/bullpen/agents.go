@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/web"
@@ -23,11 +24,12 @@ func (m *Main) openAgents(ctx context.Context) error {
 	if cat == nil {
 		return err
 	}
-	ps, def := providers.FromEnv(os.Getenv)
+	var ps map[string]llm.Provider
+	var def string
 	if m.Demo {
 		sim := scripted.New(agents.DemoScript)
 		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
-		ps, def = providers.Simulation(sim)
+		ps, def = providers.Simulation(agents.Paced(sim, m.DemoPace[0], m.DemoPace[1]))
 	}
 	timeouts, err := agents.TimeoutsFromEnv(os.Getenv)
 	if err != nil {
@@ -37,6 +39,9 @@ func (m *Main) openAgents(ctx context.Context) error {
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
 		SharedDatabase: m.SharedDatabase && m.DatabaseURL != ""}
 	m.Recording.Apply(&cfg)
+	if !m.Demo {
+		cfg.ProviderSource = m.Settings // the providers set up in Settings, read at each turn
+	}
 	if m.Wiki != nil {
 		cfg.Wiki = m.Wiki
 	}
@@ -51,6 +56,9 @@ func (m *Main) openAgents(ctx context.Context) error {
 		return err
 	}
 	m.Agents = svc
+	if m.Demo {
+		m.demo = agents.NewDemo(svc)
+	}
 	return nil
 }
 

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/timeline"
 	"github.com/bullpen-hq/bullpen/web"
@@ -37,6 +39,9 @@ type Main struct {
 	SandboxLimits sandbox.Limits
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
+	// DemoPace bounds how long each simulated model answer takes (default
+	// 1–3 s, so a person can follow; tests make it short).
+	DemoPace [2]time.Duration
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
 	SandboxTimes sandboxes.Times
 	// Auth limits failed authentication per client address.
@@ -54,6 +59,8 @@ type Main struct {
 	// Sandboxes runs the office's sandboxes; nil when they are unavailable
 	// (not root, turned off, or the host lacks cgroups or overlayfs).
 	Sandboxes *sandboxes.Service
+	// Settings keeps the model providers; agents read them at each turn.
+	Settings *settings.Service
 	// Agents runs the agents: wake router, workers, turns, approvals.
 	Agents *agents.Service
 	// Telegram is the Telegram bridge (idle until a bot token is set).
@@ -64,12 +71,14 @@ type Main struct {
 	TelegramApprovals telegram.Approvals
 	Server            *web.Server
 	ln                net.Listener
+	adminGiven        bool         // --admin or BULLPEN_ADMIN was set
+	demo              *agents.Demo // bullpen demo: starts when watched
 	served            chan error
 }
 
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
-	return &Main{Stdout: stdout, Logger: newLogger(stderr)}
+	return &Main{Stdout: stdout, Logger: newLogger(stderr), DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
 }
 
 // ParseFlags reads flags, falling back to environment variables.
@@ -87,6 +96,8 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	fs.Visit(func(f *flag.Flag) { m.adminGiven = m.adminGiven || f.Name == "admin" })
+	m.adminGiven = m.adminGiven || os.Getenv("BULLPEN_ADMIN") != ""
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -125,6 +136,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.openSandboxes(ctx)
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
+	if err := m.openSettings(ctx); err != nil {
+		return err
+	}
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
@@ -134,10 +148,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openTelegram(ctx); err != nil {
 		return err
 	}
-	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
+	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice}
 	m.Auth.Apply(&wcfg)
+	if m.demo != nil {
+		wcfg.OnWatch = m.demo.Watched
+	}
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger}})
+		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
+		Settings: m.settingsService()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

@@ -5,69 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/browsertest"
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
-
-// pageProblems collects what must fail a browser test: console errors,
-// uncaught exceptions, error log entries, failed requests and HTTP errors.
-type pageProblems struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func watchPage(t *testing.T, tab context.Context) *pageProblems {
-	t.Helper()
-	p := &pageProblems{}
-	add := func(format string, args ...any) {
-		p.mu.Lock()
-		p.seen = append(p.seen, fmt.Sprintf(format, args...))
-		p.mu.Unlock()
-	}
-	err := chromedp.Listen(tab, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				add("console.error with %d args", len(e.Args))
-			}
-		case *runtime.EventExceptionThrown:
-			add("exception: %s", e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				add("log error: %s (%s)", e.Entry.Text, e.Entry.URL)
-			}
-		case *network.EventLoadingFailed:
-			if !e.Canceled {
-				add("request failed: %s", e.ErrorText)
-			}
-		case *network.EventResponseReceived:
-			if e.Response.Status >= 400 {
-				add("HTTP %d for %s", e.Response.Status, e.Response.URL)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func (p *pageProblems) check(t *testing.T) {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.seen {
-		t.Errorf("browser: %s", s)
-	}
-}
 
 // A person asks @engineer something in the demo office, opens the thread,
 // follows "why did it say this?" from the agent's answer and sees, in the
@@ -100,7 +44,7 @@ func TestBrowserTurnInspector(t *testing.T) {
 		t.Fatalf("turn %d has %d tool calls, %d model calls; the test needs both", turn.ID, len(detail.Turn.ToolCalls), len(detail.ModelCalls))
 	}
 
-	problems := watchPage(t, tab)
+	problems := browsertest.FailOnErrors(t, tab)
 	sel := func(id string) string { return `[data-testid="` + id + `"]` }
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -168,7 +112,7 @@ func TestBrowserTurnInspector(t *testing.T) {
 	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", turn.ID) {
 		t.Errorf("the agent card's link led to %s, want /turns/%d", got, turn.ID)
 	}
-	problems.check(t)
+	problems.Check(t)
 }
 
 // waitTurnDone waits for the agent's first turn to end.

@@ -59,13 +59,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := m.Run(ctx); err != nil {
 			return err
 		}
-		if err := m.Agents.StartDemo(ctx); err != nil {
-			m.Close(context.Background())
-			return err
-		}
-		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) is working in #general.\n")
+		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) starts in #general when you open the dashboard.\n")
 		<-ctx.Done()
 		return m.closeSoon()
+	case "admin-token":
+		handle := ""
+		if m.adminGiven {
+			handle = m.AdminHandle
+		}
+		return m.adminToken(ctx, handle)
 	case "migrate":
 		if err := m.OpenStore(ctx); err != nil {
 			return err
@@ -73,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return m.Close(ctx)
 	}
-	return fmt.Errorf("unknown command %q (want serve, demo or migrate)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, demo, migrate or admin-token)", cmd)
 }
 
 // closeSoon closes m, giving connections and agents 10 s to finish.

@@ -36,7 +36,7 @@ type TurnPage struct {
 	PromptSource string // "request", "journal" or ""
 	Calls        []ModelCallItem
 	Tools        []ToolCallItem
-	Tokens       TokenItem
+	Tokens       TokenCounts
 	Cost         string // "" when the model's price is unknown
 	CostNote     string
 	Budgets      []BudgetItem
@@ -66,7 +66,7 @@ type ModelCallItem struct {
 	Response, ResponsePretty          string
 	ResponseBytes                     int
 	ResponseCut                       bool
-	Tokens                            TokenItem
+	Tokens                            TokenCounts
 }
 
 // ToolCallItem is one tool call of the turn.
@@ -76,8 +76,8 @@ type ToolCallItem struct {
 	Result, ResultPretty  string
 }
 
-// TokenItem counts tokens; Input includes Cached and CacheWrite.
-type TokenItem struct {
+// TokenCounts counts tokens; Input includes Cached and CacheWrite.
+type TokenCounts struct {
 	Input, Cached, CacheWrite, Output int
 }
 
@@ -108,7 +108,7 @@ func statusText(c ModelCallItem) string {
 	return "HTTP " + strconv.Itoa(c.Status)
 }
 
-func tokensText(t TokenItem) string {
+func tokensText(t TokenCounts) string {
 	return fmt.Sprintf("%d in (%d cached, %d cache write) · %d out", t.Input, t.Cached, t.CacheWrite, t.Output)
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/anthropic"
 	"github.com/bullpen-hq/bullpen/agents/llm/openai"
-	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 )
 
 // Default models when the environment names none.
@@ -50,7 +49,7 @@ func FromEnv(getenv func(string) string) (map[string]llm.Provider, string) {
 
 // Simulation runs every provider name a role may ask for on one scripted
 // model, so a demo never reaches a real one; "scripted" is the default.
-func Simulation(sim *scripted.Provider) (map[string]llm.Provider, string) {
+func Simulation(sim llm.Provider) (map[string]llm.Provider, string) {
 	return map[string]llm.Provider{"scripted": sim, "openai": sim, "anthropic": sim}, "scripted"
 }
 

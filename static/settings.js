@@ -1,0 +1,98 @@
+// Settings page: model providers (add, edit, make default, delete, test
+// connection) and every member's tokens (revoke). It talks to
+// /api/v1/settings/providers and /api/v1/tokens through window.BP and
+// reloads after a change, so the page always shows the server's state.
+// Secrets are never read back: the form's key fields start empty, and an
+// empty key on an edit keeps the stored one.
+(() => {
+  "use strict";
+  const { api, showError, $, $$ } = window.BP;
+  const errorBox = $('[data-testid="settings-error"]');
+  const form = $('[data-testid="provider-form"]');
+  const title = $('[data-testid="provider-form-title"]');
+  const save = $('[data-testid="provider-save"]');
+  const cancel = $('[data-testid="provider-cancel"]');
+  let editing = 0; // the provider ID being edited, 0 when adding
+
+  async function act(fn) {
+    showError(errorBox, "");
+    try {
+      await fn();
+      location.reload();
+    } catch (err) {
+      showError(errorBox, err.message); // the form keeps what was typed
+    }
+  }
+
+  function body() {
+    const f = form.elements;
+    const b = { name: f.name.value.trim(), kind: f.kind.value, base_url: f.base_url.value.trim(), model: f.model.value.trim() };
+    if (f.api_key.value.trim()) b.api_key = f.api_key.value.trim();
+    if (f.oauth_token.value.trim()) b.oauth_token = f.oauth_token.value.trim();
+    if (f.is_default.checked) b.is_default = true;
+    return b;
+  }
+
+  function startEdit(row) {
+    const f = form.elements;
+    editing = Number(row.dataset.providerId);
+    f.name.value = row.dataset.name;
+    f.kind.value = row.dataset.kind;
+    f.base_url.value = row.dataset.baseUrl || "";
+    f.model.value = row.dataset.model || "";
+    f.api_key.value = "";
+    f.api_key.placeholder = "empty keeps the stored key";
+    f.oauth_token.value = "";
+    f.is_default.checked = row.dataset.default === "true";
+    title.textContent = "Edit " + row.dataset.name;
+    save.textContent = "Save";
+    cancel.hidden = false;
+    f.name.focus();
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const b = body();
+    act(() => editing ? api("PATCH", "/api/v1/settings/providers/" + editing, b) : api("POST", "/api/v1/settings/providers", b));
+  });
+  cancel.addEventListener("click", () => location.reload());
+
+  async function test(row, out) {
+    out.hidden = false;
+    out.className = "settings-result";
+    out.textContent = "Testing…";
+    try {
+      const r = await api("POST", "/api/v1/settings/providers/" + row.dataset.providerId + "/test");
+      out.textContent = (r.ok ? "✓ " : "✗ ") + r.message + " (" + r.latency_ms + " ms)";
+      out.classList.add(r.ok ? "settings-ok" : "settings-bad");
+    } catch (err) {
+      out.textContent = "✗ " + err.message;
+      out.classList.add("settings-bad");
+    }
+  }
+
+  $$('[data-testid="providers"] tr[data-provider-id]').forEach((row) => {
+    const id = row.dataset.providerId;
+    const out = $(".settings-result", row);
+    row.addEventListener("click", (e) => {
+      const btn = e.target.closest("button[data-action]");
+      if (!btn) return;
+      switch (btn.dataset.action) {
+        case "test": test(row, out); break;
+        case "default": act(() => api("PATCH", "/api/v1/settings/providers/" + id, { is_default: true })); break;
+        case "edit": startEdit(row); break;
+        case "delete":
+          // Two clicks, like every destructive button here.
+          if (btn.dataset.armed !== "1") { btn.dataset.armed = "1"; btn.textContent = "Delete " + row.dataset.name + "?"; return; }
+          act(() => api("DELETE", "/api/v1/settings/providers/" + id));
+      }
+    });
+  });
+
+  $$("[data-revoke]").forEach((btn) => {
+    btn.addEventListener("click", () => {
+      if (btn.dataset.armed !== "1") { btn.dataset.armed = "1"; btn.textContent = "Revoke?"; return; }
+      act(() => api("DELETE", "/api/v1/tokens/" + btn.dataset.revoke));
+    });
+  });
+})();
