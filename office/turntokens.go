@@ -14,7 +14,7 @@ const MaxTurnTokenTTL = 24 * time.Hour
 
 // MintTurnToken issues a per-turn token for an agent CLI run: it
 // authenticates as the agent, belongs to turnID (which must be the
-// agent's), and stops working after ttl or at RevokeTurnTokens. The
+// agent's, and running), and stops working after ttl or at RevokeTurnTokens. The
 // secret is returned once and stored only as a hash; the token is left
 // out of the agent's own token list.
 func (o *Office) MintTurnToken(ctx context.Context, agentMemberID, turnID int64, ttl time.Duration) (string, error) {
@@ -34,6 +34,9 @@ func (o *Office) MintTurnToken(ctx context.Context, agentMemberID, turnID int64,
 	}
 	if turn.AgentID != agentMemberID {
 		return "", bullpen.Errorf(bullpen.EINVALID, "turn %d is not @%s's", turnID, m.Handle)
+	}
+	if turn.State != bullpen.TurnRunning {
+		return "", bullpen.Errorf(bullpen.EINVALID, "turn %d has ended (%s): it gets no new tokens", turnID, turn.State)
 	}
 	secret := newSecret()
 	expires := o.now().UTC().Add(ttl)
