@@ -49,9 +49,18 @@ func (s *Server) mcpRoutes(app *fiber.App) {
 // own context. The adaptor's default is fasthttp's RequestCtx, which
 // fasthttp recycles and writes on shutdown: a database query still
 // watching it would race (the race detector caught it).
+//
+// The context carries the connection's local address, as net/http's
+// server does, so that the SDK's DNS-rebinding guard works: a request
+// that reached a loopback listener with another host's name in Host is
+// refused. A trusted reverse proxy (Config.TrustedProxies) on the same
+// host is exempt, since it forwards the public name.
 func (s *Server) serveMCP(c *fiber.Ctx) error {
 	ctx, cancel := context.WithCancel(c.UserContext())
 	defer cancel()
+	if !s.proxies.trusts(c.Context().RemoteIP()) {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
+	}
 	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.svc.MCP.ServeHTTP(w, r.WithContext(ctx))
 	}))(c)
