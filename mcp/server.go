@@ -20,7 +20,7 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 		return nil // not reached: ServeHTTP authenticates first
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "bullpen", Title: "Bullpen office", Version: h.deps.Version},
-		&sdk.ServerOptions{Instructions: instructions(c), Logger: h.deps.Logger})
+		&sdk.ServerOptions{Instructions: instructions(c), Logger: h.sdkLog, Capabilities: capabilities})
 	known := map[string]bool{}
 	for _, t := range c.tools {
 		known[t.Name] = true
@@ -40,6 +40,14 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 	})
 	return s
 }
+
+// capabilities are the server's: tools and logging, with no list-changed
+// notifications. A caller's tools are fixed for its request, and a client
+// that may subscribe to changes (Claude Code opens "subscriptions/listen"
+// at start under protocol 2026-07-28) would otherwise hold a request open
+// that a JSON response can never answer: it waited 25 s before listing
+// tools. Without the capability the subscription is answered at once.
+var capabilities = &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{}}
 
 // run is the handler of every tool: the agents service runs the call as
 // the caller, in the caller's turn.
