@@ -12,6 +12,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/web"
 )
 
 // An agent's token lists exactly its role's tools and posts as the agent.
@@ -163,5 +164,29 @@ func TestMCPListenAnswersAtOnce(t *testing.T) {
 		if strings.Contains(body, "tools/list") && !strings.Contains(string(raw), `"post_message"`) {
 			t.Errorf("tools/list under 2026-07-28 = %s", raw)
 		}
+	}
+}
+
+// A request that reached the loopback listener under another host's name
+// (DNS rebinding) is refused, unless it came through a trusted proxy,
+// which forwards the public name.
+func TestMCPDNSRebinding(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		proxies []string
+		host    string
+		status  int
+	}{
+		{"loopback name", nil, "localhost", 200},
+		{"foreign name", nil, "evil.example.com", 403},
+		{"foreign name through a trusted proxy", []string{"127.0.0.1"}, "bullpen.example.com", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newMCPServerWith(t, "sqlite", web.Config{TrustedProxies: tc.proxies})
+			_, tok := ts.hire(t, "dns", []string{agents.ToolPostMessage})
+			if st, body := ts.rawPostHost(t, tok, tc.host); st != tc.status {
+				t.Errorf("POST /mcp with Host %s = %d %s, want %d", tc.host, st, body, tc.status)
+			}
+		})
 	}
 }
