@@ -41,13 +41,13 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 	return s
 }
 
-// capabilities are the server's: tools and logging, with no list-changed
-// notifications. A caller's tools are fixed for its request, and a client
+// capabilities are the server's: tools, with no list-changed
+// notifications (and no logging to the client, deprecated in 2026-07-28). A caller's tools are fixed for its request, and a client
 // that may subscribe to changes (Claude Code opens "subscriptions/listen"
 // at start under protocol 2026-07-28) would otherwise hold a request open
 // that a JSON response can never answer: it waited 25 s before listing
 // tools. Without the capability the subscription is answered at once.
-var capabilities = &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{}}
+var capabilities = &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
 
 // run is the handler of every tool: the agents service runs the call as
 // the caller, in the caller's turn.
