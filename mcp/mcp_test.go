@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -13,10 +12,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
-	"github.com/bullpen-hq/bullpen/mcp"
-	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/store"
-	"github.com/bullpen-hq/bullpen/store/storetest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,34 +34,13 @@ func (u unixTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the web server, it authenticates, lists and calls tools the same way.
 func TestHandlerOnUnixSocket(t *testing.T) {
 	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminTok, _ := off.Bootstrap(ctx, "admin")
-	admin, _ := off.Authenticate(ctx, adminTok)
-	svc, err := agents.New(agents.Config{Office: off, DB: db, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hired, err := svc.Hire(ctx, admin, bullpen.HireInput{Spec: &bullpen.Role{Handle: "sock", Name: "Sock", Prompt: "test",
-		Tools: []string{agents.ToolPostMessage}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	o := openAgents(t, []string{agents.ToolPostMessage})
 	sock := filepath.Join(t.TempDir(), "mcp.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mcp.New(mcp.Deps{Auth: off, Tools: svc, Logger: quiet})}
+	srv := &http.Server{Handler: o.handler()}
 	go srv.Serve(ln)
 	defer srv.Close()
 	dial := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -88,7 +62,7 @@ func TestHandlerOnUnixSocket(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	s, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: "http://bullpen/mcp", MaxRetries: -1, DisableStandaloneSSE: true,
-		HTTPClient: &http.Client{Transport: unixTransport{rt: dial, token: hired.Token}}}, nil)
+		HTTPClient: &http.Client{Transport: unixTransport{rt: dial, token: o.token}}}, nil)
 	if err != nil {
 		t.Fatalf("connect over the socket: %v", err)
 	}
@@ -101,9 +75,9 @@ func TestHandlerOnUnixSocket(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("post_message over the socket = %+v, %v", res, err)
 	}
-	general, _ := off.ChannelByName(ctx, admin, bullpen.GeneralChannel)
-	page, err := off.ListMessages(ctx, admin, general.ID, "", 10)
-	if err != nil || len(page.Items) == 0 || page.Items[0].AuthorID != hired.Agent.ID || page.Items[0].Body != "through the socket" {
-		t.Errorf("general = %+v, %v; want @sock's message", page.Items, err)
+	general, _ := o.off.ChannelByName(ctx, o.admin, bullpen.GeneralChannel)
+	page, err := o.off.ListMessages(ctx, o.admin, general.ID, "", 10)
+	if err != nil || len(page.Items) == 0 || page.Items[0].AuthorID != o.agent.ID || page.Items[0].Body != "through the socket" {
+		t.Errorf("general = %+v, %v; want @tester's message", page.Items, err)
 	}
 }
