@@ -57,7 +57,7 @@ func (h *handler) run(c *caller) sdk.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		out, err := h.deps.Tools.CallTool(ctx, c.member, c.turnID, req.Params.Name, args)
+		out, err := h.deps.Tools.CallTool(agents.WithCallID(ctx, callID(req.Params.Meta)), c.member, c.turnID, req.Params.Name, args)
 		if err != nil {
 			if bullpen.ErrorCode(err) == bullpen.EINTERNAL {
 				h.deps.Logger.Error("mcp: tool call", "tool", req.Params.Name, "agent", c.member.Handle, "err", err)
@@ -66,6 +66,20 @@ func (h *handler) run(c *caller) sdk.ToolHandler {
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil
 	}
+}
+
+// callIDKeys are the _meta keys under which clients name their model's
+// tool call: Bullpen's own, and Claude Code's (seen in its 2.1.328
+// binary). The id lets a repeated call return its first outcome.
+var callIDKeys = []string{"bullpen/callId", "claudecode/toolUseId"}
+
+func callID(meta sdk.Meta) string {
+	for _, k := range callIDKeys {
+		if id, ok := meta[k].(string); ok && id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // instructions is the compact brief a client's model gets about the
