@@ -46,20 +46,56 @@ func (o *Office) Bootstrap(ctx context.Context, adminHandle string) (string, err
 	return secret, nil
 }
 
-// Authenticate returns the member a token belongs to; a missing, unknown
-// or revoked token is EUNAUTHORIZED.
+// Authenticate returns the member a token belongs to; a missing, unknown,
+// revoked or expired token is EUNAUTHORIZED. A per-turn token
+// authenticates as its agent (see AuthenticateTurn for its turn).
 func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Member, error) {
+	m, _, err := o.AuthenticateTurn(ctx, secret)
+	return m, err
+}
+
+// AuthenticateTurn is Authenticate that also returns the turn a per-turn
+// token belongs to; turnID is 0 for an ordinary token. A per-turn token is
+// refused once its turn is no longer running, revoked or not.
+func (o *Office) AuthenticateTurn(ctx context.Context, secret string) (bullpen.Member, int64, error) {
 	if !strings.HasPrefix(secret, bullpen.TokenPrefix) || len(secret) > 200 {
-		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
+		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
 	}
 	t, err := o.db.TokenByHash(ctx, hashSecret(secret))
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
-		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid or revoked token")
+		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid or revoked token")
 	} else if err != nil {
-		return bullpen.Member{}, err
+		return bullpen.Member{}, 0, err
+	}
+	if t.Expired(o.now()) {
+		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "token expired")
 	}
 	o.touchToken(ctx, t)
-	return o.db.Member(ctx, t.MemberID)
+	var turnID int64
+	if t.TurnID != nil {
+		turnID = *t.TurnID
+		if err := o.turnRunning(ctx, turnID); err != nil {
+			return bullpen.Member{}, 0, err
+		}
+	}
+	m, err := o.db.Member(ctx, t.MemberID)
+	if err != nil {
+		return bullpen.Member{}, 0, err
+	}
+	return m, turnID, nil
+}
+
+// turnRunning is EUNAUTHORIZED once a per-turn token's turn has ended, so
+// that the token dies with its turn even if nobody revoked it.
+func (o *Office) turnRunning(ctx context.Context, turnID int64) error {
+	turn, err := o.db.Turn(ctx, turnID)
+	if err != nil {
+		return err
+	}
+	if turn.State != bullpen.TurnRunning {
+		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "token of turn %d, which has ended", turnID)
+	}
+	return nil
 }
 
 // CreateToken issues a token for actor, or for another member when actor

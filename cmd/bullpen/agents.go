@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
+	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -68,6 +70,15 @@ func (m *Main) turnService() web.TurnService {
 		return nil
 	}
 	return m.Agents
+}
+
+// mcpHandler returns the MCP endpoint over the agents' tool registry, or
+// nil (the route answers "unavailable") without an agents service.
+func (m *Main) mcpHandler() http.Handler {
+	if m.Agents == nil {
+		return nil
+	}
+	return mcp.New(mcp.Deps{Auth: m.Office, Tools: m.Agents, Logger: m.Logger})
 }
 
 // agentService returns the agents service for the web server (nil-safe).

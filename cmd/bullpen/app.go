@@ -155,7 +155,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService()})
+		Settings: m.settingsService(), MCP: m.mcpHandler()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
