@@ -12,9 +12,8 @@
   if (!root) return;
   const panel = root.closest("[data-panel]") || root;
 
-  const $ = (sel, r = root) => r.querySelector(sel);
-  const tid = (id) => $(`[data-testid="${id}"]`);
-  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  const { el, api, request, showError } = window.BP;
+  const tid = (id) => root.querySelector(`[data-testid="${id}"]`);
   const API = "/api/v1/sandboxes";
   const MAX_LOG_EXECS = 40;
   const MAX_VIEW_BYTES = 256 << 10;
@@ -30,54 +29,6 @@
     wsAttempt: 0,
     visible: false,
   };
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
-    }
-    e.append(...children.filter((c) => c !== null && c !== undefined));
-    return e;
-  }
-
-  function showError(node, msg) {
-    if (!node) return;
-    node.textContent = msg;
-    node.hidden = !msg;
-  }
-
-  async function api(method, path, data, raw) {
-    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
-    if (raw !== undefined) {
-      opts.headers["Content-Type"] = "application/octet-stream";
-      opts.body = raw;
-    } else if (data !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(data);
-    }
-    let res;
-    try {
-      res = await fetch(path, opts);
-    } catch (e) {
-      throw new Error("Could not reach the server. Check your connection and try again.");
-    }
-    if (!res.ok) throw await apiError(res);
-    if (res.status === 204) return null;
-    const text = await res.text();
-    try { return text ? JSON.parse(text) : null; } catch (e) { return text; }
-  }
-
-  async function apiError(res) {
-    let msg = `Request failed (${res.status})`;
-    try {
-      const j = await res.json();
-      if (j && j.error && j.error.message) msg = j.error.message;
-    } catch (e) { /* not JSON */ }
-    const err = new Error(msg);
-    err.status = res.status;
-    return err;
-  }
 
   const sbPath = (sb, rest) => `${API}/${encodeURIComponent(sb.id)}${rest || ""}`;
   const label = (sb) => sb.name || sb.id;
@@ -332,17 +283,9 @@
     input.value = "";
     let res;
     try {
-      res = await fetch(sbPath(sb, "/exec"), {
-        method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/x-ndjson", "X-CSRF-Token": csrf },
-        body: JSON.stringify({ cmd: command }),
-      });
+      res = await request("POST", sbPath(sb, "/exec"), { json: { cmd: command }, headers: { Accept: "application/x-ndjson" } });
     } catch (err) {
-      showError(tid("sandbox-detail-error"), "Could not reach the server.");
-      return;
-    }
-    if (!res.ok) {
-      showError(tid("sandbox-detail-error"), (await apiError(res)).message);
+      showError(tid("sandbox-detail-error"), err.message);
       input.value = command;
       return;
     }
@@ -420,8 +363,7 @@
       return;
     }
     try {
-      const res = await fetch(sbPath(sb, "/files?path=" + encodeURIComponent(f.path)), { credentials: "same-origin" });
-      if (!res.ok) throw await apiError(res);
+      const res = await request("GET", sbPath(sb, "/files?path=" + encodeURIComponent(f.path)));
       const bytes = new Uint8Array(await res.arrayBuffer());
       text.textContent = bytes.includes(0) ? "(binary file)" : new TextDecoder().decode(bytes);
     } catch (e) {
@@ -450,7 +392,7 @@
     const file = input.files && input.files[0];
     if (!file || !state.open) return;
     try {
-      await api("PUT", sbPath(state.open, "/files?path=" + encodeURIComponent(joinPath(state.dir, file.name))), undefined, file);
+      await request("PUT", sbPath(state.open, "/files?path=" + encodeURIComponent(joinPath(state.dir, file.name))), { raw: file });
       loadFiles();
     } catch (err) {
       showError(tid("sandbox-files-error"), err.message);
