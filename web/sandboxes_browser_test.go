@@ -22,7 +22,10 @@ func TestSandboxHistoryBrowser(t *testing.T) {
 	s.askAgent(hired.Agent.Member, "echo from-agent-$((6*7))")
 	ws := s.workspaceOf(hired.Agent.Member)
 	var page bullpen.SandboxExecPage
-	waitUntil(t, func() bool { page, _ = s.execsOf(s.Token, ws.ID, ""); return len(page.Items) == 1 && !page.Items[0].Running })
+	waitUntil(t, func() bool {
+		page, _ = s.execsOf(s.Token, ws.ID, "")
+		return len(page.Items) == 1 && !page.Items[0].Running
+	})
 
 	b := newTab(t, s.URL, s.Token, 1400, 900)
 	entry := `document.querySelector('[data-exec-id="` + page.Items[0].ID + `"]')`
