@@ -39,9 +39,13 @@ func sel(id string) string { return `[data-testid="` + id + `"]` }
 // q is document.querySelector of a test id, in JavaScript.
 func q(id string) string { return `document.querySelector('[data-testid="` + id + `"]')` }
 
+// run runs one step's actions, each step bounded so a wrong selector
+// fails in seconds rather than at the browser's deadline.
 func (b *tab) run(step string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("%s: %v", step, err)
 	}
 }

@@ -38,7 +38,7 @@ func tab(name string) string {
 }
 
 var shots = []shot{
-	{name: "chat", path: "/", wait: `document.querySelectorAll('[data-testid="message"]').length >= 3`},
+	{name: "chat", path: "/", wait: `document.querySelectorAll('[data-testid="message-body"]').length >= 2`},
 	{name: "timeline", path: "/", prep: func(*shooter) []string { return []string{tab("activity")} },
 		wait: `document.querySelector('[data-testid="panel-activity"]') && !document.querySelector('[data-testid="panel-activity"]').hidden`},
 	{name: "wiki", path: "/", prep: func(s *shooter) []string {
@@ -111,7 +111,7 @@ func (s *shooter) take(ctx context.Context, sh shot, size [2]int64) {
 			steps = append(steps, chromedp.Sleep(300*time.Millisecond), chromedp.Evaluate[chromedp.Void](js))
 		}
 	}
-	steps = append(steps, chromedp.Poll[chromedp.Void](`!!(`+sh.wait+`)`, chromedp.WithPollingTimeout(30*time.Second)),
+	steps = append(steps, chromedp.Poll[chromedp.Void](`!!(`+sh.wait+`)`, chromedp.WithPollingTimeout(15*time.Second)),
 		chromedp.Sleep(700*time.Millisecond))
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		s.t.Errorf("%s at %dx%d: %v", sh.name, size[0], size[1], err)
