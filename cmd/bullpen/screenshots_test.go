@@ -48,8 +48,10 @@ var shots = []shot{
 		return []string{`location.hash = "#sandbox=` + s.sandboxID + `&exec=` + s.execID + `"`}
 	}, wait: `document.querySelectorAll('[data-testid="sandbox-exec"]').length > 0`},
 	{name: "sandbox-full", path: "/", prep: func(s *shooter) []string {
-		return []string{`location.hash = "#sandbox=` + s.sandboxID + `"`, `document.querySelector('[data-testid="panels-full"]').click()`}
-	}, wait: `document.body.classList.contains("panels-full") && document.querySelectorAll('[data-testid="sandbox-exec"]').length > 0`},
+		return []string{`location.hash = "#sandbox=` + s.sandboxID + `&exec=` + s.execID + `"`, `document.querySelector('[data-testid="panels-full"]').click()`,
+			`document.querySelector('[data-testid="sandbox-terminal-open"]').click()`}
+	}, wait: `document.body.classList.contains("panels-full") && document.querySelectorAll('[data-testid="sandbox-exec"]').length > 2 &&
+		document.querySelector('[data-sandboxes]').dataset.terminal === "open"`},
 	{name: "agents", path: "/", prep: func(*shooter) []string { return []string{tab("agents")} },
 		wait: `document.querySelectorAll('[data-testid^="agent-status-"]').length > 0`},
 	{name: "turn", path: "/turns/{turn}", optional: true, wait: `document.readyState === "complete"`},
@@ -174,6 +176,10 @@ func seedOffice(t *testing.T) *shooter {
 	s.api.do("POST", "/channels/1/messages", map[string]string{"body": "Morning all. Release candidate goes out **today** — shout if anything blocks it."}, http.StatusCreated, nil)
 	s.api.do("POST", "/channels/1/messages", map[string]string{"body": "@lead please check that our build machine works"}, http.StatusCreated, nil)
 	s.waitForWork()
+	// A person's own commands in the engineer's sandbox, beside the agent's.
+	for _, cmd := range []string{"df -h / | tail -1", "ls /etc | head -5", "cat /nonexistent"} {
+		s.api.do("POST", "/sandboxes/"+s.sandboxID+"/run", map[string]any{"cmd": []string{"/bin/sh", "-c", cmd}}, http.StatusOK, nil)
+	}
 	return s
 }
 
