@@ -27,9 +27,10 @@
     },
   };
 
-  // normal is the width the stylesheet gives the panel at this window size.
-  const normal = () => (window.innerWidth <= 900 ? 320 : window.innerWidth <= 1100 ? 300 : 380);
-  const chatMin = () => parseInt(getComputedStyle(layout).getPropertyValue("--chat-min"), 10) || 320;
+  // cssPx reads a length the stylesheet sets for this window size.
+  const cssPx = (name, def) => parseInt(getComputedStyle(layout).getPropertyValue(name), 10) || def;
+  const normal = () => cssPx("--panel-default", 380);
+  const chatMin = () => cssPx("--chat-min", 320);
   const room = () => layout.clientWidth - $(".sidebar").offsetWidth - chatMin();
   const wide = () => Math.max(normal() + STEP, Math.min(720, Math.round(layout.clientWidth * 0.55)));
   const current = () => $(".panels").getBoundingClientRect().width;

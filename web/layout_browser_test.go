@@ -41,8 +41,9 @@ func TestPanelWidthBrowser(t *testing.T) {
 			b.run("widen", chromedp.Click(sel("panels-widen")))
 			w1 := b.width("panels")
 			chat := b.width("chat-panel")
-			if w1 < w0+30 || chat < 250 || b.rect("panels").Right > float64(vp[0])+1 {
-				t.Fatalf("widened panel %.0f → %.0f px, chat %.0f px, right edge %.0f; want wider, chat ≥ 250, inside %d", w0, w1, chat, b.rect("panels").Right, vp[0])
+			chatMin := evalIn[float64](b, `parseInt(getComputedStyle(document.querySelector(".layout")).getPropertyValue("--chat-min"))`)
+			if w1 < w0+30 || chat < chatMin-1 || b.rect("panels").Right > float64(vp[0])+1 {
+				t.Fatalf("widened panel %.0f → %.0f px, chat %.0f px, right edge %.0f; want wider, chat ≥ %.0f, inside %d", w0, w1, chat, chatMin, b.rect("panels").Right, vp[0])
 			}
 			b.reload(s.URL)
 			if w := b.width("panels"); !near(w, w1) || evalIn[string](b, q("panels-widen")+`.getAttribute("aria-pressed")`) != "true" {
@@ -65,11 +66,11 @@ func TestPanelWidthBrowser(t *testing.T) {
 				t.Errorf("full width lost on reload: chat is %.0f px wide", c)
 			}
 			b.run("back to chat", chromedp.Click(sel("panels-back")))
-			if w, c := b.width("panels"), b.width("chat-panel"); !near(w, w1) || c < 250 {
+			if w, c := b.width("panels"), b.width("chat-panel"); !near(w, w1) || c < chatMin-1 {
 				t.Errorf("back to chat: panel %.0f px, chat %.0f px; want %.0f and the chat back", w, c, w1)
 			}
 			b.reload(s.URL)
-			if c := b.width("chat-panel"); c < 250 {
+			if c := b.width("chat-panel"); c < chatMin-1 {
 				t.Errorf("after Back and a reload the chat is %.0f px", c)
 			}
 			b.run("reset", chromedp.Evaluate[chromedp.Void](`localStorage.clear()`))
@@ -88,6 +89,9 @@ func TestNarrowDashboardBrowser(t *testing.T) {
 			if r := b.rect(id); !r.inside(w, h) {
 				t.Errorf("%dx%d: %s at %+v, not inside the window", vp[0], vp[1], id, r)
 			}
+		}
+		if rows := evalIn[int](b, `new Set(Array.from(document.querySelectorAll('.panel-tab')).map(t => Math.round(t.getBoundingClientRect().top))).size`); rows != 1 {
+			t.Errorf("%dx%d: the panel tabs take %d rows, want 1", vp[0], vp[1], rows)
 		}
 		handle := b.rect("me-handle")
 		for _, id := range []string{"telegram-link", "logout-submit"} {
