@@ -27,6 +27,9 @@ type SandboxExecEntry struct {
 	Stderr      string     `json:"stderr"`
 	StdoutBytes int64      `json:"stdout_bytes"`
 	StderrBytes int64      `json:"stderr_bytes"`
+	// OutputWithheld: the sandbox holds secrets, whose values a command
+	// may print, so its output is shown live but never stored.
+	OutputWithheld bool `json:"output_withheld,omitempty"`
 }
 
 // SandboxExecPage is a page of a sandbox's exec history, newest first.

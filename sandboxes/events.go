@@ -61,6 +61,8 @@ type ExecPayload struct {
 	Stderr      string `json:"stderr,omitempty"`
 	StdoutBytes int64  `json:"stdout_bytes,omitempty"`
 	StderrBytes int64  `json:"stderr_bytes,omitempty"`
+	// OutputWithheld: the sandbox holds secrets, so no output is stored.
+	OutputWithheld bool `json:"output_withheld,omitempty"`
 }
 
 // OutputPayload is one chunk of live output. Offset is where Data starts in

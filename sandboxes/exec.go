@@ -34,8 +34,10 @@ type Exec struct {
 	err     error
 	started time.Time
 	// kept holds the head and tail of stdout [0] and stderr [1] for the
-	// exec history; each is written by its stream's pump only.
-	kept [2]*headTail
+	// exec history; each is written by its stream's pump only. It is nil in
+	// a sandbox holding secrets: output could echo them, and stored events
+	// must never carry a secret value.
+	kept *[2]*headTail
 }
 
 // Output delivers the command's stdout and stderr chunks, each stream in
@@ -104,8 +106,10 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 	}
 	owner := bullpen.SandboxOwner(in.Tags)
 	e := &Exec{ID: newExecID(), p: p, out: make(chan bullpen.SandboxChunk, 16), quit: make(chan struct{}),
-		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now(),
-		kept: [2]*headTail{newHeadTail(historyStdoutHead, historyStdoutTail), newHeadTail(historyStderrHead, historyStderrTail)}}
+		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
+	if len(in.SecretNames) == 0 {
+		e.kept = &[2]*headTail{newHeadTail(historyStdoutHead, historyStdoutTail), newHeadTail(historyStderrHead, historyStderrTail)}
+	}
 	base := ExecPayload{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
 	s.emit(EventExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
@@ -147,6 +151,9 @@ const (
 
 // keep adds a chunk of stream to the output kept for the history.
 func (e *Exec) keep(stream string, data []byte) {
+	if e.kept == nil {
+		return
+	}
 	i := 0
 	if stream == Stderr {
 		i = 1
@@ -157,6 +164,10 @@ func (e *Exec) keep(stream string, data []byte) {
 // keepOutput puts the kept output into the finished event; it runs once
 // both pumps are done.
 func (e *Exec) keepOutput(p *ExecPayload) {
+	if e.kept == nil {
+		p.OutputWithheld = true
+		return
+	}
 	p.Stdout, p.StdoutBytes = e.kept[0].String(), e.kept[0].total
 	p.Stderr, p.StderrBytes = e.kept[1].String(), e.kept[1].total
 }

@@ -90,5 +90,6 @@ func entryOf(ev bullpen.Event, p ExecPayload) bullpen.SandboxExecEntry {
 	e.FinishedAt, e.StartedAt = &at, at.Add(-time.Duration(p.DurationMS)*time.Millisecond)
 	e.ExitCode, e.Signal, e.TimedOut, e.DurationMS, e.Error = p.ExitCode, p.Signal, p.TimedOut, p.DurationMS, p.Error
 	e.Stdout, e.Stderr, e.StdoutBytes, e.StderrBytes = p.Stdout, p.Stderr, p.StdoutBytes, p.StderrBytes
+	e.OutputWithheld = p.OutputWithheld
 	return e
 }

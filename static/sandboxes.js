@@ -296,7 +296,8 @@
       b.out.replaceChildren();
       if (x.stdout) b.out.append(el("span", { class: "sbx-stdout" }, x.stdout));
       if (x.stderr) b.out.append(el("span", { class: "sbx-stderr" }, x.stderr));
-      if (!x.stdout && !x.stderr) b.out.append(el("span", { class: "sbx-note" }, "(no output)"));
+      if (x.output_withheld) b.out.append(el("span", { class: "sbx-note" }, "(output not stored: this sandbox holds secrets, which a command could print)"));
+      else if (!x.stdout && !x.stderr) b.out.append(el("span", { class: "sbx-note" }, "(no output)"));
       b.off = { stdout: x.stdout_bytes || 0, stderr: x.stderr_bytes || 0 };
     }
     finish(b, x.error ? { error: x.error } : x);

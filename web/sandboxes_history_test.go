@@ -93,3 +93,25 @@ func TestExecHistoryPagesAndBounds(t *testing.T) {
 		}
 	}
 }
+
+// A sandbox holding secrets keeps no output in its history: a command may
+// print a secret, and stored events never carry one.
+func TestExecHistoryWithholdsOutputOfSecretSandbox(t *testing.T) {
+	s := newSandboxServer(t, web.Config{})
+	var sb struct{ ID string }
+	if st := s.do("POST", "/api/v1/sandboxes", s.Token, map[string]any{"secrets": []map[string]string{{"name": "API_KEY", "value": "never-stored-42"}}}, &sb); st != 201 {
+		t.Fatalf("create: %d", st)
+	}
+	if st := s.do("POST", "/api/v1/sandboxes/"+sb.ID+"/run", s.Token, map[string]any{"cmd": []string{"/bin/sh", "-c", "echo $API_KEY"}}, nil); st != 200 {
+		t.Fatalf("run: %d", st)
+	}
+	var page bullpen.SandboxExecPage
+	waitUntil(t, func() bool { page, _ = s.execsOf(s.Token, sb.ID, ""); return len(page.Items) == 1 && !page.Items[0].Running })
+	if e := page.Items[0]; !e.OutputWithheld || e.Stdout != "" || *e.ExitCode != 0 {
+		t.Errorf("entry = %+v, want exit 0 with its output withheld", e)
+	}
+	body := readAll(t, s.req("GET", "/api/v1/events?limit=1000", s.Token, nil, ""))
+	if strings.Contains(body, "never-stored-42") {
+		t.Errorf("the event log holds the secret: %s", body)
+	}
+}
