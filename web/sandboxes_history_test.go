@@ -106,7 +106,10 @@ func TestExecHistoryWithholdsOutputOfSecretSandbox(t *testing.T) {
 		t.Fatalf("run: %d", st)
 	}
 	var page bullpen.SandboxExecPage
-	waitUntil(t, func() bool { page, _ = s.execsOf(s.Token, sb.ID, ""); return len(page.Items) == 1 && !page.Items[0].Running })
+	waitUntil(t, func() bool {
+		page, _ = s.execsOf(s.Token, sb.ID, "")
+		return len(page.Items) == 1 && !page.Items[0].Running
+	})
 	if e := page.Items[0]; !e.OutputWithheld || e.Stdout != "" || *e.ExitCode != 0 {
 		t.Errorf("entry = %+v, want exit 0 with its output withheld", e)
 	}
