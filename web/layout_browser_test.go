@@ -1,18 +1,11 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"testing"
 
-	"github.com/bullpen-hq/bullpen/bridge/telegram"
-	"github.com/bullpen-hq/bullpen/bridge/telegram/tgtest"
-	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
-	"github.com/bullpen-hq/bullpen/wiki"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -106,22 +99,9 @@ func TestNarrowDashboardBrowser(t *testing.T) {
 // select is styled like the inputs, and the checkbox sits on its label's
 // text line.
 func TestTelegramPageBrowser(t *testing.T) {
-	db, off, token := openOffice(t, store.SQLite)
-	fake, err := tgtest.New(tgToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	br, err := telegram.New(telegram.Config{Office: off, DB: db, ServerURL: fake.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := br.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, Telegram: br, Wiki: wiki.New(db, wiki.Config{})},
-		func() { br.Close() }, func() { fake.Close() })
-	b := newTab(t, ts.URL, token, 1024, 600)
-	b.run("open /telegram", chromedp.Navigate(ts.URL+"/telegram"), chromedp.WaitVisible(sel("telegram-page")))
+	ts := newTelegramServer(t)
+	b := newTab(t, ts.url, ts.token, 1024, 600)
+	b.run("open /telegram", chromedp.Navigate(ts.url+"/telegram"), chromedp.WaitVisible(sel("telegram-page")))
 	b.run("top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	if r := b.rect("telegram-back"); !r.inside(1024, 600) {
 		t.Errorf("at the top of the page the back link is at %+v, not inside the window", r)
