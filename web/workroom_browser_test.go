@@ -23,7 +23,7 @@ type tab struct {
 func newTab(t *testing.T, url, token string, width, height int64) *tab {
 	t.Helper()
 	ctx := browsertest.Browser(t, 120*time.Second)
-	browsertest.FailOnProblems(t, ctx)
+	browsertest.FailOnErrors(t, ctx)
 	b := &tab{t: t, ctx: ctx}
 	b.run("viewport", chromedp.EmulateViewport(width, height))
 	if token != "" {

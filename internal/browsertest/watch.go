@@ -3,7 +3,6 @@ package browsertest
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
@@ -14,83 +13,74 @@ import (
 )
 
 // Problems collects what went wrong in a tab: console errors, uncaught
-// exceptions, failed requests and HTTP error answers.
+// exceptions, failed requests and responses with an error status.
 type Problems struct {
 	mu   sync.Mutex
 	list []string
 }
 
-func (p *Problems) add(format string, args ...any) {
-	p.mu.Lock()
-	p.list = append(p.list, fmt.Sprintf(format, args...))
-	p.mu.Unlock()
-}
-
-// List returns the problems seen so far.
-func (p *Problems) List() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.list...)
-}
-
-// FailOnProblems watches the tab of ctx and, when the test ends, fails it
-// for every console error, uncaught exception, failed request or response
-// with status 400 or more that the page met. A test that provokes an error
-// on purpose uses a tab without it.
-func FailOnProblems(tb testing.TB, ctx context.Context) *Problems {
+// FailOnErrors watches the tab of ctx and fails tb, when the test ends,
+// for anything that went wrong in the page, so that a browser test cannot
+// pass over a broken script or a request the page should not have made.
+// Call it right after Browser, before the first navigation.
+func FailOnErrors(tb testing.TB, ctx context.Context) *Problems {
 	tb.Helper()
 	p := &Problems{}
-	err := chromedp.Listen(ctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				p.add("console.%s: %s", e.Type, argsText(e.Args))
-			}
-		case *runtime.EventExceptionThrown:
-			p.add("uncaught exception: %s", exceptionText(e.ExceptionDetails))
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				p.add("browser log: %s %s", e.Entry.Text, e.Entry.URL)
-			}
-		case *network.EventLoadingFailed:
-			if !e.Canceled {
-				p.add("request failed: %s (%s)", e.ErrorText, e.RequestID)
-			}
-		case *network.EventResponseReceived:
-			if e.Response.Status >= 400 {
-				p.add("HTTP %d: %s", e.Response.Status, e.Response.URL)
-			}
-		}
-	})
-	if err != nil {
+	if err := chromedp.Listen(ctx, p.see); err != nil {
 		tb.Fatalf("browsertest: watch the tab: %v", err)
 	}
-	tb.Cleanup(func() {
-		for _, s := range p.List() {
-			tb.Errorf("browser: %s", s)
-		}
-	})
+	tb.Cleanup(func() { p.Check(tb) })
 	return p
 }
 
-func argsText(args []*runtime.RemoteObject) string {
-	parts := make([]string, 0, len(args))
-	for _, a := range args {
-		if a.Description != "" {
-			parts = append(parts, a.Description)
-		} else {
-			parts = append(parts, string(a.Value))
+// see runs in the tab's read loop: it only records.
+func (p *Problems) see(ev any) {
+	var msg string
+	switch e := ev.(type) {
+	case *runtime.EventExceptionThrown:
+		msg = "uncaught exception: " + e.ExceptionDetails.Text
+		if e.ExceptionDetails.Exception != nil {
+			msg += " " + e.ExceptionDetails.Exception.Description
 		}
+	case *runtime.EventConsoleAPICalled:
+		if e.Type != runtime.ConsoleAPICalledTypeError {
+			return
+		}
+		msg = "console.error:"
+		for _, a := range e.Args {
+			msg += " " + string(a.Value) + a.Description
+		}
+	case *log.EventEntryAdded:
+		if e.Entry.Level != log.EntryLevelError {
+			return
+		}
+		msg = fmt.Sprintf("log error (%s): %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
+	case *network.EventLoadingFailed:
+		if e.Canceled {
+			return // a navigation away, not a failure
+		}
+		msg = fmt.Sprintf("request failed: %s (%s)", e.ErrorText, e.Type)
+	case *network.EventResponseReceived:
+		if e.Response.Status < 400 {
+			return
+		}
+		msg = fmt.Sprintf("HTTP %d for %s", e.Response.Status, e.Response.URL)
+	default:
+		return
 	}
-	return strings.Join(parts, " ")
+	p.mu.Lock()
+	p.list = append(p.list, msg)
+	p.mu.Unlock()
 }
 
-func exceptionText(d *runtime.ExceptionDetails) string {
-	if d == nil {
-		return "?"
+// Check fails tb for each problem seen so far and forgets them.
+func (p *Problems) Check(tb testing.TB) {
+	tb.Helper()
+	p.mu.Lock()
+	list := p.list
+	p.list = nil
+	p.mu.Unlock()
+	for _, m := range list {
+		tb.Errorf("browser: %s", m)
 	}
-	if d.Exception != nil && d.Exception.Description != "" {
-		return d.Exception.Description
-	}
-	return d.Text
 }
