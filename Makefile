@@ -2,7 +2,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run build test lint generate bench
+.PHONY: run build test lint generate bench screenshots vendor
 
 ## run: build bin/bullpen and its sandbox init, then start the server
 run: build
@@ -31,3 +31,11 @@ generate:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 	$(GO) run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s
+
+## screenshots: start a seeded demo office (real sandboxes: run as root) and write docs/screenshots/*.png at 1400x900, 1024x768 and 800x700 with headless Chromium
+screenshots:
+	BULLPEN_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestScreenshots$$' -v ./cmd/bullpen/
+
+## vendor: fetch the pinned browser libraries (xterm.js) into static/vendor again
+vendor:
+	bash scripts/vendor.sh

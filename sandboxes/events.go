@@ -54,6 +54,15 @@ type ExecPayload struct {
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	DurationMS int64  `json:"duration_ms,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Stdout and Stderr (finished only) are the head and tail of each
+	// stream, kept so the exec history shows output after a reload;
+	// StdoutBytes and StderrBytes are how much was written in all.
+	Stdout      string `json:"stdout,omitempty"`
+	Stderr      string `json:"stderr,omitempty"`
+	StdoutBytes int64  `json:"stdout_bytes,omitempty"`
+	StderrBytes int64  `json:"stderr_bytes,omitempty"`
+	// OutputWithheld: the sandbox holds secrets, so no output is stored.
+	OutputWithheld bool `json:"output_withheld,omitempty"`
 }
 
 // OutputPayload is one chunk of live output. Offset is where Data starts in

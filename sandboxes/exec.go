@@ -33,6 +33,11 @@ type Exec struct {
 	res     bullpen.SandboxResult
 	err     error
 	started time.Time
+	// kept holds the head and tail of stdout [0] and stderr [1] for the
+	// exec history; each is written by its stream's pump only. It is nil in
+	// a sandbox holding secrets: output could echo them, and stored events
+	// must never carry a secret value.
+	kept *[2]*headTail
 }
 
 // Output delivers the command's stdout and stderr chunks, each stream in
@@ -102,6 +107,9 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 	owner := bullpen.SandboxOwner(in.Tags)
 	e := &Exec{ID: newExecID(), p: p, out: make(chan bullpen.SandboxChunk, 16), quit: make(chan struct{}),
 		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
+	if len(in.SecretNames) == 0 {
+		e.kept = &[2]*headTail{newHeadTail(historyStdoutHead, historyStdoutTail), newHeadTail(historyStderrHead, historyStderrTail)}
+	}
 	base := ExecPayload{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
 	s.emit(EventExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
@@ -127,10 +135,41 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 		if werr != nil {
 			fin.ExitCode, fin.Error = nil, bullpen.ErrorMessage(werr)
 		}
+		e.keepOutput(&fin)
 		s.emit(EventExecFinished, owner, fin)
 		close(e.done)
 	}()
 	return e, nil
+}
+
+// Bounds of the output kept with each command in the exec history: the
+// start and the end of each stream, as for agents.
+const (
+	historyStdoutHead, historyStdoutTail = 2 << 10, 6 << 10
+	historyStderrHead, historyStderrTail = 1 << 10, 3 << 10
+)
+
+// keep adds a chunk of stream to the output kept for the history.
+func (e *Exec) keep(stream string, data []byte) {
+	if e.kept == nil {
+		return
+	}
+	i := 0
+	if stream == Stderr {
+		i = 1
+	}
+	_, _ = e.kept[i].Write(data)
+}
+
+// keepOutput puts the kept output into the finished event; it runs once
+// both pumps are done.
+func (e *Exec) keepOutput(p *ExecPayload) {
+	if e.kept == nil {
+		p.OutputWithheld = true
+		return
+	}
+	p.Stdout, p.StdoutBytes = e.kept[0].String(), e.kept[0].total
+	p.Stderr, p.StderrBytes = e.kept[1].String(), e.kept[1].total
 }
 
 // liveBudget is what is left of one command's live output allowance.
@@ -171,6 +210,7 @@ func (s *Service) pump(e *Exec, stream string, r io.Reader, sbID string, owner i
 		}
 		if end > 0 {
 			data := append([]byte(nil), buf[:end]...)
+			e.keep(stream, data)
 			s.publishChunk(e.ID, sbID, owner, stream, off, data, live)
 			select {
 			case e.out <- bullpen.SandboxChunk{Stream: stream, Offset: off, Data: data}:

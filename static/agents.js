@@ -10,31 +10,10 @@
   const root = document.querySelector("[data-agents]");
   if (!root) return;
   const tid = (id) => root.querySelector(`[data-testid="${id}"]`);
-  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  const { el, api, showError } = window.BP;
   const MAX_FEED = 200;
   const panel = root.closest("[data-panel]") || root;
   const state = { agents: new Map(), filter: 0, ws: null, attempt: 0, visible: false, timer: 0 };
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
-    }
-    e.append(...children.filter((c) => c !== null && c !== undefined));
-    return e;
-  }
-
-  async function api(method, path, body) {
-    const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
-    if (body !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
-    }
-    const res = await fetch(path, opts);
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error((data.error && data.error.message) || res.statusText);
-    return data;
-  }
 
   function statusText(a) {
     if (a.state === "fired") return "fired";
@@ -136,8 +115,7 @@
         closeEdit();
         renderAgents();
       } catch (err) {
-        formError.textContent = err.message; // the input stays as typed
-        formError.hidden = false;
+        showError(formError, err.message); // the input stays as typed
       } finally {
         save.disabled = false;
       }
@@ -162,8 +140,7 @@
         closeEdit();
         renderAgents();
       } catch (err) {
-        rowError.textContent = err.message;
-        rowError.hidden = false;
+        showError(rowError, err.message);
       } finally {
         fireBtn.disabled = false;
         fireBtn.textContent = "Fire";
@@ -227,8 +204,7 @@
       hire.loaded = true;
     } catch (err) {
       hire.role.replaceChildren(el("option", { value: "" }, "Roles are unavailable"));
-      hire.error.textContent = err.message;
-      hire.error.hidden = false;
+      showError(hire.error, err.message);
     }
   }
 
@@ -273,8 +249,7 @@
       hire.result.replaceChildren("Hired @" + a.handle + ". Its API token, shown only once: ", el("code", {}, h.token || ""));
       hire.result.hidden = false;
     } catch (err) {
-      hire.error.textContent = err.message; // the input stays as typed
-      hire.error.hidden = false;
+      showError(hire.error, err.message); // the input stays as typed
     } finally {
       submit.disabled = false;
     }

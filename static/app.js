@@ -9,30 +9,18 @@
   const body = document.body;
   if (!body || !body.classList.contains("app")) return;
 
-  const $ = (sel, root = document) => root.querySelector(sel);
-  const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+  const { $, $$, el, api } = window.BP;
   const tid = (id) => `[data-testid="${id}"]`;
 
   const state = {
     channelId: Number(body.dataset.channelId) || 0,
     meId: Number(body.dataset.meId) || 0,
     lastSeq: Number(body.dataset.lastSeq) || 0,
-    csrf: ($('meta[name="csrf-token"]') || {}).content || "",
     threadRootId: 0,
     counted: new Set(), // reply ids already added to their root's reply count
   };
 
   // ---------- DOM helpers ----------
-
-  // el builds an element; children that are strings become text nodes.
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
-    }
-    e.append(...children.filter((c) => c !== null && c !== undefined));
-    return e;
-  }
 
   function initials(name) {
     const letters = String(name || "").trim().split(/\s+/).filter(Boolean)
@@ -78,48 +66,11 @@
     return t;
   }
 
-  function showError(node, msg) {
-    if (!node) return;
-    node.textContent = msg;
-    node.hidden = false;
-  }
-
-  function hideError(node) {
-    if (node) node.hidden = true;
-  }
+  const showError = window.BP.showError;
+  const hideError = (node) => window.BP.showError(node, "");
 
   const nearBottom = (s) => s.scrollHeight - s.scrollTop - s.clientHeight < 80;
   const toBottom = (s) => { s.scrollTop = s.scrollHeight; };
-
-  // ---------- API ----------
-
-  // api sends a same-origin JSON request; a failure throws an Error whose
-  // message is the server's error message when it sent one.
-  async function api(method, path, data) {
-    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (method !== "GET") opts.headers["X-CSRF-Token"] = state.csrf;
-    if (data !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(data);
-    }
-    let res;
-    try {
-      res = await fetch(path, opts);
-    } catch (e) {
-      throw new Error("Could not reach the server. Check your connection and try again.");
-    }
-    const text = await res.text();
-    let json = null;
-    try { json = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
-    if (!res.ok) {
-      const apiErr = json && json.error;
-      const err = new Error((apiErr && apiErr.message) || `Request failed (${res.status} ${res.statusText})`.replace(" )", ")"));
-      err.status = res.status;
-      err.code = apiErr && apiErr.code;
-      throw err;
-    }
-    return json;
-  }
 
   // ---------- messages ----------
 

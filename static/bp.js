@@ -18,12 +18,15 @@
   }
 
   // apiError turns a failed response into an Error carrying the server's
-  // message, status and code.
+  // message, status, code and whole decoded body (a wiki conflict sends the
+  // current page along with the error).
   async function apiError(res) {
     let msg = `Request failed (${res.status}${res.statusText ? " " + res.statusText : ""})`;
     let code;
+    let body = null;
     try {
       const j = JSON.parse(await res.text());
+      body = j;
       if (j && j.error) {
         if (j.error.message) msg = j.error.message;
         code = j.error.code;
@@ -32,6 +35,7 @@
     const err = new Error(msg);
     err.status = res.status;
     err.code = code;
+    err.body = body;
     return err;
   }
 

@@ -1,8 +1,12 @@
 // Bullpen sandboxes panel: the member's sandboxes with state and usage, a
-// create form, and for the open sandbox lifecycle buttons, a live exec log,
-// a command box and a file browser. Plain JS, no build step; it talks to
+// create form, and for the open sandbox lifecycle buttons, the exec history
+// (every command, agents' too, stored; live output as it comes), a command
+// box and a file browser. Plain JS, no build step; it talks to
 // /api/v1/sandboxes and, while the panel is open, listens to the event
-// feed for sandbox events and live output.
+// feed for sandbox events and live output. terminal.js adds the terminal.
+//
+// Links: #sandbox=<sandbox id>&exec=<exec id> opens the sandbox with that
+// command's entry open (the timeline links here).
 //
 // Rule: nothing from the server is set as HTML; everything goes in as text.
 (() => {
@@ -12,11 +16,12 @@
   if (!root) return;
   const panel = root.closest("[data-panel]") || root;
 
-  const $ = (sel, r = root) => r.querySelector(sel);
-  const tid = (id) => $(`[data-testid="${id}"]`);
-  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  const { el, api, request, showError } = window.BP;
+  const tid = (id) => root.querySelector(`[data-testid="${id}"]`);
   const API = "/api/v1/sandboxes";
-  const MAX_LOG_EXECS = 40;
+  const meId = Number(document.body.dataset.meId) || 0;
+  const MAX_LOG_EXECS = 100;
+  const HISTORY_PAGE = 30;
   const MAX_VIEW_BYTES = 256 << 10;
 
   const state = {
@@ -24,60 +29,14 @@
     open: null, // the open sandbox
     dir: "", // the file browser's directory
     execs: new Map(), // exec id -> log block of the open sandbox
+    olderBefore: 0, // cursor of the next older history page (0: none)
+    handles: new Map(), // member id -> handle, for "by @engineer"
     timer: 0,
     ws: null,
     wsTimer: 0,
     wsAttempt: 0,
     visible: false,
   };
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
-    }
-    e.append(...children.filter((c) => c !== null && c !== undefined));
-    return e;
-  }
-
-  function showError(node, msg) {
-    if (!node) return;
-    node.textContent = msg;
-    node.hidden = !msg;
-  }
-
-  async function api(method, path, data, raw) {
-    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
-    if (raw !== undefined) {
-      opts.headers["Content-Type"] = "application/octet-stream";
-      opts.body = raw;
-    } else if (data !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(data);
-    }
-    let res;
-    try {
-      res = await fetch(path, opts);
-    } catch (e) {
-      throw new Error("Could not reach the server. Check your connection and try again.");
-    }
-    if (!res.ok) throw await apiError(res);
-    if (res.status === 204) return null;
-    const text = await res.text();
-    try { return text ? JSON.parse(text) : null; } catch (e) { return text; }
-  }
-
-  async function apiError(res) {
-    let msg = `Request failed (${res.status})`;
-    try {
-      const j = await res.json();
-      if (j && j.error && j.error.message) msg = j.error.message;
-    } catch (e) { /* not JSON */ }
-    const err = new Error(msg);
-    err.status = res.status;
-    return err;
-  }
 
   const sbPath = (sb, rest) => `${API}/${encodeURIComponent(sb.id)}${rest || ""}`;
   const label = (sb) => sb.name || sb.id;
@@ -179,19 +138,25 @@
     state.open = sb;
     state.execs.clear();
     const log = tid("sandbox-log");
-    log.replaceChildren(tid("sandbox-log-empty") || el("p", { class: "panel-empty", "data-testid": "sandbox-log-empty" }));
+    log.replaceChildren(tid("sandbox-log-older"), tid("sandbox-log-empty") || el("p", { class: "panel-empty", "data-testid": "sandbox-log-empty" }));
     tid("sandbox-log-empty").hidden = false;
     showError(tid("sandbox-detail-error"), "");
     tid("sandbox-file-viewer").hidden = true;
     renderDetailHead(sb);
     showView("detail");
     state.dir = sb.workdir || "/";
+    state.olderBefore = 0;
+    tid("sandbox-log-older").hidden = true;
     loadFiles();
+    root.dispatchEvent(new CustomEvent("bp:sandbox-open", { detail: sb }));
+    return loadHistory(0);
   }
 
   function closeSandbox() {
     state.open = null;
     state.execs.clear();
+    root.dispatchEvent(new CustomEvent("bp:sandbox-close"));
+    if (location.hash.startsWith("#sandbox=")) history.replaceState(null, "", location.pathname + location.search);
     showView("list");
     loadList();
   }
@@ -248,29 +213,122 @@
   // ---------- exec log ----------
 
   // execBlock returns the log block of an exec, made on first sight: from
-  // the command box's own stream or from the event feed, whichever is first.
-  function execBlock(id, command, by) {
+  // the command box's own stream, the event feed or the stored history,
+  // whichever is first. A block made live is open; one from the history
+  // (hist set) shows its summary line and opens on a click, and goes
+  // before hist.anchor (history pages go above the live entries).
+  function execBlock(id, command, by, hist) {
     let b = state.execs.get(id);
     if (b) {
       if (command && !b.cmd.textContent) b.cmd.textContent = "$ " + command;
       return b;
     }
-    const cmd = el("div", { class: "sbx-exec-cmd", "data-testid": "sandbox-exec-command" }, command ? "$ " + command : "");
-    if (by) cmd.append(el("span", { class: "sbx-by" }, "  · " + by));
-    const out = el("pre", { class: "sbx-exec-out", "data-testid": "sandbox-exec-output" });
-    const end = el("div", { class: "sbx-exec-end", "data-testid": "sandbox-exec-end", hidden: true });
-    const node = el("div", { class: "sbx-exec", "data-testid": "sandbox-exec", "data-exec-id": id }, cmd, out, end);
-    b = { node, cmd, out, end, off: { stdout: 0, stderr: 0 }, done: false, cut: false };
+    const cmd = el("span", { class: "sbx-exec-cmd", "data-testid": "sandbox-exec-command" }, command ? "$ " + command : "");
+    const who = el("span", { class: "sbx-by", "data-testid": "sandbox-exec-by" }, by ? "@" + by : "");
+    const end = el("span", { class: "sbx-exec-end", "data-testid": "sandbox-exec-end", hidden: true });
+    const head = el("button", { type: "button", class: "sbx-exec-head", "data-testid": "sandbox-exec-toggle", "aria-expanded": String(!hist) }, cmd, who, end);
+    const out = el("pre", { class: "sbx-exec-out", "data-testid": "sandbox-exec-output", hidden: !!hist });
+    const node = el("div", { class: "sbx-exec", id: "exec-" + id, "data-testid": "sandbox-exec", "data-exec-id": id }, head, out);
+    head.addEventListener("click", () => toggleExec(b));
+    b = { id, node, cmd, who, out, end, head, off: { stdout: 0, stderr: 0 }, done: false, cut: false };
     state.execs.set(id, b);
     const log = tid("sandbox-log");
     tid("sandbox-log-empty").hidden = true;
-    log.append(node);
-    while (state.execs.size > MAX_LOG_EXECS) {
-      const [first] = state.execs.keys();
-      state.execs.get(first).node.remove();
-      state.execs.delete(first);
+    if (hist && hist.anchor) log.insertBefore(node, hist.anchor);
+    else log.append(node);
+    const all = log.querySelectorAll(".sbx-exec");
+    for (let i = 0; i < all.length - MAX_LOG_EXECS; i++) {
+      state.execs.delete(all[i].dataset.execId);
+      all[i].remove();
     }
     return b;
+  }
+
+  function toggleExec(b, open) {
+    const show = open === undefined ? b.out.hidden : open;
+    b.out.hidden = !show;
+    b.head.setAttribute("aria-expanded", String(show));
+    if (show && state.open) history.replaceState(null, "", `#sandbox=${encodeURIComponent(state.open.id)}&exec=${encodeURIComponent(b.id)}`);
+  }
+
+  // ---------- exec history ----------
+
+  async function handleOf(id) {
+    if (!id) return "";
+    if (!state.handles.size) {
+      try {
+        const res = await api("GET", "/api/v1/members");
+        for (const m of (res && res.items) || []) state.handles.set(m.id, m.handle);
+      } catch (e) { /* names are a nicety; the history shows without them */ }
+    }
+    return state.handles.get(id) || "";
+  }
+
+  // loadHistory reads a page of the stored history (before: 0 for the
+  // newest) and puts it above what is shown, oldest first.
+  async function loadHistory(before) {
+    const sb = state.open;
+    if (!sb) return;
+    let page;
+    try {
+      page = await api("GET", sbPath(sb, `/execs?limit=${HISTORY_PAGE}` + (before ? `&before=${before}` : "")));
+    } catch (e) {
+      showError(tid("sandbox-detail-error"), "Could not load the exec history: " + e.message);
+      return;
+    }
+    await handleOf(1);
+    // refreshOpen replaces state.open with a fresh copy: compare ids
+    if (!state.open || state.open.id !== sb.id) return;
+    const log = tid("sandbox-log");
+    const anchor = log.querySelector(".sbx-exec");
+    for (const x of (page.items || []).slice().reverse()) addHistory(x, anchor);
+    state.olderBefore = page.next_before || 0;
+    tid("sandbox-log-older").hidden = !state.olderBefore;
+  }
+
+  function addHistory(x, anchor) {
+    const seen = state.execs.has(x.id);
+    const b = execBlock(x.id, x.command, state.handles.get(x.by_id) || "", { anchor });
+    if (!b.who.textContent && state.handles.get(x.by_id)) b.who.textContent = "@" + state.handles.get(x.by_id);
+    b.node.dataset.startedAt = x.started_at || "";
+    if (x.running) return;
+    if (!seen || !b.out.textContent) {
+      b.out.replaceChildren();
+      if (x.stdout) b.out.append(el("span", { class: "sbx-stdout" }, x.stdout));
+      if (x.stderr) b.out.append(el("span", { class: "sbx-stderr" }, x.stderr));
+      if (x.output_withheld) b.out.append(el("span", { class: "sbx-note" }, "(output not stored: this sandbox holds secrets, which a command could print)"));
+      else if (!x.stdout && !x.stderr) b.out.append(el("span", { class: "sbx-note" }, "(no output)"));
+      b.off = { stdout: x.stdout_bytes || 0, stderr: x.stderr_bytes || 0 };
+    }
+    finish(b, x.error ? { error: x.error } : x);
+  }
+
+  // openFromHash opens #sandbox=<id>[&exec=<id>]: the Sandboxes tab, the
+  // sandbox, and that command's entry, reading older pages until found.
+  async function openFromHash() {
+    const m = /^#sandbox=([^&]+)(?:&exec=([^&]+))?/.exec(location.hash);
+    if (!m) return;
+    const id = decodeURIComponent(m[1]);
+    const execID = m[2] ? decodeURIComponent(m[2]) : "";
+    const tab = document.querySelector('[data-panel-tab="sandboxes"]');
+    if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
+    if (!state.open || state.open.id !== id) {
+      let sb;
+      try {
+        sb = await api("GET", sbPath({ id }));
+      } catch (e) {
+        showError(tid("sandbox-error"), `Sandbox ${id}: ${e.message}`);
+        return;
+      }
+      await openSandbox(sb);
+    }
+    if (!execID) return;
+    for (let pages = 0; !state.execs.has(execID) && state.olderBefore && pages < 10; pages++) await loadHistory(state.olderBefore);
+    const b = state.execs.get(execID);
+    if (!b) return showError(tid("sandbox-detail-error"), `Command ${execID} is not in this sandbox's history.`);
+    toggleExec(b, true);
+    b.node.classList.add("sbx-exec-linked");
+    b.node.scrollIntoView({ block: "nearest" });
   }
 
   function decode(chunk) {
@@ -332,17 +390,9 @@
     input.value = "";
     let res;
     try {
-      res = await fetch(sbPath(sb, "/exec"), {
-        method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/x-ndjson", "X-CSRF-Token": csrf },
-        body: JSON.stringify({ cmd: command }),
-      });
+      res = await request("POST", sbPath(sb, "/exec"), { json: { cmd: command }, headers: { Accept: "application/x-ndjson" } });
     } catch (err) {
-      showError(tid("sandbox-detail-error"), "Could not reach the server.");
-      return;
-    }
-    if (!res.ok) {
-      showError(tid("sandbox-detail-error"), (await apiError(res)).message);
+      showError(tid("sandbox-detail-error"), err.message);
       input.value = command;
       return;
     }
@@ -359,7 +409,7 @@
         buf = buf.slice(nl + 1);
         let msg;
         try { msg = JSON.parse(line); } catch (err) { continue; }
-        if (msg.exec_id) b = execBlock(msg.exec_id, command);
+        if (msg.exec_id) b = execBlock(msg.exec_id, command, state.handles.get(meId) || "");
         else if (b && msg.stream) addOutput(b, msg);
         else if (b && (msg.exit_code !== undefined || msg.error)) finish(b, msg);
       }
@@ -420,8 +470,7 @@
       return;
     }
     try {
-      const res = await fetch(sbPath(sb, "/files?path=" + encodeURIComponent(f.path)), { credentials: "same-origin" });
-      if (!res.ok) throw await apiError(res);
+      const res = await request("GET", sbPath(sb, "/files?path=" + encodeURIComponent(f.path)));
       const bytes = new Uint8Array(await res.arrayBuffer());
       text.textContent = bytes.includes(0) ? "(binary file)" : new TextDecoder().decode(bytes);
     } catch (e) {
@@ -450,7 +499,7 @@
     const file = input.files && input.files[0];
     if (!file || !state.open) return;
     try {
-      await api("PUT", sbPath(state.open, "/files?path=" + encodeURIComponent(joinPath(state.dir, file.name))), undefined, file);
+      await request("PUT", sbPath(state.open, "/files?path=" + encodeURIComponent(joinPath(state.dir, file.name))), { raw: file });
       loadFiles();
     } catch (err) {
       showError(tid("sandbox-files-error"), err.message);
@@ -470,7 +519,7 @@
         if (here) addOutput(execBlock(p.exec_id), p);
         break;
       case "sandbox.exec_started":
-        if (here) execBlock(p.exec_id, p.command);
+        if (here) execBlock(p.exec_id, p.command, state.handles.get(p.by_id) || "");
         break;
       case "sandbox.exec_finished":
         if (here) finish(execBlock(p.exec_id, p.command), p);
@@ -551,6 +600,9 @@
     if (e.key === "Enter" && e.target.matches("[data-testid=sandbox-item]")) e.target.click();
   });
   tid("sandbox-back").addEventListener("click", closeSandbox);
+  tid("sandbox-log-older").addEventListener("click", () => loadHistory(state.olderBefore));
+  window.addEventListener("hashchange", openFromHash);
+  openFromHash();
   for (const b of root.querySelectorAll("[data-sbx-action]")) {
     b.addEventListener("click", () => lifecycle(b.dataset.sbxAction));
   }

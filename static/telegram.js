@@ -1,24 +1,16 @@
 // Telegram settings page: sends its forms to /api/v1/telegram as JSON with
-// the session's CSRF token, then reloads to show the new state.
+// the session's CSRF token (through window.BP), then reloads to show the new state.
 (function () {
   "use strict";
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var errorBox = document.querySelector('[data-testid="telegram-form-error"]');
 
+  // call sends one change through the shared module, then reloads to show
+  // the new state; a refusal stays on the page with the server's message.
   function call(method, url, body) {
-    var opts = { method: method, credentials: "same-origin", headers: { "X-CSRF-Token": csrf } };
-    if (body !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
-    }
-    return fetch(url, opts).then(function (res) {
-      if (res.ok) { location.reload(); return; }
-      return res.json().then(function (j) {
-        throw new Error((j && j.error && j.error.message) || res.statusText);
-      });
+    return window.BP.api(method, url, body).then(function () {
+      location.reload();
     }).catch(function (err) {
-      errorBox.textContent = err.message;
-      errorBox.hidden = false;
+      window.BP.showError(errorBox, err.message);
     });
   }
 

@@ -11,10 +11,9 @@
   const root = document.querySelector("[data-wiki]");
   if (!root) return;
 
-  const $ = (sel, r = root) => r.querySelector(sel);
-  const $$ = (sel, r = root) => Array.from(r.querySelectorAll(sel));
-  const tid = (id) => $(`[data-testid="${id}"]`);
-  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  const { el, api } = window.BP;
+  const $$ = (sel) => window.BP.$$(sel, root);
+  const tid = (id) => root.querySelector(`[data-testid="${id}"]`);
   const API = "/api/v1/wiki";
 
   const state = {
@@ -24,56 +23,14 @@
     searchTimer: 0,
   };
 
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v !== undefined && v !== null && v !== false) e.setAttribute(k, String(v));
-    }
-    e.append(...children.filter((c) => c !== null && c !== undefined));
-    return e;
-  }
-
   const when = (iso) => {
     const d = new Date(iso);
     return isNaN(d) ? "" : d.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
   };
 
-  // api sends a same-origin request; a failure throws an Error carrying the
-  // server's message, its code, its status and the whole error body.
-  async function api(method, path, data) {
-    const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
-    if (data !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(data);
-    }
-    let res;
-    try {
-      res = await fetch(path, opts);
-    } catch (e) {
-      throw new Error("Could not reach the server. Check your connection and try again.");
-    }
-    const text = await res.text();
-    let json = null;
-    try { json = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
-    if (!res.ok) {
-      const apiErr = (json && json.error) || {};
-      const err = new Error(apiErr.message || `Request failed (${res.status})`);
-      err.status = res.status;
-      err.code = apiErr.code;
-      err.body = json;
-      throw err;
-    }
-    return json;
-  }
-
   const page = (slug) => `${API}/pages/${encodeURIComponent(slug)}`;
 
-  function showError(msg) {
-    const e = tid("wiki-error");
-    e.textContent = msg;
-    e.hidden = !msg;
-  }
+  const showError = (msg) => window.BP.showError(tid("wiki-error"), msg);
 
   function show(view) {
     state.view = view;

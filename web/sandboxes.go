@@ -20,6 +20,7 @@ type Sandboxes interface {
 	SandboxLifecycle
 	SandboxPorts
 	SandboxExec
+	SandboxHistory
 	SandboxRun
 	SandboxFiles
 	SandboxImages
@@ -43,19 +44,20 @@ type SandboxLifecycle interface {
 // sandboxAPI holds the one sandbox service once per handler file, each
 // typed as only what that file calls.
 type sandboxAPI struct {
-	boxes  SandboxLifecycle
-	ports  SandboxPorts
-	exec   SandboxExec
-	run    SandboxRun
-	files  SandboxFiles
-	images SandboxImages
+	boxes   SandboxLifecycle
+	ports   SandboxPorts
+	exec    SandboxExec
+	history SandboxHistory
+	run     SandboxRun
+	files   SandboxFiles
+	images  SandboxImages
 }
 
 func newSandboxAPI(sb Sandboxes) sandboxAPI {
 	if sb == nil {
 		return sandboxAPI{}
 	}
-	return sandboxAPI{boxes: sb, ports: sb, exec: sb, run: sb, files: sb, images: sb}
+	return sandboxAPI{boxes: sb, ports: sb, exec: sb, history: sb, run: sb, files: sb, images: sb}
 }
 
 // sandboxRoutes registers the sandbox and image API.
@@ -73,6 +75,7 @@ func (s *Server) sandboxRoutes(api fiber.Router) {
 	sb.Post("/:id/snapshot", s.snapshotSandbox)
 	sb.Post("/:id/exec", s.execSandbox)
 	sb.Get("/:id/exec/ws", s.execWSUpgrade, s.execWS())
+	sb.Get("/:id/execs", s.listSandboxExecs)
 	sb.Post("/:id/run", s.runSandbox)
 	sb.Get("/:id/files", s.readSandboxFile)
 	sb.Put("/:id/files", s.writeSandboxFile)

@@ -20,6 +20,7 @@ import (
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // TestMain lets the test binary serve as the sandboxes' init.
@@ -74,7 +75,7 @@ func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
 		t.Fatal(err)
 	}
 	s := &sbServer{Svc: svc, stateDir: state}
-	services := web.Services{Office: off, Sandboxes: svc}
+	services := web.Services{Office: off, Sandboxes: svc, Wiki: wiki.New(db, wiki.Config{})} // the dashboard's wiki panel loads too
 	var ag *agents.Service
 	if withAgents != nil {
 		ag = withAgents(db, off, svc)

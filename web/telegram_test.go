@@ -15,6 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/bridge/telegram/tgtest"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 const tgToken = "123456:TEST-abcdefghijklmnopqrstuvwxyz"
@@ -41,7 +42,9 @@ func newTelegramServer(t *testing.T) *telegramServer {
 	if err := br.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, Telegram: br},
+	// The wiki is there so that the dashboard a browser test logs in to
+	// loads without a 503 from its wiki panel.
+	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, Telegram: br, Wiki: wiki.New(db, wiki.Config{})},
 		func() { br.Close() }, func() { fake.Close() })
 	return &telegramServer{url: ts.URL, token: token, db: db, tg: fake}
 }

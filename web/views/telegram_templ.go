@@ -81,7 +81,7 @@ func Telegram(p TelegramPage) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<body class=\"auth-body\"><main class=\"auth-card telegram-card\" data-testid=\"telegram-page\" data-state=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<body class=\"auth-body auth-body-long\"><main class=\"auth-card telegram-card\" data-testid=\"telegram-page\" data-state=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -94,7 +94,7 @@ func Telegram(p TelegramPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\"><p><a href=\"/\">← Back to the office</a></p><h1 class=\"auth-title\">Telegram</h1><p class=\"auth-lede\" data-testid=\"telegram-status\">Bridge: <strong>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\"><p><a href=\"/\" data-testid=\"telegram-back\">← Back to the office</a></p><h1 class=\"auth-title\">Telegram</h1><p class=\"auth-lede\" data-testid=\"telegram-status\">Bridge: <strong>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -212,7 +212,7 @@ func Telegram(p TelegramPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<label for=\"tg-mode\">Mode</label> <select id=\"tg-mode\" name=\"mode\"><option value=\"polling\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<label for=\"tg-mode\">Mode</label> <select id=\"tg-mode\" name=\"mode\" class=\"select\" data-testid=\"telegram-mode\"><option value=\"polling\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -356,7 +356,7 @@ func Telegram(p TelegramPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</table><form class=\"auth-form\" data-telegram-form=\"user\" data-testid=\"telegram-add-user\"><label for=\"tg-user\">Telegram user ID (a refused user is told theirs)</label> <input id=\"tg-user\" name=\"telegram_user_id\" inputmode=\"numeric\" required> <label for=\"tg-handle\">Member handle</label> <input id=\"tg-handle\" name=\"handle\" required> <label><input type=\"checkbox\" name=\"can_approve\"> may answer approvals</label> <button type=\"submit\" class=\"btn btn-primary btn-sm\">Add</button></form><h2>Chats</h2><table data-testid=\"telegram-chats\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</table><form class=\"auth-form\" data-telegram-form=\"user\" data-testid=\"telegram-add-user\"><label for=\"tg-user\">Telegram user ID (a refused user is told theirs)</label> <input id=\"tg-user\" name=\"telegram_user_id\" inputmode=\"numeric\" required> <label for=\"tg-handle\">Member handle</label> <input id=\"tg-handle\" name=\"handle\" required> <label class=\"check\" data-testid=\"telegram-approve-label\"><input type=\"checkbox\" name=\"can_approve\"> may answer approvals</label> <button type=\"submit\" class=\"btn btn-primary btn-sm\">Add</button></form><h2>Chats</h2><table data-testid=\"telegram-chats\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -503,14 +503,14 @@ func Telegram(p TelegramPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<script src=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<p><a href=\"/\" data-testid=\"telegram-back-bottom\">← Back to the office</a></p><script src=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var28 string
 			templ_7745c5c3_Var28, templ_7745c5c3_Err = templruntime.NewAttributeExpression(static.URL("telegram.js")).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/telegram.templ`, Line: 139, Col: 43}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/telegram.templ`, Line: 140, Col: 43}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var28)
 			if templ_7745c5c3_Err != nil {

@@ -1,0 +1,161 @@
+// Bullpen sandbox terminal: a shell in the open sandbox, drawn by the
+// vendored xterm.js, over the exec websocket (GET
+// /api/v1/sandboxes/:id/exec/ws). The server runs commands without a TTY,
+// so this is a line terminal: the browser edits and echoes the line, Enter
+// sends it to `sh -i` on stdin, and the shell's prompt and output come back
+// as the socket's output messages. The shell's stderr is joined to its
+// stdout, so a prompt never overtakes the output before it (two pipes would
+// race). Plain JS, no build step.
+(() => {
+  "use strict";
+
+  const root = document.querySelector("[data-sandboxes]");
+  if (!root || typeof window.Terminal !== "function") return;
+  const { showError } = window.BP;
+  const tid = (id) => root.querySelector(`[data-testid="${id}"]`);
+  const wrap = tid("sandbox-terminal-wrap");
+  const box = tid("sandbox-terminal");
+  const openBtn = tid("sandbox-terminal-open");
+  const restartBtn = tid("sandbox-terminal-restart");
+  const closeBtn = tid("sandbox-terminal-close");
+  // dash says this once when its stdin is not a terminal; it is expected.
+  const NO_TTY = /^(\/bin\/)?sh: \d+: can't access tty; job control turned off\r?\n/;
+
+  const state = { sb: null, term: null, fit: null, ws: null, line: "", live: false, first: true };
+
+  function ensureTerm() {
+    if (state.term) return state.term;
+    const term = new window.Terminal({
+      convertEol: true, cursorBlink: true, fontSize: 13, rows: 16, scrollback: 2000,
+      fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace',
+      theme: { background: "#0f172a", foreground: "#e2e8f0" },
+    });
+    if (window.FitAddon && window.FitAddon.FitAddon) {
+      state.fit = new window.FitAddon.FitAddon();
+      term.loadAddon(state.fit);
+    }
+    term.open(box);
+    term.onData(onKeys);
+    state.term = term;
+    return term;
+  }
+
+  const fit = () => { if (state.fit && !wrap.hidden) try { state.fit.fit(); } catch (e) { /* not laid out yet */ } };
+
+  function decode(m) {
+    if (typeof m.data === "string") return m.data;
+    if (m.data_b64) return new TextDecoder().decode(Uint8Array.from(atob(m.data_b64), (c) => c.charCodeAt(0)));
+    return "";
+  }
+
+  // onMessage writes one server message: output, or the shell's end.
+  function onMessage(ev) {
+    let m;
+    try { m = JSON.parse(ev.data); } catch (e) { return; }
+    const term = state.term;
+    if (m.exec_id) { root.dataset.terminalExec = m.exec_id; return; }
+    if (m.stream) {
+      let text = decode(m);
+      if (state.first) {
+        state.first = false;
+        text = text.replace(NO_TTY, "");
+      }
+      term.write(m.stream === "stderr" ? "\x1b[31m" + text + "\x1b[0m" : text);
+      return;
+    }
+    if (m.error) term.write(`\r\n\x1b[31m[${m.error.message || m.error.code}]\x1b[0m\r\n`);
+    else if (m.exit_code !== undefined) term.write(`\r\n\x1b[90m[shell ended: exit ${m.exit_code}]\x1b[0m\r\n`);
+  }
+
+  function send(msg) {
+    if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(JSON.stringify(msg));
+  }
+
+  // onKeys edits the line locally: printable text is echoed, Backspace
+  // deletes, Enter sends the line, Ctrl-C drops it, Ctrl-D ends stdin.
+  function onKeys(data) {
+    if (!state.live) return;
+    const term = state.term;
+    for (const ch of data) {
+      if (ch === "\r" || ch === "\n") {
+        term.write("\r\n");
+        send({ stdin: state.line + "\n" });
+        state.line = "";
+      } else if (ch === "\x7f" || ch === "\b") {
+        if (state.line) {
+          state.line = Array.from(state.line).slice(0, -1).join("");
+          term.write("\b \b");
+        }
+      } else if (ch === "\x03") {
+        state.line = "";
+        term.write("^C\r\n");
+        send({ stdin: "\n" });
+      } else if (ch === "\x04") {
+        if (!state.line) send({ eof: true });
+      } else if (ch >= " " || ch === "\t") {
+        state.line += ch;
+        term.write(ch);
+      }
+    }
+  }
+
+  function connect() {
+    const sb = state.sb;
+    if (!sb) return;
+    disconnect();
+    const term = ensureTerm();
+    state.line = "";
+    state.first = true;
+    term.reset();
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(`${proto}//${location.host}/api/v1/sandboxes/${encodeURIComponent(sb.id)}/exec/ws`);
+    state.ws = ws;
+    ws.onopen = () => {
+      ws.send(JSON.stringify({ cmd: ["/bin/sh", "-c", "exec /bin/sh -i 2>&1"], env: { PS1: "$ ", TERM: "dumb" } }));
+      state.live = true;
+      root.dataset.terminal = "open";
+      term.focus();
+    };
+    ws.onmessage = onMessage;
+    ws.onclose = () => {
+      if (state.ws !== ws) return;
+      state.ws = null;
+      state.live = false;
+      root.dataset.terminal = "closed";
+    };
+    ws.onerror = () => showError(tid("sandbox-detail-error"), "The terminal lost its connection to the server.");
+  }
+
+  function disconnect() {
+    const ws = state.ws;
+    state.ws = null;
+    state.live = false;
+    if (ws) ws.close();
+    root.dataset.terminal = "";
+  }
+
+  function show(on) {
+    wrap.hidden = !on;
+    openBtn.hidden = on;
+    restartBtn.hidden = !on;
+    closeBtn.hidden = !on;
+    if (on) {
+      connect();
+      fit();
+    } else {
+      disconnect();
+    }
+  }
+
+  openBtn.addEventListener("click", () => show(true));
+  closeBtn.addEventListener("click", () => show(false));
+  restartBtn.addEventListener("click", connect);
+  root.addEventListener("bp:sandbox-open", (e) => {
+    if (state.sb && state.sb.id !== e.detail.id) show(false);
+    state.sb = e.detail;
+    openBtn.disabled = e.detail.state !== "running";
+  });
+  root.addEventListener("bp:sandbox-close", () => { show(false); state.sb = null; });
+  window.addEventListener("resize", fit);
+  window.addEventListener("bp:layout", () => setTimeout(fit, 0));
+})();

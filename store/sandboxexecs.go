@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+// likeEscaper escapes LIKE's wildcards so an id matches only itself.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// SandboxEventQuery selects stored events about one sandbox.
+type SandboxEventQuery struct {
+	SandboxID string   // the payload's "id"
+	Types     []string // event types
+	Before    int64    // seq < Before (0: no bound); newest first
+	After     int64    // seq > After (0: no bound); with After, oldest first
+	Limit     int
+}
+
+// SandboxEvents returns the events q selects. The sandbox id is matched in
+// the payload text, so it works alike on SQLite and PostgreSQL without a
+// migration; the type filter keeps the scan to sandbox events.
+func (db *DB) SandboxEvents(ctx context.Context, q SandboxEventQuery) ([]bullpen.Event, error) {
+	pattern := "%" + likeEscaper.Replace(fmt.Sprintf(`"id":%q`, q.SandboxID)) + "%"
+	g := db.read(ctx).Where("type IN ? AND payload LIKE ? ESCAPE '\\'", q.Types, pattern)
+	order := "seq DESC"
+	if q.Before > 0 {
+		g = g.Where("seq < ?", q.Before)
+	}
+	if q.After > 0 {
+		g, order = g.Where("seq > ?", q.After), "seq"
+	}
+	var rows []eventRow
+	if err := g.Order(order).Limit(q.Limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: events of sandbox %s: %w", q.SandboxID, err)
+	}
+	out := make([]bullpen.Event, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toEvent()
+	}
+	return out, nil
+}
