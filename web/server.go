@@ -45,6 +45,17 @@ type Config struct {
 	// X-Forwarded-For names the client. Empty (the default) counts the
 	// connection's address, so no client can pick its own.
 	TrustedProxies []string
+	// Metrics serves GET /metrics (Prometheus text format) when set;
+	// without it /metrics answers 404.
+	Metrics http.Handler
+	// MetricsToken, when set, lets a client that is not on a loopback
+	// address read /metrics with "Authorization: Bearer MetricsToken".
+	// Loopback clients need none.
+	MetricsToken string
+	// ObserveRequest, when set, is told of every finished request: its
+	// method, the route pattern that served it (never the raw path), the
+	// status and how long the handler took.
+	ObserveRequest func(method, route string, status int, d time.Duration)
 	// Now is the clock of the limits (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -161,10 +172,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) routes() {
 	app := s.app
+	if s.cfg.ObserveRequest != nil {
+		app.Use(s.observe)
+	}
 	app.Use(s.requestID)
 	app.Use(securityHeaders)
 	app.Use(s.limitBody)
 	app.Get("/healthz", s.health)
+	app.Get("/api/v1/healthz", s.health) // before the API's auth: health needs no credential
+	app.Get("/api/v1/openapi.json", s.openapiDoc)
+	app.Get("/metrics", s.metrics)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)

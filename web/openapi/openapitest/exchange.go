@@ -1,0 +1,124 @@
+package openapitest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+// exchange validates the request, sends it, and validates the response.
+func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.Response, error) {
+	route, params, routeErr := v.findRoute(req)
+	if routeErr != nil {
+		resp, err := next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			return resp, nil // an unknown endpoint, refused as the spec implies
+		}
+		resp.Body.Close()
+		return nil, v.problem(req, "no operation in the spec (%v), but the server answered %d", routeErr, resp.StatusCode)
+	}
+	jsonBody := isJSON(req.Header.Get("Content-Type")) && req.Body != nil && req.Body != http.NoBody
+	if jsonBody {
+		raw, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(raw))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+		defer func() { req.Body = io.NopCloser(bytes.NewReader(raw)) }()
+	}
+	in := &openapi3filter.RequestValidationInput{Request: validationCopy(req), PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+			ExcludeRequestBody: !jsonBody, MultiError: true, IncludeResponseStatus: true}}
+	reqErr := openapi3filter.ValidateRequest(context.Background(), in)
+	if jsonBody {
+		req.Body, _ = req.GetBody()
+	}
+	resp, err := next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if reqErr != nil && (resp.StatusCode < 400 || resp.StatusCode >= 500) {
+		resp.Body.Close()
+		return nil, v.problem(req, "the spec refuses this request, but the server answered %d: %v", resp.StatusCode, oneLine(reqErr))
+	}
+	if err := v.checkResponse(in, resp); err != nil {
+		resp.Body.Close()
+		return nil, v.problem(req, "response %d %s: %v", resp.StatusCode, resp.Header.Get("Content-Type"), oneLine(err))
+	}
+	return resp, nil
+}
+
+// validationCopy is req for the validator to read: same URL and headers,
+// the body (already buffered when JSON) its own.
+func validationCopy(req *http.Request) *http.Request {
+	c := req.Clone(context.Background())
+	if req.GetBody != nil {
+		c.Body, _ = req.GetBody()
+	} else {
+		c.Body = http.NoBody
+	}
+	return c
+}
+
+// checkResponse validates status and headers, and a JSON body (which it
+// buffers and puts back).
+func (v *Validator) checkResponse(in *openapi3filter.RequestValidationInput, resp *http.Response) error {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return nil
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
+		Header: resp.Header, Options: &openapi3filter.Options{MultiError: true, IncludeResponseStatus: true}}
+	ct := resp.Header.Get("Content-Type")
+	if !isJSON(ct) {
+		if err := v.knownContentType(in, resp.StatusCode, ct); err != nil {
+			return err
+		}
+		out.Options.ExcludeResponseBody = true
+		return openapi3filter.ValidateResponse(context.Background(), out)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	out.SetBodyBytes(raw)
+	return openapi3filter.ValidateResponse(context.Background(), out)
+}
+
+// knownContentType checks that a streamed or binary response's
+// Content-Type is one the operation lists for the status.
+func (v *Validator) knownContentType(in *openapi3filter.RequestValidationInput, status int, ct string) error {
+	responses := in.Route.Operation.Responses
+	ref := responses.Status(status)
+	if ref == nil {
+		ref = responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		return errorf("status %d is not in the spec", status)
+	}
+	if len(ref.Value.Content) == 0 {
+		return nil
+	}
+	if ref.Value.Content.Get(ct) == nil {
+		return errorf("Content-Type %q is not one the spec lists for %d", ct, status)
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 2000 {
+		s = s[:2000] + "…"
+	}
+	return s
+}
