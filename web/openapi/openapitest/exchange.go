@@ -115,8 +115,16 @@ func (v *Validator) knownContentType(in *openapi3filter.RequestValidationInput, 
 	return nil
 }
 
+// oneLine shortens a validation error to its reasons: kin-openapi adds
+// the whole schema and value to each, which buries the reason.
 func oneLine(err error) string {
-	s := strings.Join(strings.Fields(err.Error()), " ")
+	parts := strings.Split(strings.Join(strings.Fields(err.Error()), " "), " | ")
+	for i, p := range parts {
+		if cut, _, ok := strings.Cut(p, " Schema: "); ok {
+			parts[i] = cut
+		}
+	}
+	s := strings.Join(parts, " | ")
 	if len(s) > 2000 {
 		s = s[:2000] + "…"
 	}

@@ -32,6 +32,7 @@ type Validator struct {
 
 	mu       sync.Mutex
 	problems []string
+	checked  int
 }
 
 type greedyPath struct {
@@ -79,6 +80,19 @@ func greedyRE(tmpl, param string) *regexp.Regexp {
 	re = strings.ReplaceAll(re, regexp.QuoteMeta("{"+param+"}"), "(?P<greedy>.+)")
 	re = regexp.MustCompile(`\\\{[^}]*\\\}`).ReplaceAllString(re, "[^/]+")
 	return regexp.MustCompile("^" + re + "$")
+}
+
+// Checked returns how many exchanges were validated.
+func (v *Validator) Checked() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.checked
+}
+
+func (v *Validator) count() {
+	v.mu.Lock()
+	v.checked++
+	v.mu.Unlock()
 }
 
 // Problems returns every mismatch seen so far, one line each.
@@ -161,5 +175,6 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !covered(req.URL.Path) || req.Method == http.MethodHead {
 		return rt.next.RoundTrip(req)
 	}
+	rt.v.count()
 	return rt.v.exchange(req, rt.next)
 }
