@@ -44,6 +44,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if r := c.Route(); r != nil && r.Path != "" {
 		route = r.Path
 	}
-	s.cfg.ObserveRequest(c.Method(), route, c.Response().StatusCode(), time.Since(start))
+	// fasthttp reuses the request's buffers: the observer keeps copies.
+	s.cfg.ObserveRequest(strings.Clone(c.Method()), strings.Clone(route), c.Response().StatusCode(), time.Since(start))
 	return nil
 }

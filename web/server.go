@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -45,6 +46,11 @@ type Config struct {
 	// X-Forwarded-For names the client. Empty (the default) counts the
 	// connection's address, so no client can pick its own.
 	TrustedProxies []string
+	// SandboxesOff says the operator turned sandboxes off; SandboxesDown,
+	// why they are unavailable otherwise. Health reports either when the
+	// server runs without sandboxes.
+	SandboxesOff  bool
+	SandboxesDown string
 	// Metrics serves GET /metrics (Prometheus text format) when set;
 	// without it /metrics answers 404.
 	Metrics http.Handler
@@ -105,7 +111,21 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wsWG   sync.WaitGroup
+	// wsOpen counts the open websockets, for the metrics.
+	wsOpen atomic.Int64
 }
+
+// trackWebsocket counts a websocket as open until the returned func runs;
+// Shutdown waits for every one.
+func (s *Server) trackWebsocket() (done func()) {
+	s.wsWG.Add(1)
+	s.wsOpen.Add(1)
+	return func() { s.wsOpen.Add(-1); s.wsWG.Done() }
+}
+
+// WebsocketClients returns how many websockets (event feeds and
+// interactive execs) are open.
+func (s *Server) WebsocketClients() int64 { return s.wsOpen.Load() }
 
 // New builds the server and its routes.
 func New(cfg Config, svc Services) *Server {
@@ -228,15 +248,6 @@ func (s *Server) routes() {
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})
-}
-
-func (s *Server) health(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
-	defer cancel()
-	if err := s.off.Ping(ctx); err != nil {
-		return bullpen.Errorf(bullpen.EUNAVAILABLE, "database unavailable")
-	}
-	return c.JSON(fiber.Map{"status": "ok"})
 }
 
 // securityHeaders sets a strict content security policy and friends.

@@ -22,10 +22,12 @@ func (m *Main) openSandboxes(ctx context.Context) {
 	svc, err := sandboxes.OpenInDir(ctx, m.DataDir, os.Geteuid(), cfg)
 	if errors.Is(err, sandboxes.ErrNeedsRoot) {
 		m.Logger.Warn("sandboxes are unavailable: " + err.Error())
+		m.sandboxesDown = "sandboxes need root"
 		return
 	}
 	if err != nil {
 		m.Logger.Error("sandboxes are unavailable", "err", err)
+		m.sandboxesDown = "the sandbox runtime did not start; see the server log"
 		return
 	}
 	m.Sandboxes = svc
@@ -38,4 +40,14 @@ func (m *Main) sandboxService() web.Sandboxes {
 		return nil
 	}
 	return m.Sandboxes
+}
+
+// timedSandboxService is sandboxService with each API create timed for
+// the metrics.
+func (m *Main) timedSandboxService() web.Sandboxes {
+	sb := m.sandboxService()
+	if sb == nil || m.Metrics == nil {
+		return sb
+	}
+	return timedSandboxes{Sandboxes: sb, observe: m.Metrics.ObserveSandboxCreate}
 }
