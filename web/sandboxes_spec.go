@@ -16,21 +16,21 @@ import (
 
 // specIn is the body of POST /api/v1/sandboxes.
 type specIn struct {
-	Image       string                `json:"image"`
-	Name        string                `json:"name"`
-	Tags        map[string]string     `json:"tags"`
-	Workdir     string                `json:"workdir"`
-	CPU         float64               `json:"cpu"`
-	Memory      byteSize              `json:"memory"`
-	Pids        int64                 `json:"pids"`
-	Disk        byteSize              `json:"disk"`
-	Env         map[string]string     `json:"env"`
-	Secrets     []secretIn            `json:"secrets"`
-	Timeout     seconds               `json:"timeout"`
-	IdleTimeout seconds               `json:"idle_timeout"`
-	IdleAction  sandbox.IdleAction    `json:"idle_action"`
-	Network     networkIn             `json:"network"`
-	Ports       []int                 `json:"ports"`
+	Image       string             `json:"image"`
+	Name        string             `json:"name"`
+	Tags        map[string]string  `json:"tags"`
+	Workdir     string             `json:"workdir"`
+	CPU         float64            `json:"cpu"`
+	Memory      byteSize           `json:"memory"`
+	Pids        int64              `json:"pids"`
+	Disk        byteSize           `json:"disk"`
+	Env         map[string]string  `json:"env"`
+	Secrets     []secretIn         `json:"secrets"`
+	Timeout     seconds            `json:"timeout"`
+	IdleTimeout seconds            `json:"idle_timeout"`
+	IdleAction  sandbox.IdleAction `json:"idle_action"`
+	Network     networkIn          `json:"network"`
+	Ports       []int              `json:"ports"`
 }
 
 // secretIn is a secret to inject: as env, or as a file when File is set.
