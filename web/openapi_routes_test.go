@@ -12,9 +12,9 @@ import (
 	"github.com/bullpen-hq/bullpen/web/openapi"
 )
 
-// specRoutes reads "METHOD /path" of every operation in the served spec,
-// with {name} parameters written as {}.
-func specRoutes(t *testing.T) map[string]bool {
+// specRoutes maps "METHOD /path" of every operation in the served spec,
+// with {name} parameters written as {}, to the operation as written.
+func specRoutes(t *testing.T) map[string]string {
 	t.Helper()
 	raw, err := openapi.JSON()
 	if err != nil {
@@ -26,12 +26,12 @@ func specRoutes(t *testing.T) map[string]bool {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
+	out := map[string]string{}
 	for p, item := range doc.Paths {
 		for m := range item {
 			switch m {
 			case "get", "put", "post", "delete", "patch":
-				out[strings.ToUpper(m)+" "+specParam.ReplaceAllString(p, "{}")] = true
+				out[strings.ToUpper(m)+" "+specParam.ReplaceAllString(p, "{}")] = strings.ToUpper(m) + " " + p
 			}
 		}
 	}
@@ -49,17 +49,17 @@ func describedByServer(p string) bool {
 	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics"
 }
 
-// serverRoutes reads "METHOD /path" of every API route in Fiber's table,
-// with :name parameters written as {}. A trailing * (image names hold
-// slashes) stays.
-func serverRoutes(srv *web.Server) map[string]bool {
-	out := map[string]bool{}
+// serverRoutes maps "METHOD /path" of every API route in Fiber's table,
+// with :name parameters written as {}, to the route as registered. A
+// trailing * (image names hold slashes) stays.
+func serverRoutes(srv *web.Server) map[string]string {
+	out := map[string]string{}
 	for _, r := range srv.App().GetRoutes(true) {
 		if r.Method == http.MethodHead || r.Method == http.MethodConnect || r.Method == http.MethodOptions ||
 			r.Method == http.MethodTrace || !describedByServer(r.Path) {
 			continue
 		}
-		out[r.Method+" "+fiberParam.ReplaceAllString(r.Path, "{}")] = true
+		out[r.Method+" "+fiberParam.ReplaceAllString(r.Path, "{}")] = r.Method + " " + r.Path
 	}
 	return out
 }
@@ -79,16 +79,16 @@ func TestRoutesMatchSpec(t *testing.T) {
 	server, spec := serverRoutes(srv), specRoutes(t)
 	var missing, stale []string
 	for r := range server {
-		if spec[r] || slices.ContainsFunc(keys(spec), func(s string) bool { return wildcardCovers(r, s) }) {
+		if _, ok := spec[r]; ok || slices.ContainsFunc(keys(spec), func(s string) bool { return wildcardCovers(r, s) }) {
 			continue
 		}
-		missing = append(missing, r)
+		missing = append(missing, server[r])
 	}
 	for s := range spec {
-		if server[s] || slices.ContainsFunc(keys(server), func(r string) bool { return wildcardCovers(r, s) }) {
+		if _, ok := server[s]; ok || slices.ContainsFunc(keys(server), func(r string) bool { return wildcardCovers(r, s) }) {
 			continue
 		}
-		stale = append(stale, s)
+		stale = append(stale, spec[s])
 	}
 	slices.Sort(missing)
 	slices.Sort(stale)
@@ -103,7 +103,7 @@ func TestRoutesMatchSpec(t *testing.T) {
 	}
 }
 
-func keys(m map[string]bool) []string {
+func keys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
