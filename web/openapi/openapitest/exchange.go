@@ -24,6 +24,10 @@ func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.R
 		resp.Body.Close()
 		return nil, v.problem(req, "no operation in the spec (%v), but the server answered %d", routeErr, resp.StatusCode)
 	}
+	// A RoundTripper must not change the caller's request: a JSON body is
+	// read once and sent, and validated, from copies.
+	send, check := req, req.Clone(context.Background())
+	check.Body = http.NoBody
 	jsonBody := isJSON(req.Header.Get("Content-Type")) && req.Body != nil && req.Body != http.NoBody
 	if jsonBody {
 		raw, err := io.ReadAll(req.Body)
@@ -31,18 +35,16 @@ func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.R
 		if err != nil {
 			return nil, err
 		}
-		req.Body = io.NopCloser(bytes.NewReader(raw))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
-		defer func() { req.Body = io.NopCloser(bytes.NewReader(raw)) }()
+		send = req.Clone(req.Context())
+		send.Body = io.NopCloser(bytes.NewReader(raw))
+		send.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+		check.Body = io.NopCloser(bytes.NewReader(raw))
 	}
-	in := &openapi3filter.RequestValidationInput{Request: validationCopy(req), PathParams: params, Route: route,
+	in := &openapi3filter.RequestValidationInput{Request: check, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
 			ExcludeRequestBody: !jsonBody, MultiError: true, IncludeResponseStatus: true}}
 	reqErr := openapi3filter.ValidateRequest(context.Background(), in)
-	if jsonBody {
-		req.Body, _ = req.GetBody()
-	}
-	resp, err := next.RoundTrip(req)
+	resp, err := next.RoundTrip(send)
 	if err != nil {
 		return nil, err
 	}
@@ -55,18 +57,6 @@ func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.R
 		return nil, v.problem(req, "response %d %s: %v", resp.StatusCode, resp.Header.Get("Content-Type"), oneLine(err))
 	}
 	return resp, nil
-}
-
-// validationCopy is req for the validator to read: same URL and headers,
-// the body (already buffered when JSON) its own.
-func validationCopy(req *http.Request) *http.Request {
-	c := req.Clone(context.Background())
-	if req.GetBody != nil {
-		c.Body, _ = req.GetBody()
-	} else {
-		c.Body = http.NoBody
-	}
-	return c
 }
 
 // checkResponse validates status and headers, and a JSON body (which it
