@@ -24,6 +24,7 @@ func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.R
 		resp.Body.Close()
 		return nil, v.problem(req, "no operation in the spec (%v), but the server answered %d", routeErr, resp.StatusCode)
 	}
+	v.exercised(route.Operation.OperationID)
 	// A RoundTripper must not change the caller's request: a JSON body is
 	// read once and sent, and validated, from copies.
 	send, check := req, req.Clone(context.Background())

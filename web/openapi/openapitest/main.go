@@ -24,7 +24,8 @@ func Main(m Runner) int {
 	}
 	http.DefaultTransport = v.Transport(http.DefaultTransport)
 	code := m.Run()
-	fmt.Fprintf(os.Stderr, "openapitest: %d HTTP exchanges checked against the OpenAPI document\n", v.Checked())
+	fmt.Fprintf(os.Stderr, "openapitest: %d HTTP exchanges checked against the OpenAPI document; operations never exercised: %v\n",
+		v.Checked(), v.Unexercised())
 	if p := v.Problems(); len(p) > 0 {
 		fmt.Fprintf(os.Stderr, "%d exchanges did not match the OpenAPI document (web/openapi):\n%s\n", len(p), strings.Join(p, "\n"))
 		if code == 0 {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -33,6 +34,7 @@ type Validator struct {
 	mu       sync.Mutex
 	problems []string
 	checked  int
+	seen     map[string]bool // operationIds exercised
 }
 
 type greedyPath struct {
@@ -63,7 +65,7 @@ func FromJSON(raw []byte) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapitest: router: %w", err)
 	}
-	v := &Validator{doc: doc, router: router}
+	v := &Validator{doc: doc, router: router, seen: map[string]bool{}}
 	for p, item := range doc.Paths.Map() {
 		for _, pr := range item.Parameters {
 			if pr.Value != nil && pr.Value.Extensions["x-multi-segment"] == true {
@@ -92,6 +94,28 @@ func (v *Validator) Checked() int {
 func (v *Validator) count() {
 	v.mu.Lock()
 	v.checked++
+	v.mu.Unlock()
+}
+
+// Unexercised returns the operationIds no exchange has reached yet.
+func (v *Validator) Unexercised() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for _, item := range v.doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if !v.seen[op.OperationID] {
+				out = append(out, op.OperationID)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (v *Validator) exercised(op string) {
+	v.mu.Lock()
+	v.seen[op] = true
 	v.mu.Unlock()
 }
 
