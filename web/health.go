@@ -37,7 +37,7 @@ type healthView struct {
 func (s *Server) health(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
-	h := healthView{Status: healthOK, Database: readiness{OK: true}, Sandboxes: s.sandboxReadiness()}
+	h := healthView{Status: healthOK, Database: readiness{OK: true}, Sandboxes: s.sandboxReadiness(ctx)}
 	if err := s.off.Ping(ctx); err != nil {
 		s.logFor(c).Warn("health: database", "err", err)
 		h.Database = readiness{Error: "the database does not answer"}
@@ -53,8 +53,13 @@ func (s *Server) health(c *fiber.Ctx) error {
 	return c.Status(status).JSON(h)
 }
 
-func (s *Server) sandboxReadiness() readiness {
+func (s *Server) sandboxReadiness(ctx context.Context) readiness {
 	switch {
+	case s.svc.Sandboxes != nil && s.cfg.SandboxReady != nil:
+		if err := s.cfg.SandboxReady(ctx); err != nil {
+			return readiness{Error: err.Error()}
+		}
+		return readiness{OK: true}
 	case s.svc.Sandboxes != nil:
 		return readiness{OK: true}
 	case s.cfg.SandboxesOff:

@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bullpen-hq/bullpen/web"
@@ -95,5 +98,26 @@ func TestMutingIsAMemberSetting(t *testing.T) {
 	ts.do("GET", "/api/v1/agents/"+id, ts.Token, nil, &agent)
 	if !agent.Muted {
 		t.Error("GET /agents after muting: not muted")
+	}
+}
+
+// TestHealthSandboxRuntime checks that a running sandbox runtime reports
+// ready, and degraded with the reason once its readiness check fails.
+func TestHealthSandboxRuntime(t *testing.T) {
+	var broken atomic.Bool
+	s := newSandboxServer(t, web.Config{SandboxReady: func(context.Context) error {
+		if broken.Load() {
+			return errors.New("the sandbox init binary /x is missing")
+		}
+		return nil
+	}})
+	var h health
+	if st := s.do("GET", "/healthz", "", nil, &h); st != 200 || h.Status != "ok" || !h.Sandboxes.OK {
+		t.Errorf("health with sandboxes = %d %+v, want 200 ok", st, h)
+	}
+	broken.Store(true)
+	h = health{}
+	if st := s.do("GET", "/healthz", "", nil, &h); st != 200 || h.Status != "degraded" || h.Sandboxes.OK || !strings.Contains(h.Sandboxes.Error, "init binary") || !h.Database.OK {
+		t.Errorf("health with a broken sandbox runtime = %d %+v, want 200 degraded with the reason", st, h)
 	}
 }

@@ -51,6 +51,9 @@ type Config struct {
 	// server runs without sandboxes.
 	SandboxesOff  bool
 	SandboxesDown string
+	// SandboxReady, when set, checks that the running sandbox runtime can
+	// start sandboxes (its init binary is there); health reports its error.
+	SandboxReady func(ctx context.Context) error
 	// Metrics serves GET /metrics (Prometheus text format) when set;
 	// without it /metrics answers 404.
 	Metrics http.Handler

@@ -147,6 +147,9 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Auth.Apply(&wcfg)
 	m.Metrics = m.wireMetrics(&wcfg)
 	wcfg.SandboxesOff, wcfg.SandboxesDown = !m.SandboxesOn, m.sandboxesDown
+	if m.Sandboxes != nil {
+		wcfg.SandboxReady = m.sandboxReady
+	}
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -50,4 +51,15 @@ func (m *Main) timedSandboxService() web.Sandboxes {
 		return sb
 	}
 	return timedSandboxes{Sandboxes: sb, observe: m.Metrics.ObserveSandboxCreate}
+}
+
+// sandboxReady checks that the sandbox runtime can still start sandboxes:
+// its init binary is in place (an upgrade that removed it leaves running
+// sandboxes alone but breaks every new one).
+func (m *Main) sandboxReady(context.Context) error {
+	p := m.Sandboxes.Manager().InitPath()
+	if _, err := os.Stat(p); err != nil {
+		return fmt.Errorf("the sandbox init binary %s is missing", p)
+	}
+	return nil
 }
