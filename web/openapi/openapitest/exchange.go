@@ -14,15 +14,7 @@ import (
 func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.Response, error) {
 	route, params, routeErr := v.findRoute(req)
 	if routeErr != nil {
-		resp, err := next.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
-			return resp, nil // an unknown endpoint, refused as the spec implies
-		}
-		resp.Body.Close()
-		return nil, v.problem(req, "no operation in the spec (%v), but the server answered %d", routeErr, resp.StatusCode)
+		return v.unrouted(req, next, routeErr)
 	}
 	v.exercised(route.Operation.OperationID)
 	// A RoundTripper must not change the caller's request: a JSON body is
@@ -58,6 +50,20 @@ func (v *Validator) exchange(req *http.Request, next http.RoundTripper) (*http.R
 		return nil, v.problem(req, "response %d %s: %v", resp.StatusCode, resp.Header.Get("Content-Type"), oneLine(err))
 	}
 	return resp, nil
+}
+
+// unrouted sends a request the spec has no operation for: the server must
+// refuse it as an unknown endpoint.
+func (v *Validator) unrouted(req *http.Request, next http.RoundTripper, routeErr error) (*http.Response, error) {
+	resp, err := next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		return resp, nil
+	}
+	resp.Body.Close()
+	return nil, v.problem(req, "no operation in the spec (%v), but the server answered %d", routeErr, resp.StatusCode)
 }
 
 // checkResponse validates status and headers, and a JSON body (which it
