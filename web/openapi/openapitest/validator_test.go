@@ -27,7 +27,7 @@ type answer struct {
 	body   string
 }
 
-func fakeServer(t *testing.T, answers map[string]answer) *httptest.Server {
+func fakeServer(t testing.TB, answers map[string]answer) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
