@@ -75,8 +75,21 @@ func (s *Server) hireAgent(c *fiber.Ctx) error {
 
 func (s *Server) getAgent(c *fiber.Ctx) error { return keyed(c, pathID, anyone(s.svc.Agents.Get)) }
 
+// agentUpdateIn is the body of an agent edit. Muted is read only to
+// point at the one place muting happens.
+type agentUpdateIn struct {
+	bullpen.AgentUpdate
+	Muted *bool `json:"muted"`
+}
+
 func (s *Server) updateAgent(c *fiber.Ctx) error {
-	return keyedBody(c, http.StatusOK, pathID, s.svc.Agents.Update)
+	return keyedBody(c, http.StatusOK, pathID, func(ctx context.Context, me bullpen.Member, id int64, in agentUpdateIn) (bullpen.AgentView, error) {
+		if in.Muted != nil {
+			return bullpen.AgentView{}, bullpen.Errorf(bullpen.EINVALID,
+				"muting is a member setting: PATCH /api/v1/members/%d {\"muted\":%t} (admins)", id, *in.Muted)
+		}
+		return s.svc.Agents.Update(ctx, me, id, in.AgentUpdate)
+	})
 }
 
 func (s *Server) fireAgent(c *fiber.Ctx) error { return keyed(c, pathID, s.svc.Agents.Fire) }

@@ -81,8 +81,7 @@ func (s *Server) websocketUpgrade(c *fiber.Ctx) error {
 // which it announces with a going-away close frame.
 func (s *Server) websocket() fiber.Handler {
 	return websocket.New(func(conn *websocket.Conn) {
-		s.wsWG.Add(1)
-		defer s.wsWG.Done()
+		defer s.trackWebsocket()()
 		me, _ := conn.Locals(localMember).(bullpen.Member)
 		since, _ := conn.Locals(localSince).(int64)
 		wc := conn.Conn // the pooled wrapper is reset when this returns

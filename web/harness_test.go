@@ -19,8 +19,13 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/web/openapi/openapitest"
 	"github.com/gorilla/websocket"
 )
+
+// runValidated runs the tests with every HTTP exchange checked against
+// the OpenAPI document (see openapitest.Main).
+func runValidated(m *testing.M) int { return openapitest.Main(m) }
 
 // testServer is a real server on a loopback port with a fresh database.
 type testServer struct {

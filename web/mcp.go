@@ -20,12 +20,12 @@ const mcpPath = "/mcp"
 // fasthttp adaptor can pass on (it buffers whole responses).
 func (s *Server) mcpRoutes(app *fiber.App) {
 	if s.svc.MCP == nil {
-		app.All(mcpPath, func(c *fiber.Ctx) error {
+		mcpMethods(app, func(c *fiber.Ctx) error {
 			return bullpen.Errorf(bullpen.EUNAVAILABLE, "the MCP endpoint is not configured on this server")
 		})
 		return
 	}
-	app.All(mcpPath, func(c *fiber.Ctx) error {
+	mcpMethods(app, func(c *fiber.Ctx) error {
 		tok, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
 		tok = strings.TrimSpace(tok)
 		done, err := s.gate(c, tok)
@@ -65,4 +65,13 @@ func (s *Server) serveMCP(c *fiber.Ctx) error {
 	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.svc.MCP.ServeHTTP(w, r.WithContext(ctx))
 	}))(c)
+}
+
+// mcpMethods registers h for the methods of MCP's streamable HTTP
+// transport (POST messages, GET a stream, DELETE a session), the ones the
+// OpenAPI document describes.
+func mcpMethods(app *fiber.App, h fiber.Handler) {
+	for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
+		app.Add(m, mcpPath, h)
+	}
 }

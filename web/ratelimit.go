@@ -202,6 +202,16 @@ func (p proxies) trusts(ip net.IP) bool {
 // in X-Forwarded-For that is not itself a trusted proxy. IPv6 addresses
 // count by their /64, which one host usually has whole.
 func (p proxies) client(remote net.IP, forwardedFor string) string {
+	ip := p.clientIP(remote, forwardedFor)
+	if ip.To4() == nil && len(ip) == net.IPv6len {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return ip.String()
+}
+
+// clientIP returns the client's address: the connection's, or the nearest
+// address in X-Forwarded-For that is not a trusted proxy.
+func (p proxies) clientIP(remote net.IP, forwardedFor string) net.IP {
 	ip := remote
 	if len(p) > 0 && p.trusts(ip) && forwardedFor != "" {
 		hops := strings.Split(forwardedFor, ",")
@@ -216,8 +226,5 @@ func (p proxies) client(remote net.IP, forwardedFor string) string {
 			}
 		}
 	}
-	if ip.To4() == nil && len(ip) == net.IPv6len {
-		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return ip.String()
+	return ip
 }

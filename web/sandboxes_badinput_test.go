@@ -165,8 +165,8 @@ func TestSandboxBodyLimits(t *testing.T) {
 	if st := upload("application/octet-stream", false); st != 403 {
 		t.Errorf("upload without the CSRF header = %d, want 403", st)
 	}
-	if st := upload("multipart/form-data; boundary=xyz", false); st != 413 {
-		t.Errorf("1 MiB multipart upload without the CSRF header = %d, want 413", st)
+	if st := upload("multipart/form-data; boundary=xyz", false); st != 400 {
+		t.Errorf("1 MiB multipart upload without the CSRF header = %d, want 400 (raw bytes, not a form)", st)
 	}
 	// The server is fine afterwards.
 	if st := s.do("GET", "/api/v1/me", s.Token, nil, nil); st != 200 {

@@ -156,8 +156,7 @@ type wsIn struct {
 // server sends the same objects as the NDJSON stream, then closes.
 func (s *Server) execWS() fiber.Handler {
 	return websocket.New(func(conn *websocket.Conn) {
-		s.wsWG.Add(1)
-		defer s.wsWG.Done()
+		defer s.trackWebsocket()()
 		me, _ := conn.Locals(localMember).(bullpen.Member)
 		id, _ := conn.Locals("sandbox").(string)
 		wc := conn.Conn

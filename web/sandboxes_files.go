@@ -169,10 +169,18 @@ func (s *Server) renameSandboxFile(c *fiber.Ctx) error {
 // stream; every other request's body is read, bounded, by limitBody. Form
 // bodies never stream: the CSRF check may parse them.
 func streamsBody(c *fiber.Ctx) bool {
+	return rawBodyRoute(c) && !formBody(c)
+}
+
+// formBody tells whether the request's body is a form encoding.
+func formBody(c *fiber.Ctx) bool {
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
-	if strings.HasPrefix(ct, fiber.MIMEMultipartForm) || strings.HasPrefix(ct, fiber.MIMEApplicationForm) {
-		return false
-	}
+	return strings.HasPrefix(ct, fiber.MIMEMultipartForm) || strings.HasPrefix(ct, fiber.MIMEApplicationForm)
+}
+
+// rawBodyRoute tells whether the route takes its body as raw bytes of any
+// size: a sandbox file upload or an image import.
+func rawBodyRoute(c *fiber.Ctx) bool {
 	p := c.Path()
 	switch c.Method() {
 	case fiber.MethodPut:
@@ -195,6 +203,9 @@ const drainLimit = 8 << 20
 // can be large.)
 func (s *Server) limitBody(c *fiber.Ctx) error {
 	req := c.Request()
+	if rawBodyRoute(c) && formBody(c) {
+		return refuseForm(c)
+	}
 	if !req.IsBodyStream() {
 		return c.Next()
 	}
@@ -227,6 +238,19 @@ func (s *Server) limitBody(c *fiber.Ctx) error {
 	}
 	req.SetBodyRaw(b)
 	return c.Next()
+}
+
+// refuseForm refuses a form-encoded body on a raw-bytes route. curl -d
+// sends files that way; held to the body limit such an upload would get a
+// bare "too large", so say what to send instead.
+func refuseForm(c *fiber.Ctx) error {
+	if c.Request().IsBodyStream() {
+		discard(c, c.Context().RequestBodyStream(), int64(c.Request().Header.ContentLength()))
+	}
+	ct, _, _ := strings.Cut(c.Get(fiber.HeaderContentType), ";")
+	return bullpen.Errorf(bullpen.EINVALID, "this route takes the file's raw bytes as the body, not a form (%s): "+
+		"send Content-Type: application/octet-stream (curl: --data-binary @FILE -H 'Content-Type: application/octet-stream')",
+		strings.ToLower(strings.TrimSpace(ct)))
 }
 
 // largeBodies names the routes whose bodies may exceed Config.BodyLimit,

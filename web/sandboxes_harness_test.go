@@ -26,7 +26,7 @@ import (
 // TestMain lets the test binary serve as the sandboxes' init.
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunInit()
-	os.Exit(m.Run())
+	os.Exit(runValidated(m))
 }
 
 // sbServer is a real server with real sandboxes, and a second member.

@@ -16,21 +16,21 @@ import (
 
 // specIn is the body of POST /api/v1/sandboxes.
 type specIn struct {
-	Image       string                `json:"image"`
-	Name        string                `json:"name"`
-	Tags        map[string]string     `json:"tags"`
-	Workdir     string                `json:"workdir"`
-	CPU         float64               `json:"cpu"`
-	Memory      byteSize              `json:"memory"`
-	Pids        int64                 `json:"pids"`
-	Disk        byteSize              `json:"disk"`
-	Env         map[string]string     `json:"env"`
-	Secrets     []secretIn            `json:"secrets"`
-	Timeout     seconds               `json:"timeout"`
-	IdleTimeout seconds               `json:"idle_timeout"`
-	IdleAction  sandbox.IdleAction    `json:"idle_action"`
-	Network     sandbox.NetworkPolicy `json:"network"`
-	Ports       []int                 `json:"ports"`
+	Image       string             `json:"image"`
+	Name        string             `json:"name"`
+	Tags        map[string]string  `json:"tags"`
+	Workdir     string             `json:"workdir"`
+	CPU         float64            `json:"cpu"`
+	Memory      byteSize           `json:"memory"`
+	Pids        int64              `json:"pids"`
+	Disk        byteSize           `json:"disk"`
+	Env         map[string]string  `json:"env"`
+	Secrets     []secretIn         `json:"secrets"`
+	Timeout     seconds            `json:"timeout"`
+	IdleTimeout seconds            `json:"idle_timeout"`
+	IdleAction  sandbox.IdleAction `json:"idle_action"`
+	Network     networkIn          `json:"network"`
+	Ports       []int              `json:"ports"`
 }
 
 // secretIn is a secret to inject: as env, or as a file when File is set.
@@ -44,11 +44,44 @@ func (in specIn) spec() (sandbox.Spec, error) {
 	sp := sandbox.Spec{Image: in.Image, Name: in.Name, Tags: in.Tags, Workdir: in.Workdir, CPU: in.CPU,
 		MemoryBytes: int64(in.Memory), Pids: in.Pids, DiskBytes: int64(in.Disk), Env: in.Env,
 		Timeout: time.Duration(in.Timeout), IdleTimeout: time.Duration(in.IdleTimeout), IdleAction: in.IdleAction,
-		Network: in.Network, Ports: in.Ports}
+		Network: sandbox.NetworkPolicy(in.Network), Ports: in.Ports}
 	for _, sec := range in.Secrets {
 		sp.Secrets = append(sp.Secrets, sandbox.Secret{Name: sec.Name, Value: sec.Value, File: sec.File})
 	}
 	return sp, nil
+}
+
+// networkIn is a network policy as a request gives it: "none" (no
+// network, the default), "open" (egress anywhere but the host and other
+// sandboxes, as a role's network: open gives), or the allowlist object
+// {"allow":[CIDRs],"domains":[names]}.
+type networkIn sandbox.NetworkPolicy
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *networkIn) UnmarshalJSON(raw []byte) error {
+	if bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		switch s {
+		case bullpen.NetworkNone:
+			*n = networkIn{}
+		case bullpen.NetworkOpen:
+			*n = networkIn{Allow: []string{"0.0.0.0/0"}}
+		default:
+			return fmt.Errorf("network %q is not \"none\", \"open\" or an object {\"allow\":[…],\"domains\":[…]}", clipString(s, 40))
+		}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var p sandbox.NetworkPolicy
+	if err := dec.Decode(&p); err != nil {
+		return errors.New("network must be \"none\", \"open\" or an object {\"allow\":[CIDRs],\"domains\":[host names]}")
+	}
+	*n = networkIn(p)
+	return nil
 }
 
 // byteSize is a size in bytes: a JSON number, or a string with an optional

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -52,6 +53,25 @@ type Config struct {
 	// X-Forwarded-For names the client. Empty (the default) counts the
 	// connection's address, so no client can pick its own.
 	TrustedProxies []string
+	// SandboxesOff says the operator turned sandboxes off; SandboxesDown,
+	// why they are unavailable otherwise. Health reports either when the
+	// server runs without sandboxes.
+	SandboxesOff  bool
+	SandboxesDown string
+	// SandboxReady, when set, checks that the running sandbox runtime can
+	// start sandboxes (its init binary is there); health reports its error.
+	SandboxReady func(ctx context.Context) error
+	// Metrics serves GET /metrics (Prometheus text format) when set;
+	// without it /metrics answers 404.
+	Metrics http.Handler
+	// MetricsToken, when set, lets a client that is not on a loopback
+	// address read /metrics with "Authorization: Bearer MetricsToken".
+	// Loopback clients need none.
+	MetricsToken string
+	// ObserveRequest, when set, is told of every finished request: its
+	// method, the route pattern that served it (never the raw path), the
+	// status and how long the handler took.
+	ObserveRequest func(method, route string, status int, d time.Duration)
 	// Now is the clock of the limits (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -112,7 +132,21 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wsWG   sync.WaitGroup
+	// wsOpen counts the open websockets, for the metrics.
+	wsOpen atomic.Int64
 }
+
+// trackWebsocket counts a websocket as open until the returned func runs;
+// Shutdown waits for every one.
+func (s *Server) trackWebsocket() (done func()) {
+	s.wsWG.Add(1)
+	s.wsOpen.Add(1)
+	return func() { s.wsOpen.Add(-1); s.wsWG.Done() }
+}
+
+// WebsocketClients returns how many websockets (event feeds and
+// interactive execs) are open.
+func (s *Server) WebsocketClients() int64 { return s.wsOpen.Load() }
 
 // New builds the server and its routes.
 func New(cfg Config, svc Services) *Server {
@@ -179,10 +213,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) routes() {
 	app := s.app
+	if s.cfg.ObserveRequest != nil {
+		app.Use(s.observe)
+	}
 	app.Use(s.requestID)
 	app.Use(securityHeaders)
 	app.Use(s.limitBody)
 	app.Get("/healthz", s.health)
+	app.Get("/api/v1/healthz", s.health) // before the API's auth: health needs no credential
+	app.Get("/api/v1/openapi.json", s.openapiDoc)
+	app.Get("/metrics", s.metrics)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)
@@ -235,15 +275,6 @@ func (s *Server) routes() {
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})
-}
-
-func (s *Server) health(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
-	defer cancel()
-	if err := s.off.Ping(ctx); err != nil {
-		return bullpen.Errorf(bullpen.EUNAVAILABLE, "database unavailable")
-	}
-	return c.JSON(fiber.Map{"status": "ok"})
 }
 
 // securityHeaders sets a strict content security policy and friends.

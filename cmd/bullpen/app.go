@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -48,6 +49,13 @@ type Main struct {
 	Auth web.AuthLimits
 	// Recording sets the turn inspector's retention and size caps.
 	Recording agents.Recording
+	// Ops are the log format and the metrics token.
+	Ops opsFlags
+	// Metrics are served at /metrics.
+	Metrics *metrics.Metrics
+	// sandboxesDown says why sandboxes are unavailable, for /healthz.
+	sandboxesDown string
+	stderr        io.Writer
 
 	Logger *slog.Logger
 	Stdout io.Writer
@@ -78,7 +86,7 @@ type Main struct {
 
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
-	return &Main{Stdout: stdout, Logger: newLogger(stderr), DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
+	return &Main{Stdout: stdout, Logger: newLogger(stderr), stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
 }
 
 // ParseFlags reads flags, falling back to environment variables.
@@ -89,10 +97,11 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	fs.StringVar(&m.Addr, "addr", envOr("BULLPEN_ADDR", "127.0.0.1:8080"), "listen address (env BULLPEN_ADDR)")
 	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
 	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
-	fs.BoolVar(&m.SandboxesOn, "sandboxes", envOr("BULLPEN_SANDBOXES", "on") != "off", "run sandboxes (they need root; env BULLPEN_SANDBOXES=off turns them off)")
-	checks := []func() error{m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv),
-		m.SandboxLimits.RegisterFlags(fs, os.Getenv), m.Recording.RegisterFlags(fs, os.Getenv)}
-	fs.BoolVar(&m.SharedDatabase, "shared-database", envOr("BULLPEN_SHARED_DATABASE", "off") == "on", "several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE=on)")
+	checks := []func() error{
+		onOffVar(fs, &m.SandboxesOn, "sandboxes", "BULLPEN_SANDBOXES", true, "on or off: run sandboxes (they need root) (env BULLPEN_SANDBOXES)"),
+		m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv), m.SandboxLimits.RegisterFlags(fs, os.Getenv), m.Recording.RegisterFlags(fs, os.Getenv),
+		onOffVar(fs, &m.SharedDatabase, "shared-database", "BULLPEN_SHARED_DATABASE", false, "on or off: several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE)"),
+		m.Ops.RegisterFlags(fs)}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,6 +114,9 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if m.stderr != nil {
+		m.Logger = newLoggerFormat(m.stderr, m.Ops.LogFormat)
 	}
 	return nil
 }
@@ -153,7 +165,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.demo != nil {
 		wcfg.OnWatch = m.demo.Watched
 	}
-	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
+	m.Metrics = m.wireMetrics(&wcfg)
+	wcfg.SandboxesOff, wcfg.SandboxesDown = !m.SandboxesOn, m.sandboxesDown
+	if m.Sandboxes != nil {
+		wcfg.SandboxReady = m.sandboxReady
+	}
+	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
 		Settings: m.settingsService(), MCP: m.mcpHandler()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -22,10 +23,12 @@ func (m *Main) openSandboxes(ctx context.Context) {
 	svc, err := sandboxes.OpenInDir(ctx, m.DataDir, os.Geteuid(), cfg)
 	if errors.Is(err, sandboxes.ErrNeedsRoot) {
 		m.Logger.Warn("sandboxes are unavailable: " + err.Error())
+		m.sandboxesDown = "sandboxes need root"
 		return
 	}
 	if err != nil {
 		m.Logger.Error("sandboxes are unavailable", "err", err)
+		m.sandboxesDown = "the sandbox runtime did not start; see the server log"
 		return
 	}
 	m.Sandboxes = svc
@@ -38,4 +41,25 @@ func (m *Main) sandboxService() web.Sandboxes {
 		return nil
 	}
 	return m.Sandboxes
+}
+
+// timedSandboxService is sandboxService with each API create timed for
+// the metrics.
+func (m *Main) timedSandboxService() web.Sandboxes {
+	sb := m.sandboxService()
+	if sb == nil || m.Metrics == nil {
+		return sb
+	}
+	return timedSandboxes{Sandboxes: sb, observe: m.Metrics.ObserveSandboxCreate}
+}
+
+// sandboxReady checks that the sandbox runtime can still start sandboxes:
+// its init binary is in place (an upgrade that removed it leaves running
+// sandboxes alone but breaks every new one).
+func (m *Main) sandboxReady(context.Context) error {
+	p := m.Sandboxes.Manager().InitPath()
+	if _, err := os.Stat(p); err != nil {
+		return fmt.Errorf("the sandbox init binary %s is missing", p)
+	}
+	return nil
 }

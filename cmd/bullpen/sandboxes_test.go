@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/web/openapi/openapitest"
 )
 
 // TestMain lets the test binary serve as the sandboxes' init, as main does.
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunInit()
-	os.Exit(m.Run())
+	os.Exit(openapitest.Main(m)) // every exchange checked against the OpenAPI document
 }

@@ -1,0 +1,5 @@
+package openapitest
+
+import "fmt"
+
+func errorf(format string, args ...any) error { return fmt.Errorf("openapitest: "+format, args...) }
