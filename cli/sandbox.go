@@ -208,7 +208,10 @@ func remote(arg string) (id, path string, ok bool) {
 		return "", arg, false
 	}
 	id, path, ok = strings.Cut(arg, ":")
-	return id, path, ok && id != ""
+	if !ok || id == "" {
+		return "", arg, false
+	}
+	return id, path, true
 }
 
 func (e *env) sandboxCp(args []string) error {
