@@ -80,7 +80,10 @@ missed or repeated. --state FILE keeps that position across runs of tail.`)
 	if err := e.connect(); err != nil {
 		return err
 	}
-	feed := e.c.Subscribe(*since)
+	feed, err := e.c.Subscribe(e.ctx, *since)
+	if err != nil {
+		return err
+	}
 	defer feed.Close()
 	feed.OnReconnect = func(err error) { fmt.Fprintln(e.io.Stderr, "bullpen: tail: reconnecting:", message(err)) }
 	for printed := 0; *n == 0 || printed < *n; {

@@ -40,11 +40,16 @@ type Feed struct {
 	OnReconnect func(err error)
 }
 
-// Subscribe opens a feed of the events after seq since (0: from the
-// first stored event; -1: only events from now on). Nothing is sent until
-// the first Next.
-func (c *Client) Subscribe(since int64) *Feed {
-	return &Feed{c: c, last: since, MinBackoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}
+// Subscribe connects a feed of the events after seq since (0: from the
+// first stored event; -1: only events from now on, that is from this
+// call). With -1, a connection lost before the first event resumes from
+// the reconnect: pass a sequence number to miss nothing.
+func (c *Client) Subscribe(ctx context.Context, since int64) (*Feed, error) {
+	f := &Feed{c: c, last: since, MinBackoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}
+	if err := f.dial(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // Last returns the sequence number of the last event Next returned (the
