@@ -209,7 +209,13 @@ var (
 // first start, the admin token).
 func startServer(t *testing.T, bin, data string, env []string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "--data", data, "--addr", "127.0.0.1:0")
+	return startServerAt(t, bin, data, "127.0.0.1:0", env)
+}
+
+// startServerAt is startServer on a listen address of the caller's.
+func startServerAt(t *testing.T, bin, data, addr string, env []string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, "--data", data, "--addr", addr)
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

@@ -1,7 +1,8 @@
 // Command bullpen runs the Bullpen office: `bullpen serve` (the default)
 // starts the server; `bullpen demo` starts it with a scripted, labelled
 // simulation of an agent team at work; `bullpen migrate` applies database migrations and
-// exits.
+// exits; `bullpen post|sandbox|agents|wiki|tail` are the command line
+// client of a running server (package cli).
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/cli"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -24,6 +26,9 @@ func main() {
 	sandbox.MaybeRunInit() // first: this binary is also each sandbox's init
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cli.Is(os.Args[1:]) {
+		os.Exit(cli.Run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "bullpen:", err)
@@ -75,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return m.Close(ctx)
 	}
-	return fmt.Errorf("unknown command %q (want serve, demo, migrate or admin-token)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, demo, migrate, admin-token, or a client command: post, sandbox, agents, wiki, tail)", cmd)
 }
 
 // closeSoon closes m, giving connections and agents 10 s to finish.
