@@ -105,6 +105,9 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			return err
 		}
 	}
+	if err := m.startBridges(s, int(p.netns.Fd())); err != nil {
+		return err
+	}
 	p.start = procStartTime(p.pid)
 	md.InitPid, md.InitStart = p.pid, p.start
 	md.StartedAt = m.now()
@@ -174,6 +177,7 @@ func (m *Manager) initCmd(s *sandbox, f *initFiles, key string) (*exec.Cmd, erro
 	if md.HostBase {
 		cfg.Binds = m.binds
 	}
+	cfg.Binds = append(append([]bindMount(nil), cfg.Binds...), mountBinds(md.Mounts)...)
 	raw, _ := json.Marshal(cfg)
 	base := int(md.IDMapBase)
 	return &exec.Cmd{
@@ -357,6 +361,7 @@ func (m *Manager) stopLocked(s *sandbox) error {
 
 // cleanupInit releases what belonged to a dead init.
 func (m *Manager) cleanupInit(s *sandbox, p *initProc) {
+	m.closeBridges(s)
 	p.pidfd.Close()
 	p.netns.Close()
 	if s.meta.NetIndex >= 0 {
