@@ -229,7 +229,10 @@ func (m *Manager) provision(s *sandbox) error {
 	if err := m.mountOverlayAt(s, false); err != nil {
 		return err
 	}
-	return m.prepareRootfs(s)
+	if err := m.prepareRootfs(s); err != nil {
+		return err
+	}
+	return bindMounts(s.rootfs, s.meta.Mounts)
 }
 
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.
@@ -239,7 +242,10 @@ func (m *Manager) mountRootfs(s *sandbox) error {
 			return err
 		}
 	}
-	return m.mountOverlayAt(s, true)
+	if err := m.mountOverlayAt(s, true); err != nil {
+		return err
+	}
+	return bindMounts(s.rootfs, s.meta.Mounts)
 }
 
 // mountOverlayAt mounts the sandbox's overlay at its mount point; with

@@ -1,12 +1,15 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	bullpen "github.com/bullpen-hq/bullpen"
+	"golang.org/x/sys/unix"
 )
 
 // maxMounts and maxBridges bound Spec.Mounts and Spec.Bridges.
@@ -79,17 +82,6 @@ func checkHostPath(hp string, hostRoots []string) error {
 	if !st.IsDir() {
 		return invalid("mount: host path %s is not a directory", c)
 	}
-	// init binds it from inside the sandbox's user namespace, as an
-	// unprivileged host uid: every directory on the way must let others
-	// through, and the directory itself must be readable by others.
-	if st.Mode().Perm()&0o005 != 0o005 {
-		return invalid("mount: host path %s must be readable by others (chmod o+rx)", c)
-	}
-	for d := filepath.Dir(c); d != "/"; d = filepath.Dir(d) {
-		if pst, err := os.Stat(d); err != nil || pst.Mode().Perm()&0o001 == 0 {
-			return invalid("mount: host directory %s must be traversable by others (chmod o+x)", d)
-		}
-	}
 	return nil
 }
 
@@ -118,13 +110,52 @@ func checkBridges(bs []Bridge, ports []int) error {
 	return nil
 }
 
-// mountBinds are the init binds for the sandbox's Spec.Mounts.
-func mountBinds(ms []Mount) []bindMount {
-	out := make([]bindMount, 0, len(ms))
+// bindMounts bind-mounts Spec.Mounts read-only onto their mount points in
+// the sandbox's root filesystem, on the host (as real root, so the host
+// path need not be reachable by the sandbox uids). init's recursive bind
+// of the root takes them along, and as they come from a more privileged
+// mount namespace their read-only flag is locked: not even root inside can
+// remount them writable. Each mount point is opened with openat2 without
+// following any symlink (the sandbox can write its file tree while it is
+// stopped) and mounted on through /proc/self/fd, so a mount lands exactly
+// there and never elsewhere on the host.
+func bindMounts(rootfs string, ms []Mount) error {
 	for _, mt := range ms {
-		out = append(out, bindMount{Src: filepath.Clean(mt.HostPath), Dst: path.Clean(mt.Path)})
+		target := filepath.Join(rootfs, path.Clean(mt.Path))
+		if isMounted(target) {
+			continue
+		}
+		if err := bindOne(rootfs, filepath.Clean(mt.HostPath), path.Clean(mt.Path)); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
+}
+
+func bindOne(rootfs, src, dst string) error {
+	root, err := unix.Open(rootfs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: mount %s: %w", dst, err)
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, dst, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV})
+	if err != nil {
+		return bullpen.Errorf(bullpen.EINVALID, "mount: mount point %s in the sandbox: %v", dst, err)
+	}
+	defer unix.Close(fd)
+	at := "/proc/self/fd/" + strconv.Itoa(fd)
+	if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("sandbox: mount %s at %s: %w", src, dst, err)
+	}
+	// The new mount is stacked on the directory fd names; remount what is
+	// now at the path (resolved again, the bind itself).
+	t := filepath.Join(rootfs, dst)
+	if err := unix.Mount("", t, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		_ = unix.Unmount(t, unix.MNT_DETACH)
+		return fmt.Errorf("sandbox: mount %s read-only: %w", dst, err)
+	}
+	return nil
 }
 
 // prepareMounts makes the mount points of Spec.Mounts in the sandbox's

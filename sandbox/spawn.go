@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -177,7 +178,6 @@ func (m *Manager) initCmd(s *sandbox, f *initFiles, key string) (*exec.Cmd, erro
 	if md.HostBase {
 		cfg.Binds = m.binds
 	}
-	cfg.Binds = append(append([]bindMount(nil), cfg.Binds...), mountBinds(md.Mounts)...)
 	raw, _ := json.Marshal(cfg)
 	base := int(md.IDMapBase)
 	return &exec.Cmd{
@@ -386,6 +386,11 @@ func (m *Manager) destroyLocked(s *sandbox) error {
 	if s.meta.NetIndex >= 0 {
 		m.net.teardown(s.id)
 		m.net.release(s.meta.NetIndex)
+	}
+	for _, mt := range s.meta.Mounts {
+		if err := unmountAll(filepath.Join(s.rootfs, path.Clean(mt.Path))); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := unmountAll(s.rootfs); err != nil {
 		errs = append(errs, err)
