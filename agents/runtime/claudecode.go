@@ -74,9 +74,9 @@ type claudeLine struct {
 	// Event is an API stream event for type stream_event
 	// (--include-partial-messages); other types use the key differently.
 	Event   json.RawMessage `json:"event"`
-	Result  string `json:"result"`
-	IsError bool   `json:"is_error"`
-	Errors  []any  `json:"errors"`
+	Result  string          `json:"result"`
+	IsError bool            `json:"is_error"`
+	Errors  []any           `json:"errors"`
 }
 
 type claudeBlock struct {

@@ -55,7 +55,7 @@ type Turn struct {
 	// Provider is the gateway protocol a CLI that speaks several uses:
 	// "anthropic" (default) or "openai".
 	Provider string
-	Brief   string // the office brief, appended to the CLI's system prompt
+	Brief    string // the office brief, appended to the CLI's system prompt
 	// GatewayURL is the model gateway's root (http://127.0.0.1:PORT);
 	// each CLI appends its protocol's prefix (/anthropic, /openai/v1).
 	GatewayURL string
