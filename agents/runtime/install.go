@@ -51,7 +51,7 @@ func (in *Installer) Ensure(ctx context.Context, rt Runtime) (string, error) {
 		look = exec.LookPath
 	}
 	if _, err := look("node"); err != nil {
-		return "", bullpen.Errorf(bullpen.EUNAVAILABLE, "runtime: %s needs node (Node.js), which is not installed: install Node.js 20 or newer with npm (e.g. apt-get install -y nodejs npm), then run: bullpen install-clis", rt.Name())
+		return "", bullpen.Errorf(bullpen.EUNAVAILABLE, "runtime: %s needs node, which is not installed (Node.js): install Node.js 20 or newer with npm (e.g. apt-get install -y nodejs npm), then run: bullpen install-clis", rt.Name())
 	}
 	npm, err := look("npm")
 	if err != nil {
