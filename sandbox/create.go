@@ -229,10 +229,7 @@ func (m *Manager) provision(s *sandbox) error {
 	if err := m.mountOverlayAt(s, false); err != nil {
 		return err
 	}
-	if err := m.prepareRootfs(s); err != nil {
-		return err
-	}
-	return bindMounts(s.rootfs, s.meta.Mounts)
+	return m.prepareRootfs(s)
 }
 
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.
@@ -242,10 +239,7 @@ func (m *Manager) mountRootfs(s *sandbox) error {
 			return err
 		}
 	}
-	if err := m.mountOverlayAt(s, true); err != nil {
-		return err
-	}
-	return bindMounts(s.rootfs, s.meta.Mounts)
+	return m.mountOverlayAt(s, true)
 }
 
 // mountOverlayAt mounts the sandbox's overlay at its mount point; with
@@ -264,8 +258,8 @@ func (m *Manager) mountOverlayAt(s *sandbox, check bool) error {
 	return mountOverlay(s.meta.Layers, s.meta.Upper, s.meta.Work, s.rootfs)
 }
 
-// prepareRootfs writes per-sandbox files (hosts, hostname, secret files)
-// and the mount points init needs.
+// prepareRootfs writes per-sandbox files (hosts, hostname, secret files),
+// the mount points init needs, and binds Spec.Mounts.
 func (m *Manager) prepareRootfs(s *sandbox) error {
 	base := int(s.meta.IDMapBase)
 	sys, err := openRoot(s.rootfs, base)
@@ -321,7 +315,7 @@ func (m *Manager) prepareRootfs(s *sandbox) error {
 			return err
 		}
 	}
-	return nil
+	return bindMounts(s.rootfs, s.meta.Mounts)
 }
 
 func (s *sandbox) hostname() string {

@@ -137,3 +137,48 @@ func TestMountValidation(t *testing.T) {
 		t.Fatalf("bad specs created sandboxes: %v", ids)
 	}
 }
+
+// TestAttach: a sandbox made without mounts or bridges gets them by
+// Attach (a restart; its files stay), the same again changes nothing, and
+// an empty Attach takes them away.
+func TestAttach(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := sharedDir(t)
+	sock, _ := bridgeServer(t)
+	in := e.create(Spec{})
+	e.sh(in.ID, "echo kept > /home/sandbox/f")
+	ctx := context.Background()
+	ms, bs := []Mount{{HostPath: dir, Path: "/opt/tools"}}, []Bridge{{Port: 7777, HostSocket: sock}}
+	if err := e.m.Attach(ctx, in.ID, ms, bs); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.sh(in.ID, "cat /home/sandbox/f /opt/tools/data.txt"); got != "kept\noriginal\n" {
+		t.Fatalf("after attach: %q", got)
+	}
+	if got := e.py(in.ID, pyBridge); got != "BRIDGE:ping" {
+		t.Fatalf("bridge after attach: %q", got)
+	}
+	p, err := e.m.Exec(ctx, in.ID, ExecRequest{Cmd: []string{"sleep", "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := e.m.Attach(ctx, in.ID, ms, bs); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+		t.Fatal("the same attachments again restarted the sandbox")
+	default:
+	}
+	if err := e.m.Attach(ctx, in.ID, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.sh(in.ID, "ls /opt/tools | wc -l"); got != "0\n" {
+		t.Fatalf("mount still there: %q", got)
+	}
+	if err := e.m.Attach(ctx, in.ID, []Mount{{HostPath: dir, Path: "/usr/x"}}, nil); !bullpen.IsCode(err, bullpen.EINVALID) {
+		t.Fatal("bad mount accepted")
+	}
+}
