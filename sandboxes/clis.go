@@ -41,7 +41,9 @@ type CLIWorkspaces struct {
 var _ agents.CLISandboxes = (*CLIWorkspaces)(nil)
 
 // WithCLIs returns w with agent CLI runs.
-func (w *Workspaces) WithCLIs(h CLIHost) *CLIWorkspaces { return &CLIWorkspaces{Workspaces: w, host: h} }
+func (w *Workspaces) WithCLIs(h CLIHost) *CLIWorkspaces {
+	return &CLIWorkspaces{Workspaces: w, host: h}
+}
 
 // EnsureCLI implements agents.CLISandboxes.
 func (w *CLIWorkspaces) EnsureCLI(ctx context.Context, rt runtime.Runtime) error {
