@@ -1,7 +1,8 @@
 // Command bullpen runs the Bullpen office: `bullpen serve` (the default)
 // starts the server; `bullpen demo` starts it with a scripted, labelled
 // simulation of an agent team at work; `bullpen migrate` applies database migrations and
-// exits.
+// exits; `bullpen install-clis` installs the agent CLIs (runtime
+// claude-code, codex, opencode) into the data directory.
 package main
 
 import (
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) is working in #general.\n")
 		<-ctx.Done()
 		return m.closeSoon()
+	case "install-clis":
+		return m.installCLIs(ctx)
 	case "migrate":
 		if err := m.OpenStore(ctx); err != nil {
 			return err
@@ -73,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return m.Close(ctx)
 	}
-	return fmt.Errorf("unknown command %q (want serve, demo or migrate)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, demo, install-clis or migrate)", cmd)
 }
 
 // closeSoon closes m, giving connections and agents 10 s to finish.
