@@ -21,6 +21,16 @@ type Token struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// TurnID is set on a per-turn token: one an agent CLI run holds for
+	// one turn only, revoked when the turn ends.
+	TurnID *int64 `json:"turn_id,omitempty"`
+	// ExpiresAt bounds a token's life (per-turn tokens); nil never expires.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Expired reports whether the token's life has ended at now.
+func (t Token) Expired(now time.Time) bool {
+	return t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)
 }
 
 // CheckCSRF compares a submitted CSRF token with the session's in

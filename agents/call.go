@@ -128,12 +128,14 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 				return err
 			}
 		}
-		var err error
-		rec, err = tx.CreateToolCall(bullpen.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)})
-		if err != nil {
-			return err
+		rec = bullpen.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)}
+		if e.turn.ID != 0 { // a call outside any turn (MCP, ordinary token) has no turn to list it under
+			var err error
+			if rec, err = tx.CreateToolCall(rec); err != nil {
+				return err
+			}
 		}
-		_, err = tx.Emit(EventToolStarted, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
+		_, err := tx.Emit(EventToolStarted, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: c.Name, Arguments: clipJSON(args, 2000)})
 		return err
 	})
@@ -145,8 +147,10 @@ func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, a
 // (a no-op for effects, which journaled it in their own transaction).
 func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) {
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		if err := tx.FinishToolCall(rec); err != nil {
-			return err
+		if rec.ID != 0 {
+			if err := tx.FinishToolCall(rec); err != nil {
+				return err
+			}
 		}
 		if err := e.j.note(tx, key, o); err != nil {
 			return err

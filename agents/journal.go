@@ -41,13 +41,21 @@ const interruptedExec = "error: the command was interrupted by a server restart;
 // interruptedCall closes tool calls left running by a dead process.
 const interruptedCall = "interrupted: the server stopped during this call"
 
+// A nil journal (a call from outside the built-in loop, such as the MCP
+// endpoint's) has no steps and records none.
 func (j *journal) has(key string) bool {
+	if j == nil {
+		return false
+	}
 	_, ok := j.steps[key]
 	return ok
 }
 
 // get decodes a recorded step into v; false when there is none.
 func (j *journal) get(key string, v any) bool {
+	if j == nil {
+		return false
+	}
 	st, ok := j.steps[key]
 	return ok && json.Unmarshal([]byte(st.Payload), v) == nil
 }
@@ -62,7 +70,12 @@ func (j *journal) step(key string, v any) store.Step {
 func (j *journal) record(tx *store.Tx, key string, v any) error { return tx.RecordStep(j.step(key, v)) }
 
 // note stores a step that has no effect of its own, unless it exists.
-func (j *journal) note(tx *store.Tx, key string, v any) error { return tx.NoteStep(j.step(key, v)) }
+func (j *journal) note(tx *store.Tx, key string, v any) error {
+	if j == nil {
+		return nil
+	}
+	return tx.NoteStep(j.step(key, v))
+}
 
 // openJournal loads the journal of a turn's anchor wake. When an earlier
 // run of the turn started, the turn resumes with that run's wakes: wakes

@@ -46,19 +46,38 @@ func (o *Office) Bootstrap(ctx context.Context, adminHandle string) (string, err
 	return secret, nil
 }
 
-// Authenticate returns the member a token belongs to; a missing, unknown
-// or revoked token is EUNAUTHORIZED.
+// Authenticate returns the member a token belongs to; a missing, unknown,
+// revoked or expired token is EUNAUTHORIZED. A per-turn token
+// authenticates as its agent (see AuthenticateTurn for its turn).
 func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Member, error) {
+	m, _, err := o.AuthenticateTurn(ctx, secret)
+	return m, err
+}
+
+// AuthenticateTurn is Authenticate that also returns the turn a per-turn
+// token belongs to; turnID is 0 for an ordinary token.
+func (o *Office) AuthenticateTurn(ctx context.Context, secret string) (bullpen.Member, int64, error) {
 	if !strings.HasPrefix(secret, bullpen.TokenPrefix) || len(secret) > 200 {
-		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
+		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
 	}
 	t, err := o.db.TokenByHash(ctx, hashSecret(secret))
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
-		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid or revoked token")
+		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid or revoked token")
 	} else if err != nil {
-		return bullpen.Member{}, err
+		return bullpen.Member{}, 0, err
 	}
-	return o.db.Member(ctx, t.MemberID)
+	if t.Expired(o.now()) {
+		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "token expired")
+	}
+	m, err := o.db.Member(ctx, t.MemberID)
+	if err != nil {
+		return bullpen.Member{}, 0, err
+	}
+	var turnID int64
+	if t.TurnID != nil {
+		turnID = *t.TurnID
+	}
+	return m, turnID, nil
 }
 
 // CreateToken issues a token for actor, or for another member when actor

@@ -82,7 +82,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if code == bullpen.EINTERNAL {
 		s.logFor(c).Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	if strings.HasPrefix(c.Path(), "/api/") || strings.HasPrefix(c.Path(), "/healthz") {
+	if strings.HasPrefix(c.Path(), "/api/") || strings.HasPrefix(c.Path(), "/healthz") || c.Path() == mcpPath {
 		var body errorBody
 		body.Error.Code, body.Error.Message = code, msg
 		return c.Status(status).JSON(body)

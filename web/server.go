@@ -73,6 +73,8 @@ type Services struct {
 	Sandboxes Sandboxes
 	// Telegram serves /api/v1/telegram, the webhook and the settings page.
 	Telegram Telegram
+	// MCP serves /mcp (package mcp's handler): agent CLIs' tools.
+	MCP http.Handler
 }
 
 // Server is Bullpen's HTTP server.
@@ -169,6 +171,7 @@ func (s *Server) routes() {
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)
 	app.Post(bullpen.TelegramWebhookPath, s.telegramWebhook) // no login: the secret token header
+	s.mcpRoutes(app)                                         // no login, no CSRF: its own Bearer token
 
 	api := app.Group("/api/v1", s.authAPI)
 	api.Get("/ws", s.websocketUpgrade, s.websocket())

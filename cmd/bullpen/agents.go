@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
+	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -51,6 +53,15 @@ func (m *Main) openAgents(ctx context.Context) error {
 	}
 	m.Agents = svc
 	return nil
+}
+
+// mcpHandler returns the MCP endpoint over the agents' tool registry, or
+// nil (the route answers "unavailable") without an agents service.
+func (m *Main) mcpHandler() http.Handler {
+	if m.Agents == nil {
+		return nil
+	}
+	return mcp.New(mcp.Deps{Auth: m.Office, Tools: m.Agents, Logger: m.Logger})
 }
 
 // agentService returns the agents service for the web server (nil-safe).

@@ -134,7 +134,7 @@ func (m *Main) Run(ctx context.Context) error {
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
 	m.Auth.Apply(&wcfg)
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki})
+		Telegram: m.telegramService(), Wiki: m.Wiki, MCP: m.mcpHandler()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

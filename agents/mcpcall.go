@@ -1,0 +1,107 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+)
+
+// mcpCallID is the model-side call id recorded for a call that came
+// through the MCP endpoint: MCP carries no id of the client model's call.
+const mcpCallID = "mcp"
+
+// CallTool runs a registered tool for member, who was authenticated by
+// its own token, exactly as the built-in loop runs a model's call: the
+// same tool events (with turnID when there is one), the same allow-list,
+// the same approvals. turnID is the turn a per-turn token belongs to, or
+// 0 for an ordinary agent token (an agent CLI outside Bullpen).
+//
+// It returns the text the caller's model reads. A refused call, a failed
+// tool, or a call that needs approval outside a turn returns an error
+// whose bullpen.ErrorMessage is written for the model.
+//
+// MCP gives a call no identity of its own, so a call repeated by a client
+// runs again; a sandbox command is not journaled as started the way the
+// built-in loop's are.
+func (s *Service) CallTool(ctx context.Context, member bullpen.Member, turnID int64, name string, args json.RawMessage) (string, error) {
+	e, err := s.callEnv(ctx, member, turnID)
+	if err != nil {
+		return "", err
+	}
+	if turnID == 0 {
+		defer s.setStatus(member.ID, bullpen.AgentStatus{State: StatusIdle})
+	}
+	c := llm.ToolCall{ID: mcpCallID, Name: name, Arguments: args}
+	def, refused := s.tools.Allowed(e.role.Tools, name)
+	if refused == nil && turnID == 0 && s.needsApproval(e, def, c) != "" {
+		return "", bullpen.Errorf(bullpen.EFORBIDDEN, "tool %q needs a human's approval, which works only within a Bullpen turn; this token belongs to none", name)
+	}
+	out, failed := s.call(ctx, e, mcpCallID, c)
+	if !failed {
+		return out, nil
+	}
+	code := bullpen.EINVALID
+	if refused != nil {
+		code = bullpen.EFORBIDDEN
+	}
+	return "", bullpen.Errorf(code, "%s", strings.TrimPrefix(out, "error: "))
+}
+
+// callEnv is the turn a call belongs to, as the built-in loop would have
+// it: the agent's role, and for a turn its channel, reply thread and
+// deadline. An agent that is fired or muted has no tools to call.
+func (s *Service) callEnv(ctx context.Context, member bullpen.Member, turnID int64) (*turnEnv, error) {
+	ag, err := s.db.Agent(ctx, member.ID)
+	if bullpen.IsCode(err, bullpen.ENOTFOUND) || (err == nil && (ag.State != bullpen.AgentActive || member.Muted)) {
+		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "@%s is not an active agent: it has no tools", member.Handle)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := &turnEnv{s: s, agent: member, simulated: s.cfg.Simulation, started: s.cfg.Now(),
+		log: s.log.With("agent", member.Handle, "via", "mcp")}
+	if e.role, err = decodeRole(ag.Spec); err != nil {
+		return nil, err
+	}
+	e.aud = []int64{member.ID} // no channel: only the agent (and admins) see its calls
+	if turnID == 0 {
+		return e, nil
+	}
+	return e, s.joinTurn(ctx, e, turnID)
+}
+
+// joinTurn fills e with a running turn of e's agent.
+func (s *Service) joinTurn(ctx context.Context, e *turnEnv, turnID int64) error {
+	turn, err := s.db.Turn(ctx, turnID)
+	if err != nil {
+		return err
+	}
+	if turn.AgentID != e.agent.ID {
+		return bullpen.Errorf(bullpen.EFORBIDDEN, "turn %d is not @%s's", turnID, e.agent.Handle)
+	}
+	if turn.State != bullpen.TurnRunning {
+		return bullpen.Errorf(bullpen.EFORBIDDEN, "turn %d has ended (%s): its tools are closed", turnID, turn.State)
+	}
+	e.turn = turn
+	e.log = e.log.With("turn", turn.ID)
+	if e.channel, err = s.db.Channel(ctx, turn.ChannelID); err != nil {
+		return err
+	}
+	e.aud = audience(e.channel)
+	wakes, err := s.db.Wakes(ctx, turn.ID)
+	if err != nil {
+		return err
+	}
+	triggers, err := s.triggers(ctx, wakes)
+	if err != nil {
+		return err
+	}
+	e.thread = replyThread(e.channel, triggers)
+	e.timeouts = e.role.Timeouts.Or(s.cfg.Timeouts).Or(builtinTimeouts)
+	e.deadline = turn.StartedAt.Add(time.Duration(e.timeouts.Turn))
+	return nil
+}

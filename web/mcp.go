@@ -1,0 +1,67 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+)
+
+// mcpPath is where agent CLIs reach the office's tools.
+const mcpPath = "/mcp"
+
+// mcpRoutes mounts the MCP endpoint (package mcp) at /mcp. It takes its
+// own Bearer token, so neither the API's authentication nor CSRF applies;
+// the failed-authentication limit does, as for any other credential. The
+// endpoint answers every POST in one JSON body, which is what Fiber's
+// fasthttp adaptor can pass on (it buffers whole responses).
+func (s *Server) mcpRoutes(app *fiber.App) {
+	if s.svc.MCP == nil {
+		app.All(mcpPath, func(c *fiber.Ctx) error {
+			return bullpen.Errorf(bullpen.EUNAVAILABLE, "the MCP endpoint is not configured on this server")
+		})
+		return
+	}
+	app.All(mcpPath, func(c *fiber.Ctx) error {
+		tok, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+		tok = strings.TrimSpace(tok)
+		done, err := s.gate(c, tok)
+		if err != nil {
+			return err
+		}
+		if err := s.serveMCP(c); err != nil {
+			return err
+		}
+		if c.Response().StatusCode() == http.StatusUnauthorized {
+			// Counted as a failed attempt; the endpoint's own 401 body stands.
+			done(bullpen.Errorf(bullpen.EUNAUTHORIZED, "bad MCP token"))
+			return nil
+		}
+		s.known.add(tok)
+		return done(nil)
+	})
+}
+
+// serveMCP runs the handler through Fiber's adaptor with the request's
+// own context. The adaptor's default is fasthttp's RequestCtx, which
+// fasthttp recycles and writes on shutdown: a database query still
+// watching it would race (the race detector caught it).
+//
+// The context carries the connection's local address, as net/http's
+// server does, so that the SDK's DNS-rebinding guard works: a request
+// that reached a loopback listener with another host's name in Host is
+// refused. A trusted reverse proxy (Config.TrustedProxies) on the same
+// host is exempt, since it forwards the public name.
+func (s *Server) serveMCP(c *fiber.Ctx) error {
+	ctx, cancel := context.WithCancel(c.UserContext())
+	defer cancel()
+	if !s.proxies.trusts(c.Context().RemoteIP()) {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
+	}
+	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.svc.MCP.ServeHTTP(w, r.WithContext(ctx))
+	}))(c)
+}
