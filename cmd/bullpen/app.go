@@ -60,8 +60,10 @@ type Main struct {
 	// approvals are not available).
 	TelegramApprovals telegram.Approvals
 	Server            *web.Server
-	ln                net.Listener
-	served            chan error
+	// cli serves Bullpen (MCP, gateway) to the agent CLIs' sandboxes.
+	cli    *cliWiring
+	ln     net.Listener
+	served chan error
 }
 
 // NewMain returns a Main with its defaults.
@@ -133,8 +135,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
 	m.Auth.Apply(&wcfg)
+	mcpH := m.mcpHandler()
+	m.cli.setHandlers(mcpH, nil)
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki, MCP: m.mcpHandler()})
+		Telegram: m.telegramService(), Wiki: m.Wiki, MCP: mcpH})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -175,6 +179,7 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.Agents != nil {
 		m.Agents.Close()
 	}
+	m.cli.close()
 	if m.Telegram != nil {
 		m.Telegram.Close()
 	}

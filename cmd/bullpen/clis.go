@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"sync"
 
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/sandboxes"
 )
 
 // cliInstaller is the installer of the agent CLIs, in <data dir>/clis.
@@ -31,4 +36,68 @@ func (m *Main) installCLIs(ctx context.Context) error {
 		fmt.Fprintf(m.Stdout, "%s: installed in %s\n", rt.Name(), dir)
 	}
 	return nil
+}
+
+// cliWiring is how agent CLIs reach Bullpen from their sandboxes: each
+// agent's socket serves /mcp (over the agents' tool registry) and the
+// model gateway, nothing else.
+type cliWiring struct {
+	sockets *agentSockets
+	mu      sync.Mutex
+	mcp     http.Handler
+	gateway http.Handler
+}
+
+// wireCLIs gives the agents service the CLI runtimes: the installer in the
+// data dir, the sandboxes, the per-turn tokens of the office and the
+// per-agent sockets. Their handlers are set once the agents service
+// exists (setHandlers): the MCP endpoint serves its tools.
+func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
+	w := &cliWiring{}
+	socks, err := newAgentSockets(m.DataDir, http.HandlerFunc(w.serve), m.tokenOwner, m.Logger)
+	if err != nil {
+		return err
+	}
+	w.sockets = socks
+	m.cli = w
+	cfg.CLIs = ws.WithCLIs(sandboxes.CLIHost{Installer: m.cliInstaller(), Socket: socks.Socket})
+	cfg.TurnTokens = m.Office
+	return nil
+}
+
+// tokenOwner is the member a turn token belongs to.
+func (m *Main) tokenOwner(ctx context.Context, secret string) (bullpen.Member, error) {
+	mem, _, err := m.Office.AuthenticateTurn(ctx, secret)
+	return mem, err
+}
+
+// setHandlers installs the MCP endpoint and the gateway behind the sockets.
+func (w *cliWiring) setHandlers(mcpH, gw http.Handler) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.mcp, w.gateway = mcpH, gw
+	w.mu.Unlock()
+}
+
+func (w *cliWiring) serve(rw http.ResponseWriter, r *http.Request) {
+	w.mu.Lock()
+	mcpH, gw := w.mcp, w.gateway
+	w.mu.Unlock()
+	h := gw
+	if r.URL.Path == "/mcp" {
+		h = mcpH
+	}
+	if h == nil {
+		http.Error(rw, "unavailable: not wired yet", http.StatusServiceUnavailable)
+		return
+	}
+	h.ServeHTTP(rw, r)
+}
+
+func (w *cliWiring) close() {
+	if w != nil {
+		w.sockets.Close()
+	}
 }
