@@ -217,6 +217,7 @@ type Service struct {
 	wg       sync.WaitGroup
 
 	routed atomic.Int64 // the last event sequence the router has handled
+	gw     gatewayTurns // CLI turns' model calls through the gateway
 
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.

@@ -272,11 +272,12 @@ func (s *Service) firstRequest(ctx context.Context, e *turnEnv, triggers []trigg
 // overLimit stops the turn when a step, token or time limit is reached.
 func (s *Service) overLimit(ctx context.Context, e *turnEnv) bool {
 	b := e.role.Budgets
-	switch used := e.usage.InputTokens + e.usage.OutputTokens; {
+	tokens, spent := turnTokensSpent(e.agent.Handle, b, e.usage)
+	switch {
 	case e.steps >= b.MaxSteps:
 		s.limit(ctx, e, LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
-	case used >= b.MaxTurnTokens:
-		s.limit(ctx, e, LimitTurnTokens, fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d).", e.agent.Handle, used, b.MaxTurnTokens))
+	case spent:
+		s.limit(ctx, e, LimitTurnTokens, tokens)
 	case !s.cfg.Now().Before(e.deadline):
 		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: the turn ran for its whole deadline of %s (timeouts.turn or %s).", e.agent.Handle, time.Duration(e.timeouts.Turn), EnvTurnDeadline))
 	default:
@@ -330,6 +331,18 @@ const simLabel = "🧪 *simulation* — "
 
 // limit stops the turn because of a budget: a visible event and message.
 func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
+	s.announceLimit(ctx, e, which, detail)
+	wakeState := bullpen.WakeDone
+	if e.steps == 0 {
+		wakeState = bullpen.WakeDropped
+	}
+	if err := s.finish(ctx, e, bullpen.TurnDone, wakeState, "limit: "+which); err != nil && ctx.Err() == nil {
+		e.log.Error("agents: finish turn", "err", err)
+	}
+}
+
+// announceLimit is the limit event and the notice of a budget stop.
+func (s *Service) announceLimit(ctx context.Context, e *turnEnv, which, detail string) {
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
 			Limit: which, Detail: detail, TurnID: e.turn.ID})
@@ -339,13 +352,6 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 		e.log.Error("agents: limit event", "limit", which, "err", err)
 	}
 	s.noticeOnce(ctx, e, "n"+which, detail)
-	wakeState := bullpen.WakeDone
-	if e.steps == 0 {
-		wakeState = bullpen.WakeDropped
-	}
-	if err := s.finish(ctx, e, bullpen.TurnDone, wakeState, "limit: "+which); err != nil && ctx.Err() == nil {
-		e.log.Error("agents: finish turn", "err", err)
-	}
 }
 
 // fail ends a turn with an error.
@@ -360,10 +366,11 @@ func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
 
 // finish stores the turn's outcome and its event in one transaction.
 func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errMsg string) error {
+	usage, steps := s.gatewayOutcome(e, &state, &errMsg)
 	t := e.turn
-	t.State, t.Steps, t.Error = state, e.steps, errMsg
-	t.InputTokens, t.CachedInputTokens = e.usage.InputTokens, e.usage.CachedInputTokens
-	t.CacheWriteTokens, t.OutputTokens = e.usage.CacheWriteTokens, e.usage.OutputTokens
+	t.State, t.Steps, t.Error = state, steps, errMsg
+	t.InputTokens, t.CachedInputTokens = usage.InputTokens, usage.CachedInputTokens
+	t.CacheWriteTokens, t.OutputTokens = usage.CacheWriteTokens, usage.OutputTokens
 	if e.provider != nil {
 		t.Provider = e.provider.Name()
 	}
@@ -375,7 +382,7 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 		typ = EventTurnFailed
 	}
 	p := TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
-		Steps: e.steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(e.usage), Error: errMsg, Simulated: e.simulated}
+		Steps: steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(usage), Error: errMsg, Simulated: e.simulated}
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.FinishTurn(t, wakeState); err != nil {
 			return err
@@ -399,15 +406,11 @@ func (s *Service) checkBudgets(ctx context.Context, e *turnEnv) (bool, error) {
 		s.limit(ctx, e, LimitRate, fmt.Sprintf("@%s is rate-limited: %d turns in the last hour (limit %d). Try again later.", e.agent.Handle, hour.Turns-1, b.TurnsPerHour))
 		return true, nil
 	}
-	day, err := s.db.UsageSince(ctx, e.agent.ID, now.Truncate(24*time.Hour))
-	if err != nil {
-		return false, err
+	detail, spent, err := s.dailyTokensSpent(ctx, e.agent, b)
+	if spent {
+		s.limit(ctx, e, LimitDailyTokens, detail)
 	}
-	if day.Tokens >= int64(b.DailyTokens) {
-		s.limit(ctx, e, LimitDailyTokens, fmt.Sprintf("@%s has used its daily token budget: %d of %d tokens today (UTC). It resumes tomorrow or when an admin raises budgets.daily_tokens.", e.agent.Handle, day.Tokens, b.DailyTokens))
-		return true, nil
-	}
-	return false, nil
+	return spent, err
 }
 
 // decodeRole reads a stored role spec and fills its defaults.

@@ -1,0 +1,38 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+)
+
+// The token budgets, one rule each, shared by the built-in loop
+// (overLimit, checkBudgets) and CLI turns through the model gateway
+// (gatewayturns.go), so both stop at the same count with the same notice.
+
+// turnTokensSpent reports whether a turn that used u has spent its
+// per-turn token budget, and the notice saying so.
+func turnTokensSpent(handle string, b bullpen.Budgets, u llm.Usage) (string, bool) {
+	used := u.InputTokens + u.OutputTokens
+	if used < b.MaxTurnTokens {
+		return "", false
+	}
+	return fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d).", handle, used, b.MaxTurnTokens), true
+}
+
+// dailyTokensSpent reports whether an agent has spent its daily token
+// budget (the UTC day's turns, the running one included), and the notice.
+func (s *Service) dailyTokensSpent(ctx context.Context, agent bullpen.Member, b bullpen.Budgets) (string, bool, error) {
+	day, err := s.db.UsageSince(ctx, agent.ID, s.cfg.Now().UTC().Truncate(24*time.Hour))
+	if err != nil {
+		return "", false, err
+	}
+	if day.Tokens < int64(b.DailyTokens) {
+		return "", false, nil
+	}
+	return fmt.Sprintf("@%s has used its daily token budget: %d of %d tokens today (UTC). It resumes tomorrow or when an admin raises budgets.daily_tokens.",
+		agent.Handle, day.Tokens, b.DailyTokens), true, nil
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+// statusOf maps an error code to the HTTP status the CLI sees.
+var statusOf = map[string]int{
+	bullpen.EINVALID:      http.StatusBadRequest,
+	bullpen.EUNAUTHORIZED: http.StatusUnauthorized,
+	bullpen.EFORBIDDEN:    http.StatusForbidden,
+	bullpen.ENOTFOUND:     http.StatusNotFound,
+	bullpen.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	bullpen.ERATELIMIT:    http.StatusTooManyRequests,
+	bullpen.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	bullpen.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// anthropicTypes are Anthropic's error types by status.
+var anthropicTypes = map[int]string{
+	http.StatusBadRequest:            "invalid_request_error",
+	http.StatusUnauthorized:          "authentication_error",
+	http.StatusForbidden:             "permission_error",
+	http.StatusNotFound:              "not_found_error",
+	http.StatusRequestEntityTooLarge: "request_too_large",
+	http.StatusTooManyRequests:       "rate_limit_error",
+	http.StatusServiceUnavailable:    "api_error",
+	http.StatusInternalServerError:   "api_error",
+}
+
+// openAITypes are OpenAI's error type and code by status.
+var openAITypes = map[int][2]string{
+	http.StatusBadRequest:            {"invalid_request_error", ""},
+	http.StatusUnauthorized:          {"invalid_request_error", "invalid_api_key"},
+	http.StatusForbidden:             {"invalid_request_error", "forbidden"},
+	http.StatusNotFound:              {"invalid_request_error", "not_found"},
+	http.StatusRequestEntityTooLarge: {"invalid_request_error", "request_too_large"},
+	http.StatusTooManyRequests:       {"insufficient_quota", "insufficient_quota"},
+	http.StatusServiceUnavailable:    {"server_error", ""},
+	http.StatusInternalServerError:   {"server_error", ""},
+}
+
+// errorBody is err in the error JSON of the API kind, and its status.
+// Internal errors show a generic message (bullpen.ErrorMessage).
+func errorBody(kind string, err error) (int, []byte) {
+	status, ok := statusOf[bullpen.ErrorCode(err)]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	msg := bullpen.ErrorMessage(err)
+	var v any
+	if kind == KindAnthropic {
+		v = map[string]any{"type": "error", "error": map[string]any{"type": anthropicTypes[status], "message": msg}}
+	} else {
+		t := openAITypes[status]
+		var code any
+		if t[1] != "" {
+			code = t[1]
+		}
+		v = map[string]any{"error": map[string]any{"message": msg, "type": t[0], "param": nil, "code": code}}
+	}
+	b, _ := json.Marshal(v)
+	return status, b
+}
+
+// writeError answers with err in the API's own error shape. A budget stop
+// also says x-should-retry: false, which the vendors' SDKs (and so the
+// CLIs) honour instead of retrying a 429 with back-off.
+func writeError(w http.ResponseWriter, kind string, err error) {
+	status, body := errorBody(kind, err)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if status == http.StatusTooManyRequests {
+		h.Set("x-should-retry", "false")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+)
+
+// hopHeaders are never passed on, in either direction (RFC 9110 §7.6.1).
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// clientOnly are request headers the gateway replaces: the client's
+// credential (the turn token must not reach the provider), its cookies,
+// and what the transport sets itself.
+var clientOnly = []string{"Authorization", "X-Api-Key", "Cookie", "Host", "Content-Length", "Accept-Encoding"}
+
+// forward sends the call to its upstream with the real credential and
+// relays the answer. The client going away cancels the upstream request.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	rec := g.newRecord(r, c)
+	rec.request.Write(c.body)
+	req, err := http.NewRequestWithContext(ctx, r.Method, rec.url+querySuffix(r), bytes.NewReader(c.body))
+	if err != nil {
+		g.refuse(w, r, c, bullpen.Errorf(bullpen.EUNAVAILABLE, "the provider's base URL %q is not usable", c.up.BaseURL))
+		return
+	}
+	req.Header = upstreamHeader(r.Header, c.up)
+	wd := newWatchdog(cancel, g.cfg.Timeouts)
+	defer wd.stop()
+	resp, err := g.client.Do(req)
+	wd.gotHeader()
+	if err != nil {
+		g.upstreamFailed(w, r, c, rec, wd.explain(err))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		g.relayError(w, r, resp, c, rec)
+		return
+	}
+	if err := g.relay(w, resp, rec, wd); err != nil {
+		rec.err = wd.explain(err).Error()
+	}
+	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, rec.err)
+}
+
+// upstreamFailed answers a call whose provider gave no answer.
+func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, c *call, rec *record, err error) {
+	if r.Context().Err() != nil {
+		rec.finish(context.WithoutCancel(r.Context()), g, 0, "the client went away")
+		return
+	}
+	e := bullpen.Errorf(bullpen.EUNAVAILABLE, "the model provider %q did not answer: %s", c.up.Name, redact(err.Error(), c.up))
+	status, body := errorBody(c.ep.kind, e)
+	rec.response.Write(body)
+	rec.finish(context.WithoutCancel(r.Context()), g, status, e.Message)
+	writeError(w, c.ep.kind, e)
+}
+
+// relay copies a successful answer to the client unchanged, flushing each
+// chunk as it arrives, and tees it into the record and the usage reader.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record, wd *watchdog) error {
+	copyHeader(w.Header(), resp.Header, nil)
+	// Without a length the answer ends only when the handler returns, after
+	// its usage and record are stored: a CLI that has read its answers has
+	// been counted, so its turn can be closed with the right totals.
+	w.Header().Del("Content-Length")
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	rec.startUsage(resp.Header.Get("Content-Type"))
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			wd.gotData()
+			rec.response.Write(buf[:n])
+			rec.usage.Write(buf[:n])
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return errors.New("the client went away")
+			}
+			_ = rc.Flush()
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// relayError passes the provider's error on with its status, with any
+// credential it echoes (OpenAI quotes part of a wrong key) blanked. It is
+// recorded before the client sees it.
+func (g *Gateway) relayError(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, rec *record) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, g.cfg.MaxBody))
+	msg := "the provider answered " + resp.Status
+	if err != nil {
+		msg = "reading the provider's error: " + err.Error()
+	}
+	body = []byte(redact(string(body), c.up))
+	rec.response.Write(body)
+	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, msg)
+	copyHeader(w.Header(), resp.Header, &c.up)
+	w.Header().Del("Content-Length")
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// upstreamHeader is the client's request header with its credential
+// replaced by the real one.
+func upstreamHeader(in http.Header, up Upstream) http.Header {
+	h := in.Clone()
+	for _, k := range append(hopHeaders, clientOnly...) {
+		h.Del(k)
+	}
+	h.Set("Accept-Encoding", "identity") // the usage tee reads plain bytes
+	switch {
+	case up.Kind == KindAnthropic && up.OAuthToken != "":
+		h.Set("Authorization", "Bearer "+up.OAuthToken)
+		h.Set("Anthropic-Beta", withBeta(h.Values("Anthropic-Beta"), OAuthBeta))
+	case up.Kind == KindAnthropic && up.APIKey != "":
+		h.Set("X-Api-Key", up.APIKey)
+	case up.APIKey != "":
+		h.Set("Authorization", "Bearer "+up.APIKey)
+	}
+	if up.Kind == KindAnthropic && h.Get("Anthropic-Version") == "" {
+		h.Set("Anthropic-Version", "2023-06-01")
+	}
+	return h
+}
+
+// withBeta joins anthropic-beta flags, adding flag unless present.
+func withBeta(have []string, flag string) string {
+	var flags []string
+	for _, v := range have {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" && f != flag {
+				flags = append(flags, f)
+			}
+		}
+	}
+	return strings.Join(append(flags, flag), ",")
+}
+
+// copyHeader copies response headers without hop-by-hop ones and cookies;
+// with up set, also without any header that quotes its credential.
+func copyHeader(dst, src http.Header, up *Upstream) {
+	for k, vs := range src {
+		if k == "Set-Cookie" || containsFold(hopHeaders, k) {
+			continue
+		}
+		for _, v := range vs {
+			if up != nil && redact(v, *up) != v {
+				continue
+			}
+			dst.Add(k, v)
+		}
+	}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// redact blanks the upstream's credentials in s.
+func redact(s string, up Upstream) string {
+	for _, secret := range []string{up.APIKey, up.OAuthToken} {
+		if len(secret) >= 8 {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
+}
+
+func querySuffix(r *http.Request) string {
+	if r.URL.RawQuery == "" {
+		return ""
+	}
+	return "?" + r.URL.RawQuery
+}
+
+// upstreamURL joins the base URL and the endpoint's path.
+func upstreamURL(base, path string) string { return strings.TrimRight(base, "/") + path }
+
+func newTransport(t llm.Timeouts) *http.Transport {
+	d := &net.Dialer{Timeout: t.Connect, KeepAlive: 30 * time.Second}
+	return &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext, TLSHandshakeTimeout: t.Connect,
+		ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}
+}
+
+// watchdog cancels an upstream call that waits too long for its first
+// byte or goes silent mid-stream, and says which.
+type watchdog struct {
+	t      llm.Timeouts
+	cancel context.CancelFunc
+	timer  *time.Timer
+	phase  atomic.Value // llm.PhaseFirstByte, then llm.PhaseIdle
+	fired  atomic.Bool
+}
+
+func newWatchdog(cancel context.CancelFunc, t llm.Timeouts) *watchdog {
+	wd := &watchdog{t: t, cancel: cancel}
+	wd.phase.Store(llm.PhaseFirstByte)
+	wd.timer = time.AfterFunc(t.FirstByte, func() { wd.fired.Store(true); wd.cancel() })
+	return wd
+}
+
+// gotHeader ends the first-byte wait: from now on silences are bounded.
+func (wd *watchdog) gotHeader() { wd.phase.Store(llm.PhaseIdle); wd.timer.Reset(wd.t.Idle) }
+func (wd *watchdog) gotData()   { wd.timer.Reset(wd.t.Idle) }
+func (wd *watchdog) stop()      { wd.timer.Stop() }
+
+// explain turns an upstream error into a timeout error when the watchdog
+// caused it.
+func (wd *watchdog) explain(err error) error {
+	if !wd.fired.Load() {
+		return err
+	}
+	phase, _ := wd.phase.Load().(string)
+	after := wd.t.Idle
+	if phase == llm.PhaseFirstByte {
+		after = wd.t.FirstByte
+	}
+	return &llm.TimeoutError{Phase: phase, After: after}
+}
