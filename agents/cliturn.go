@@ -45,6 +45,7 @@ func (s *Service) cliTurn(ctx context.Context, e *turnEnv, triggers []trigger) {
 		s.cliFail(ctx, e, bullpen.Errorf(bullpen.EUNAVAILABLE, "runtime %s needs the sandbox runtime (run Bullpen as root) and the MCP endpoint", rt.Name()))
 		return
 	}
+	s.attachGateway(e) // the gateway's budget notices go to this turn's thread
 	run, token, err := s.cliPrepare(ctx, e, rt, triggers)
 	if token != "" {
 		// The token dies with the turn, whatever happens (a fresh context:
@@ -127,8 +128,14 @@ func cliBrief(role bullpen.Role, me bullpen.Member, roster string) string {
 		"which is how anyone sees your answer.\n"
 }
 
-// cliFail ends the turn failed with a visible notice naming the cause.
+// cliFail ends the turn failed with a visible notice naming the cause,
+// unless the gateway refused the CLI a model call for a budget: the
+// channel has that notice, and finish ends the turn as limited.
 func (s *Service) cliFail(ctx context.Context, e *turnEnv, err error) {
+	if s.gatewayStopped(e.turn.ID) {
+		s.cliFinish(ctx, e, bullpen.TurnFailed, bullpen.ErrorMessage(err))
+		return
+	}
 	s.noticeOnce(ctx, e, "nf", fmt.Sprintf("@%s could not answer: %s", e.agent.Handle, bullpen.ErrorMessage(err)))
 	s.cliFinish(ctx, e, bullpen.TurnFailed, bullpen.ErrorMessage(err))
 }
@@ -138,6 +145,13 @@ func (s *Service) cliFinish(ctx context.Context, e *turnEnv, state, errMsg strin
 	if err := s.finish(ctx, e, state, bullpen.WakeDone, errMsg); err != nil && ctx.Err() == nil {
 		e.log.Error("agents: finish cli turn", "err", err)
 	}
+}
+
+// gatewayStopped reports whether the gateway stopped the turn for a budget.
+func (s *Service) gatewayStopped(turnID int64) bool {
+	stopped := false
+	s.gw.with(turnID, func(t *gatewayTurn) { stopped = t.stop.Limit != "" })
+	return stopped
 }
 
 // revokeTurnToken kills the turn's token on a context of its own.

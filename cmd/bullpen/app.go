@@ -12,6 +12,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -60,6 +61,9 @@ type Main struct {
 	// approvals are not available).
 	TelegramApprovals telegram.Approvals
 	Server            *web.Server
+	// Upstreams are the model gateway's providers; nil reads them from
+	// the environment (BULLPEN_ANTHROPIC_API_KEY, …).
+	Upstreams map[string]gateway.Upstream
 	// cli serves Bullpen (MCP, gateway) to the agent CLIs' sandboxes.
 	cli    *cliWiring
 	ln     net.Listener
@@ -136,7 +140,7 @@ func (m *Main) Run(ctx context.Context) error {
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, ProviderNotice: m.Agents.ProviderNotice()}
 	m.Auth.Apply(&wcfg)
 	mcpH := m.mcpHandler()
-	m.cli.setHandlers(mcpH, nil)
+	m.cli.setHandlers(mcpH, m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.sandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, MCP: mcpH})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {

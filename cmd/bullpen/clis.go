@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 )
 
@@ -100,4 +102,24 @@ func (w *cliWiring) close() {
 	if w != nil {
 		w.sockets.Close()
 	}
+}
+
+// gatewayHandler is the model gateway over the providers of the
+// environment (the real keys stay in this process), recording each call
+// and charging it to its turn.
+func (m *Main) gatewayHandler() http.Handler {
+	if m.Agents == nil {
+		return nil
+	}
+	return gateway.New(gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(m.gatewayUpstreams()),
+		Turns: m.Agents, Logger: m.Logger})
+}
+
+// gatewayUpstreams are the providers the gateway forwards to (tests set
+// Main.Upstreams to reach fakes).
+func (m *Main) gatewayUpstreams() map[string]gateway.Upstream {
+	if m.Upstreams != nil {
+		return m.Upstreams
+	}
+	return gateway.UpstreamsFromEnv(os.Getenv)
 }
