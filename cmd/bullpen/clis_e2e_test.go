@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
+)
+
+// scriptCommand writes hello.sh in the workspace and runs it.
+const scriptCommand = `printf 'echo hello from the script\n' > hello.sh && sh hello.sh`
+
+// cliScript scripts a CLI's model: run scriptCommand with the CLI's shell
+// tool, then post what it printed with Bullpen's post_message (the MCP tool
+// as the CLI names it), then end. While the CLI waits on its second call,
+// during runs (the isolation probe).
+func cliScript(shell string, shellArgs map[string]any, post string, during func()) llmtest.Handler {
+	n := 0
+	return func(c llmtest.CapturedRequest) llmtest.Reply {
+		if len(c.Tools) == 0 {
+			return llmtest.Reply{Text: "Script run"} // a title or other side request
+		}
+		n++
+		switch n {
+		case 1:
+			args, _ := json.Marshal(shellArgs)
+			return llmtest.Reply{Text: "Writing the script.", ToolCalls: []llm.ToolCall{{Name: shell, Arguments: args}}}
+		case 2:
+			if during != nil {
+				during()
+			}
+			out := lastToolResult(c)
+			if i := strings.Index(out, "hello from the script"); i >= 0 {
+				out = "hello from the script"
+			}
+			args, _ := json.Marshal(map[string]string{"body": "The script printed: " + out})
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: post, Arguments: args}}}
+		}
+		return llmtest.Reply{Text: "Done."}
+	}
+}
+
+// checkCLITurn checks what both CLIs' end-to-end tests must show.
+func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, shellTool string, p *probe) {
+	turn, ev := o.waitTurnEnd(eng, since, 3*time.Minute)
+	if ev.Type != agents.EventTurnFinished {
+		t.Fatalf("turn failed: %s", turn.Error)
+	}
+	// 1. The reply is in the channel as the agent, posted through MCP.
+	var reply *bullpen.Message
+	var mcpPost, command bool
+	for _, ev := range o.events(since) {
+		switch ev.Type {
+		case bullpen.EventMessagePosted:
+			var m bullpen.Message
+			json.Unmarshal(ev.Payload, &m)
+			if m.AuthorID == eng.ID && strings.Contains(m.Body, "The script printed: hello from the script") {
+				reply = &m
+			}
+			if m.AuthorID == eng.ID && strings.Contains(m.Body, "Done.") {
+				t.Errorf("the CLI's final text was posted although it replied through MCP: %q", m.Body)
+			}
+		case agents.EventToolFinished:
+			te, _ := agents.ToolOf(ev)
+			mcpPost = mcpPost || (te.Tool == agents.ToolPostMessage && te.State == "ok" && te.TurnID == turn.TurnID)
+		case agents.EventToolStarted:
+			te, _ := agents.ToolOf(ev)
+			// 2. Events show the CLI's commands.
+			command = command || (te.Tool == shellTool && strings.Contains(string(te.Arguments), "hello.sh") && te.TurnID == turn.TurnID)
+		}
+	}
+	if reply == nil || !mcpPost {
+		dumpEvents(t, o, since)
+		t.Fatalf("no reply through MCP post_message (reply %v, tool event %v)", reply, mcpPost)
+	}
+	if !command {
+		t.Fatalf("no tool event for the CLI's %s command", shellTool)
+	}
+	// 3. The script exists in the sandbox's filesystem, not on the host.
+	if r := o.inSandbox(eng, "", "cat", agents.CLIWorkdir+"/hello.sh"); r.ExitCode != 0 || !strings.Contains(string(r.Stdout), "echo hello from the script") {
+		t.Fatalf("hello.sh in the sandbox: %q %q", r.Stdout, r.Stderr)
+	}
+	wd, _ := os.Getwd()
+	for _, p := range []string{agents.CLIWorkdir + "/hello.sh", filepath.Join(wd, "hello.sh"), "/root/hello.sh", "/tmp/hello.sh"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("hello.sh is on the host at %s", p)
+		}
+	}
+	// 4. The turn record has the usage the gateway counted.
+	if turn.Usage == nil || turn.Usage.InputTokens < 1000 || turn.Usage.OutputTokens == 0 || turn.Steps < 3 {
+		t.Fatalf("turn usage %+v steps %d", turn.Usage, turn.Steps)
+	}
+	checkIsolation(t, o, eng, p)
+}
+
+// checkIsolation: during the turn the provider key was nowhere in the
+// sandbox (files, any process's environ or cmdline) while the turn token
+// was (the scan sees the CLI), and the token worked; after the turn it is
+// dead.
+func checkIsolation(t *testing.T, o *cliOffice, eng bullpen.Member, p *probe) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		t.Fatal("the isolation probe did not run during the turn")
+	}
+	if p.leaks != "" {
+		t.Fatalf("the provider key is visible inside the sandbox:\n%s", p.leaks)
+	}
+	if !strings.HasPrefix(p.token, bullpen.TokenPrefix) || p.mcpStatus != http.StatusOK {
+		t.Fatalf("the scan found turn token %q (mcp status %d): it must see the CLI's env", p.token, p.mcpStatus)
+	}
+	if st := o.mcpStatus(p.token); st != http.StatusUnauthorized {
+		t.Fatalf("the turn token after the turn: status %d, want 401", st)
+	}
+}
+
+// TestClaudeCodeEndToEnd: a human asks @engineer (runtime claude-code, the
+// real CLI from npm) to write a script, run it and post the output. The
+// CLI runs in the agent's sandbox, reaches the model only through the
+// gateway (which holds the real key) and the office only through MCP.
+func TestClaudeCodeEndToEnd(t *testing.T) {
+	var o *cliOffice
+	var eng bullpen.Member
+	p := &probe{}
+	fake := llmtest.NewFakeAnthropic(cliScript("Bash", map[string]any{"command": scriptCommand, "description": "write and run hello.sh"},
+		"mcp__bullpen__post_message", func() { o.scanDuringTurn(eng, p) }))
+	defer fake.Close()
+	o = newCLIOffice(t, "anthropic", fake.URL, runtime.ClaudeCode{})
+	eng = o.hire(bullpen.RuntimeClaudeCode, "anthropic", "claude-sonnet-4-5", nil)
+	since := o.m.Office.Hub().Last()
+	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
+	checkCLITurn(t, o, eng, since, "Bash", p)
+	for _, r := range fake.Requests() {
+		if r.Header.Get("X-Api-Key") != providerSecret {
+			t.Fatalf("the provider got key %q, not the real one", r.Header.Get("X-Api-Key"))
+		}
+	}
+}
+
+// TestCodexEndToEnd: the same with the real Codex CLI, the fake speaking
+// the OpenAI Responses API.
+func TestCodexEndToEnd(t *testing.T) {
+	var o *cliOffice
+	var eng bullpen.Member
+	p := &probe{}
+	fake := llmtest.NewFakeResponses(cliScript("exec_command", map[string]any{"cmd": scriptCommand},
+		"mcp__bullpen__post_message", func() { o.scanDuringTurn(eng, p) }))
+	defer fake.Close()
+	o = newCLIOffice(t, "openai", fake.BaseURL(), runtime.Codex{})
+	eng = o.hire(bullpen.RuntimeCodex, "openai", "gpt-5-codex", nil)
+	since := o.m.Office.Hub().Last()
+	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
+	checkCLITurn(t, o, eng, since, "command", p)
+	for _, r := range fake.Requests() {
+		if r.Header.Get("Authorization") != "Bearer "+providerSecret {
+			t.Fatalf("the provider got %q, not the real key", r.Header.Get("Authorization"))
+		}
+	}
+}
