@@ -166,3 +166,44 @@ func TestCodexEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIHungKilledAtDeadline: a Claude Code whose model never answers is
+// killed at the turn deadline with everything it started (a background
+// sleeper it forked out of its session included); the channel is told and
+// no process is left in the sandbox.
+func TestCLIHungKilledAtDeadline(t *testing.T) {
+	n := 0
+	fake := llmtest.NewFakeAnthropic(func(c llmtest.CapturedRequest) llmtest.Reply {
+		if n++; n == 1 {
+			args, _ := json.Marshal(map[string]string{"command": "setsid sleep 3000 >/dev/null 2>&1 < /dev/null & echo started"})
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "Bash", Arguments: args}}}
+		}
+		return llmtest.Reply{Text: "never", Delay: time.Hour}
+	})
+	defer fake.Close()
+	o := newCLIOffice(t, "anthropic", fake.URL, runtime.ClaudeCode{})
+	eng := o.hire(bullpen.RuntimeClaudeCode, "anthropic", "claude-sonnet-4-5", func(r *bullpen.Role) {
+		r.Timeouts.Turn = bullpen.Duration(10 * time.Second)
+	})
+	since := o.m.Office.Hub().Last()
+	o.say(0, "@engineer start a long job")
+	turn, _ := o.waitTurnEnd(eng, since, 2*time.Minute)
+	if turn.Error != "limit: "+agents.LimitDeadline || n < 2 {
+		t.Fatalf("turn ended with %q after %d model calls, want the deadline limit while waiting", turn.Error, n)
+	}
+	notice := false
+	for _, ev := range o.events(since) {
+		var m bullpen.Message
+		if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil {
+			notice = notice || strings.Contains(m.Body, "used the whole turn deadline")
+		}
+	}
+	if !notice {
+		t.Fatal("no deadline notice in the channel")
+	}
+	r := o.inSandbox(eng, "", "python3", "-c",
+		"import os; me=os.getpid(); print([open('/proc/%s/cmdline'%p).read() for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)])")
+	if got := strings.TrimSpace(string(r.Stdout)); got != "[]" {
+		t.Fatalf("processes left in the sandbox after the deadline: %s", got)
+	}
+}
