@@ -78,7 +78,10 @@ func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime
 			how = "was killed by signal " + exit.Signal
 		}
 		detail := clipStderr(stderr)
-		if strings.TrimSpace(stderr) == "" && st.parseErr != nil {
+		switch {
+		case st.failed && st.final != "":
+			detail = clip(st.final, 600) // the CLI's own account
+		case strings.TrimSpace(stderr) == "" && st.parseErr != nil:
 			detail = bullpen.ErrorMessage(st.parseErr)
 		}
 		s.cliFail(ctx, e, bullpen.Errorf(bullpen.EUNAVAILABLE, "%s %s: %s", name, how, detail))

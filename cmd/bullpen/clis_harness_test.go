@@ -27,7 +27,7 @@ const providerSecret = "sk-prov-7f3a9c1e5b2d4086REALKEY"
 // cliOffice is the whole program with real sandboxes, the real agent CLIs
 // from the shared install, and a fake provider behind the gateway.
 type cliOffice struct {
-	t   *testing.T
+	t   testing.TB
 	m   *Main
 	api apiClient
 	me  bullpen.Member
@@ -35,7 +35,7 @@ type cliOffice struct {
 
 // newCLIOffice starts Main with the provider of kind at baseURL (the fake)
 // and providerSecret as its key.
-func newCLIOffice(t *testing.T, kind, baseURL string, rts ...runtime.Runtime) *cliOffice {
+func newCLIOffice(t testing.TB, kind, baseURL string, rts ...runtime.Runtime) *cliOffice {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
