@@ -60,7 +60,6 @@ type openCodeParser struct {
 	session string
 	last    string
 	done    bool
-	failed  string
 }
 
 type openCodeLine struct {
