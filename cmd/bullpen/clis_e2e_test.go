@@ -79,7 +79,6 @@ func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, s
 		}
 	}
 	if reply == nil || !mcpPost {
-		dumpEvents(t, o, since)
 		t.Fatalf("no reply through MCP post_message (reply %v, tool event %v)", reply, mcpPost)
 	}
 	if !command {
@@ -206,4 +205,20 @@ func TestCLIHungKilledAtDeadline(t *testing.T) {
 	if got := strings.TrimSpace(string(r.Stdout)); got != "[]" {
 		t.Fatalf("processes left in the sandbox after the deadline: %s", got)
 	}
+}
+
+// TestOpenCodeEndToEnd: the third runtime, the real opencode from npm,
+// on the Anthropic protocol through the gateway, does the same.
+func TestOpenCodeEndToEnd(t *testing.T) {
+	var o *cliOffice
+	var eng bullpen.Member
+	p := &probe{}
+	fake := llmtest.NewFakeAnthropic(cliScript("bash", map[string]any{"command": scriptCommand, "description": "write and run hello.sh"},
+		"bullpen_post_message", func() { o.scanDuringTurn(eng, p) }))
+	defer fake.Close()
+	o = newCLIOffice(t, "anthropic", fake.URL, runtime.OpenCode{})
+	eng = o.hire(bullpen.RuntimeOpenCode, "anthropic", "claude-sonnet-4-5", nil)
+	since := o.m.Office.Hub().Last()
+	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
+	checkCLITurn(t, o, eng, since, "bash", p)
 }

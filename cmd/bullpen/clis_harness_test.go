@@ -158,12 +158,12 @@ func (o *cliOffice) inSandbox(agent bullpen.Member, stdin string, cmd ...string)
 
 // pyScan reads a secret on stdin and prints every file of the sandbox's
 // tree and every process's environ and cmdline that contains it, as an
-// attacker inside would look; "ENV:" lines give the value of
-// ANTHROPIC_API_KEY / BULLPEN_TURN_TOKEN in processes. Left out: /proc,
+// attacker inside would look; "ENV:" lines give the Bullpen tokens (bp_…)
+// found in processes' environments: the CLI's turn token. Left out: /proc,
 // /sys, /dev, and the read-only binds of host programs (/usr and the
 // installed CLIs, which exist before any key is configured).
 const pyScan = `
-import os, sys
+import os, re, sys
 secret = sys.stdin.read().encode()
 hits = []
 for root, dirs, files in os.walk("/"):
@@ -192,10 +192,8 @@ for pid in os.listdir("/proc"):
         if secret in data:
             hits.append("PROC %s %s" % (pid, what))
         if what == "environ":
-            for kv in data.split(b"\0"):
-                for k in (b"ANTHROPIC_API_KEY=", b"BULLPEN_TURN_TOKEN="):
-                    if kv.startswith(k):
-                        print("ENV:" + kv[len(k):].decode())
+            for tok in re.findall(rb"bp_[a-z2-7]{20,}", data):
+                print("ENV:" + tok.decode())
 print("\n".join(hits))
 `
 
