@@ -54,19 +54,7 @@ func decodeResponses(raw []byte) (CapturedRequest, []segment, error) {
 		Temperature: b.Temperature, System: b.Instructions}
 	_ = json.Unmarshal(raw, &c.Body)
 	var segs []segment
-	for _, t := range b.Tools {
-		key := t.Type + t.Name + t.Description + string(t.Parameters)
-		if t.Type == "namespace" {
-			for _, f := range t.Tools {
-				c.Tools = append(c.Tools, CapturedTool{Name: t.Name + "__" + f.Name, Description: f.Description,
-					Parameters: f.Parameters, Namespace: t.Name, Function: f.Name})
-				key += f.Name + f.Description + string(f.Parameters)
-			}
-		} else {
-			c.Tools = append(c.Tools, CapturedTool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-		}
-		segs = append(segs, segment{key: key, tokens: llm.Count(key)})
-	}
+	c.Tools, segs = responsesTools(b.Tools)
 	if b.Instructions != "" {
 		segs = append(segs, segment{key: b.Instructions, tokens: llm.Count(b.Instructions)})
 	}
@@ -89,6 +77,27 @@ func decodeResponses(raw []byte) (CapturedRequest, []segment, error) {
 	}
 	c.System = strings.Join(system, "\n\n")
 	return c, segs, nil
+}
+
+// responsesTools captures the tools, a namespace's functions one by one,
+// and returns one cacheable segment per tool.
+func responsesTools(ts []responsesTool) ([]CapturedTool, []segment) {
+	var out []CapturedTool
+	var segs []segment
+	for _, t := range ts {
+		key := t.Type + t.Name + t.Description + string(t.Parameters)
+		if t.Type == "namespace" {
+			for _, f := range t.Tools {
+				out = append(out, CapturedTool{Name: t.Name + "__" + f.Name, Description: f.Description,
+					Parameters: f.Parameters, Namespace: t.Name, Function: f.Name})
+				key += f.Name + f.Description + string(f.Parameters)
+			}
+		} else {
+			out = append(out, CapturedTool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		}
+		segs = append(segs, segment{key: key, tokens: llm.Count(key)})
+	}
+	return out, segs
 }
 
 func responsesInput(raw json.RawMessage) ([]responsesItem, error) {
