@@ -89,7 +89,8 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 	base := "http://127.0.0.1:" + strconv.Itoa(CLIBridgePort)
 	inv := rt.Command(runtime.Turn{CLIDir: CLIMountDir + "/" + rt.Install().Dir(), Workdir: CLIWorkdir,
 		Home: CLIHomes + "/" + rt.Name(), Model: e.role.Model, Provider: e.kind, Brief: cliBrief(e.role, e.agent, roster),
-		GatewayURL: base, MCPURL: base + "/mcp", Token: token, Session: session, MaxTurns: e.role.Budgets.MaxSteps})
+		GatewayURL: base, MCPURL: base + "/mcp", Token: token, Session: session, Keep: e.role.Resume,
+		MaxTurns: e.role.Budgets.MaxSteps})
 	run := CLIRun{Runtime: rt, Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{CLIHomes + "/" + rt.Name()}, inv.Dirs...),
 		Stdin: inv.PromptPrefix + packet, Timeout: ttl}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {

@@ -269,3 +269,33 @@ func (cliModel) Complete(context.Context, llm.Request, func(string)) (llm.Respon
 }
 
 func scriptedOnly() map[string]llm.Provider { return map[string]llm.Provider{"scripted": cliModel{}} }
+
+// TestCLITurnResume: with resume: true, the session id the CLI reported is
+// stored and the next turn resumes it; a fresh role never resumes.
+func TestCLITurnResume(t *testing.T) {
+	d := storetest.Dialects(t)[0]
+	stream := recordedStream(t, "claude-code")
+	tok := &fakeTokens{minted: map[int64]time.Duration{}, revoked: map[int64]bool{}}
+	f := &fakeCLIs{stdout: stream}
+	h := newHarness(t, d, scriptedOnly(), func(c *Config) { c.CLIs, c.TurnTokens = f, tok })
+	role, _ := h.svc.cat.Role("starter/engineer")
+	role.Runtime, role.Resume = bullpen.RuntimeClaudeCode, true
+	hired, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &role})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	for i := 0; i < 2; i++ {
+		h.post(h.admin, h.general.ID, 0, "@"+hired.Agent.Handle+" next")
+		h.waitIdle()
+	}
+	if f.runCount() != 2 {
+		t.Fatalf("%d runs", f.runCount())
+	}
+	first, second := strings.Join(f.runs[0].Argv, " "), strings.Join(f.runs[1].Argv, " ")
+	const sess = "b2e2b8b2-d740-45c0-9e9e-e2c8b4387ee5" // in the recorded stream
+	if strings.Contains(first, "--resume") || strings.Contains(first, "--no-session-persistence") ||
+		!strings.Contains(second, "--resume "+sess) {
+		t.Fatalf("first run %q\nsecond run %q", first, second)
+	}
+}

@@ -52,6 +52,9 @@ func (c ClaudeCode) Command(t Turn) Invocation {
 	if t.Session != "" {
 		argv = append(argv, "--resume", t.Session)
 	}
+	if !t.Keep {
+		argv = append(argv, "--no-session-persistence")
+	}
 	return Invocation{Argv: argv, Env: map[string]string{
 		"HOME": t.Home, "ANTHROPIC_BASE_URL": t.GatewayURL + "/anthropic", "ANTHROPIC_API_KEY": t.Token,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",

@@ -43,6 +43,9 @@ func (c Codex) Command(t Turn) Invocation {
 	if t.Model != "" {
 		argv = append(argv, "--model", t.Model)
 	}
+	if !t.Keep {
+		argv = append(argv, "--ephemeral")
+	}
 	if t.Session != "" {
 		argv = append(argv, "resume", t.Session, "-")
 	} else {

@@ -62,7 +62,10 @@ type Turn struct {
 	MCPURL     string // Bullpen's MCP endpoint (http://127.0.0.1:PORT/mcp)
 	Token      string // the per-turn token, for the gateway and MCP
 	Session    string // the CLI session to resume; "" starts a fresh one
-	MaxTurns   int    // model calls the CLI may make (0: the CLI's default)
+	// Keep stores the session for a later resume (role resume: true);
+	// otherwise the CLI is told not to keep it, where it can be.
+	Keep     bool
+	MaxTurns int // model calls the CLI may make (0: the CLI's default)
 }
 
 // Invocation is argv and env of one run.

@@ -117,11 +117,17 @@ func TestCommands(t *testing.T) {
 		if inv.Env["HOME"] != tt.Home || !strings.HasPrefix(inv.Argv[0], tt.CLIDir+"/") {
 			t.Errorf("%s: HOME %q argv0 %q", rt.Name(), inv.Env["HOME"], inv.Argv[0])
 		}
-		tt.Session = "sess-42"
+		tt.Session, tt.Keep = "sess-42", true
 		resumed := rt.Command(tt).Argv
 		if !slices.Contains(resumed, "sess-42") || slices.Contains(inv.Argv, "sess-42") {
 			t.Errorf("%s: resume argv %q", rt.Name(), resumed)
 		}
+	}
+	if fresh := strings.Join(ClaudeCode{}.Command(testTurn()).Argv, " "); !strings.Contains(fresh, "--no-session-persistence") {
+		t.Errorf("a fresh claude turn keeps its session: %q", fresh)
+	}
+	if fresh := strings.Join(Codex{}.Command(testTurn()).Argv, " "); !strings.Contains(fresh, "--ephemeral") {
+		t.Errorf("a fresh codex turn keeps its session: %q", fresh)
 	}
 	cl := ClaudeCode{}.Command(testTurn())
 	if cl.Env["ANTHROPIC_BASE_URL"] != "http://127.0.0.1:4000/anthropic" || cl.Env["ANTHROPIC_API_KEY"] != "tok-secret" {
