@@ -25,9 +25,15 @@ type fakeCLIs struct {
 	exit    CLIExit
 	hang    bool          // run until killed or the deadline
 	started chan struct{} // signalled when a run starts (hang)
+	ensured []string      // EnsureCLI calls
 }
 
-func (f *fakeCLIs) EnsureCLI(context.Context, runtime.Runtime) error { return nil }
+func (f *fakeCLIs) EnsureCLI(_ context.Context, rt runtime.Runtime) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ensured = append(f.ensured, rt.Name())
+	return nil
+}
 
 func (f *fakeCLIs) RunCLI(ctx context.Context, _ bullpen.Member, _ bullpen.SandboxSpec, run CLIRun) (CLIProcess, error) {
 	f.mu.Lock()
@@ -169,6 +175,12 @@ func TestCLITurnRecorded(t *testing.T) {
 						t.Fatalf("turn failed: %s", turn.Error)
 					}
 				}
+			}
+			f.mu.Lock()
+			ensured := strings.Join(f.ensured, ",")
+			f.mu.Unlock()
+			if strings.Count(ensured, "claude-code") < 2 { // at hire (in the background) and at the turn
+				t.Errorf("EnsureCLI calls: %q", ensured)
 			}
 			if len(started) != 1 || started[0].Tool != "Bash" || !strings.Contains(string(started[0].Arguments), "hello.sh") {
 				t.Fatalf("tool starts: %+v", started)
