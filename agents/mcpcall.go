@@ -24,9 +24,11 @@ const mcpCallID = "mcp"
 // tool, or a call that needs approval outside a turn returns an error
 // whose bullpen.ErrorMessage is written for the model.
 //
-// MCP gives a call no identity of its own, so a call repeated by a client
-// runs again; a sandbox command is not journaled as started the way the
-// built-in loop's are.
+// A call in a turn whose ctx names it (WithCallID: the client model's own
+// call id) goes through the turn's journal as a built-in call does: the
+// same call again returns the recorded outcome without running, and a
+// sandbox command a crash interrupted is reported, never run again. A
+// call without an id, or outside a turn, runs each time it is made.
 func (s *Service) CallTool(ctx context.Context, member bullpen.Member, turnID int64, name string, args json.RawMessage) (string, error) {
 	e, err := s.callEnv(ctx, member, turnID)
 	if err != nil {
@@ -35,12 +37,18 @@ func (s *Service) CallTool(ctx context.Context, member bullpen.Member, turnID in
 	if turnID == 0 {
 		defer s.setStatus(member.ID, bullpen.AgentStatus{State: StatusIdle})
 	}
-	c := llm.ToolCall{ID: mcpCallID, Name: name, Arguments: args}
+	c, key := llm.ToolCall{ID: mcpCallID, Name: name, Arguments: args}, mcpCallID
+	if id := callIDOf(ctx); id != "" && turnID != 0 {
+		if err := s.openCallJournal(ctx, e); err != nil {
+			return "", err
+		}
+		c.ID, key = id, "x"+id
+	}
 	def, refused := s.tools.Allowed(e.role.Tools, name)
 	if refused == nil && turnID == 0 && s.needsApproval(e, def, c) != "" {
 		return "", bullpen.Errorf(bullpen.EFORBIDDEN, "tool %q needs a human's approval, which works only within a Bullpen turn; this token belongs to none", name)
 	}
-	out, failed := s.call(ctx, e, mcpCallID, c)
+	out, failed := s.call(ctx, e, key, c)
 	if !failed {
 		return out, nil
 	}
@@ -103,5 +111,40 @@ func (s *Service) joinTurn(ctx context.Context, e *turnEnv, turnID int64) error 
 	e.thread = replyThread(e.channel, triggers)
 	e.timeouts = e.role.Timeouts.Or(s.cfg.Timeouts).Or(builtinTimeouts)
 	e.deadline = turn.StartedAt.Add(time.Duration(e.timeouts.Turn))
+	return nil
+}
+
+type callIDKey struct{}
+
+// maxCallID bounds a client's call id: it becomes a journal key.
+const maxCallID = 200
+
+// WithCallID returns ctx naming the client model's id of a tool call (for
+// CallTool's journal); an empty or oversized id names none.
+func WithCallID(ctx context.Context, id string) context.Context {
+	if id == "" || len(id) > maxCallID {
+		return ctx
+	}
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+func callIDOf(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+// openCallJournal loads the journal of e's turn, shared with every run of
+// the turn. A turn with no wakes has none; its calls run unjournaled.
+func (s *Service) openCallJournal(ctx context.Context, e *turnEnv) error {
+	wakes, err := s.db.Wakes(ctx, e.turn.ID)
+	if err != nil || len(wakes) == 0 {
+		return err
+	}
+	anchor := anchorOf(wakes)
+	steps, err := s.db.Steps(ctx, anchor)
+	if err != nil {
+		return err
+	}
+	e.j = &journal{anchor: anchor, turnID: e.turn.ID, steps: steps}
 	return nil
 }

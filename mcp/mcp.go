@@ -45,8 +45,9 @@ type Deps struct {
 
 // handler is the MCP endpoint.
 type handler struct {
-	deps Deps
-	sdk  *sdk.StreamableHTTPHandler
+	deps   Deps
+	sdk    *sdk.StreamableHTTPHandler
+	sdkLog *slog.Logger // deps.Logger from warnings up: the SDK logs every request at info
 }
 
 // New returns the endpoint as a plain http.Handler: web mounts it at /mcp,
@@ -64,7 +65,7 @@ func New(deps Deps) http.Handler {
 	if deps.Version == "" {
 		deps.Version = "dev"
 	}
-	h := &handler{deps: deps}
+	h := &handler{deps: deps, sdkLog: slog.New(minLevel{deps.Logger.Handler(), slog.LevelWarn})}
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return h
 }
@@ -132,4 +133,22 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body)
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(as), m.min}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{m.Handler.WithGroup(name), m.min}
 }

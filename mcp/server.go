@@ -20,7 +20,7 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 		return nil // not reached: ServeHTTP authenticates first
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "bullpen", Title: "Bullpen office", Version: h.deps.Version},
-		&sdk.ServerOptions{Instructions: instructions(c), Logger: h.deps.Logger})
+		&sdk.ServerOptions{Instructions: instructions(c), Logger: h.sdkLog, Capabilities: capabilities})
 	known := map[string]bool{}
 	for _, t := range c.tools {
 		known[t.Name] = true
@@ -41,6 +41,14 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 	return s
 }
 
+// capabilities are the server's: tools, with no list-changed
+// notifications (and no logging to the client, deprecated in 2026-07-28). A caller's tools are fixed for its request, and a client
+// that may subscribe to changes (Claude Code opens "subscriptions/listen"
+// at start under protocol 2026-07-28) would otherwise hold a request open
+// that a JSON response can never answer: it waited 25 s before listing
+// tools. Without the capability the subscription is answered at once.
+var capabilities = &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
+
 // run is the handler of every tool: the agents service runs the call as
 // the caller, in the caller's turn.
 func (h *handler) run(c *caller) sdk.ToolHandler {
@@ -49,7 +57,7 @@ func (h *handler) run(c *caller) sdk.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		out, err := h.deps.Tools.CallTool(ctx, c.member, c.turnID, req.Params.Name, args)
+		out, err := h.deps.Tools.CallTool(agents.WithCallID(ctx, callID(req.Params.Meta)), c.member, c.turnID, req.Params.Name, args)
 		if err != nil {
 			if bullpen.ErrorCode(err) == bullpen.EINTERNAL {
 				h.deps.Logger.Error("mcp: tool call", "tool", req.Params.Name, "agent", c.member.Handle, "err", err)
@@ -58,6 +66,20 @@ func (h *handler) run(c *caller) sdk.ToolHandler {
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil
 	}
+}
+
+// callIDKeys are the _meta keys under which clients name their model's
+// tool call: Bullpen's own, and Claude Code's (seen in its 2.1.328
+// binary). The id lets a repeated call return its first outcome.
+var callIDKeys = []string{"bullpen/callId", "claudecode/toolUseId"}
+
+func callID(meta sdk.Meta) string {
+	for _, k := range callIDKeys {
+		if id, ok := meta[k].(string); ok && id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // instructions is the compact brief a client's model gets about the

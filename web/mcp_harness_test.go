@@ -33,6 +33,11 @@ type mcpServer struct {
 
 func newMCPServer(t *testing.T, dialect string) *mcpServer {
 	t.Helper()
+	return newMCPServerWith(t, dialect, web.Config{})
+}
+
+func newMCPServerWith(t *testing.T, dialect string, cfg web.Config) *mcpServer {
+	t.Helper()
 	db, off, token := openOffice(t, dialect)
 	hold := make(chan struct{})
 	var once sync.Once
@@ -46,7 +51,7 @@ func newMCPServer(t *testing.T, dialect string) *mcpServer {
 		t.Fatal(err)
 	}
 	h := mcp.New(mcp.Deps{Auth: off, Tools: svc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, Agents: svc, MCP: h},
+	ts := serve(t, db, off, token, cfg, web.Services{Office: off, Agents: svc, MCP: h},
 		release, func() { svc.Close() })
 	return &mcpServer{testServer: ts, release: release}
 }
@@ -168,12 +173,21 @@ func toolNames(t *testing.T, s *sdk.ClientSession) []string {
 // and error body the SDK's client does not expose.
 func (ts *mcpServer) rawPost(t *testing.T, token string) (int, string) {
 	t.Helper()
+	return ts.rawPostHost(t, token, "")
+}
+
+// rawPostHost is rawPost with a Host header ("" for the URL's).
+func (ts *mcpServer) rawPostHost(t *testing.T, token, host string) (int, string) {
+	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
 	req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if host != "" {
+		req.Host = host
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

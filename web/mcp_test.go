@@ -3,12 +3,16 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/web"
 )
 
 // An agent's token lists exactly its role's tools and posts as the agent.
@@ -122,5 +126,67 @@ func TestMCPAuthErrors(t *testing.T) {
 	}
 	if st, body := ts.rawPost(t, tok); st != 401 {
 		t.Errorf("fired agent's token: %d %s, want 401", st, body)
+	}
+}
+
+// Claude Code 2.1.328 speaks protocol 2026-07-28: it opens
+// "subscriptions/listen" before it lists tools and waits for the answer.
+// The endpoint must answer at once rather than hold the request (a JSON
+// response cannot stream the notifications it would wait for). This is
+// the request Claude Code sent, byte for byte but the token.
+func TestMCPListenAnswersAtOnce(t *testing.T) {
+	ts := newMCPServer(t, "sqlite")
+	_, tok := ts.hire(t, "claude", []string{agents.ToolPostMessage})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.328"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true}}}`,
+		`{"method":"tools/list","params":{` + meta + `},"jsonrpc":"2.0","id":0}`,
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		var msg struct{ Method string }
+		json.Unmarshal([]byte(body), &msg)
+		req.Header.Set("Mcp-Method", msg.Method)
+		client := &http.Client{Timeout: 10 * time.Second} // Claude Code gives up after 25 s
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", body[:60], err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(raw), `"result"`) {
+			t.Errorf("%s… = %d %s, want a result", body[:60], resp.StatusCode, raw)
+		}
+		if strings.Contains(body, "tools/list") && !strings.Contains(string(raw), `"post_message"`) {
+			t.Errorf("tools/list under 2026-07-28 = %s", raw)
+		}
+	}
+}
+
+// A request that reached the loopback listener under another host's name
+// (DNS rebinding) is refused, unless it came through a trusted proxy,
+// which forwards the public name.
+func TestMCPDNSRebinding(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		proxies []string
+		host    string
+		status  int
+	}{
+		{"loopback name", nil, "localhost", 200},
+		{"foreign name", nil, "evil.example.com", 403},
+		{"foreign name through a trusted proxy", []string{"127.0.0.1"}, "bullpen.example.com", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newMCPServerWith(t, "sqlite", web.Config{TrustedProxies: tc.proxies})
+			_, tok := ts.hire(t, "dns", []string{agents.ToolPostMessage})
+			if st, body := ts.rawPostHost(t, tok, tc.host); st != tc.status {
+				t.Errorf("POST /mcp with Host %s = %d %s, want %d", tc.host, st, body, tc.status)
+			}
+		})
 	}
 }

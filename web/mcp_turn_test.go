@@ -11,6 +11,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/store"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A per-turn token works during its turn, as the turn's agent and in the
@@ -79,7 +80,7 @@ func TestMCPTurnToken(t *testing.T) {
 		}
 
 		// A token minted before RevokeTurnTokens is revoked too; one that is
-		// not (the turn ended without revoking) still reaches no tool.
+		// not (the turn ended without revoking) dies with the turn anyway.
 		if st, _ := ts.rawPost(t, late); st != 401 {
 			t.Errorf("second turn token after RevokeTurnTokens: %d, want 401", st)
 		}
@@ -92,8 +93,8 @@ func TestMCPTurnToken(t *testing.T) {
 			tu, err := ts.DB.Turn(ctx, turn.ID)
 			return err == nil && tu.State != bullpen.TurnRunning
 		})
-		if out, isErr := mcpCall(t, ts.mustConnect(t, kept), agents.ToolReadChannel, map[string]any{"channel": "general"}); !isErr || !strings.Contains(out, "has ended") {
-			t.Errorf("turn token after its turn ended = %q (error %v), want refused", out, isErr)
+		if st, body := ts.rawPost(t, kept); st != 401 || !strings.Contains(body, "has ended") {
+			t.Errorf("unrevoked turn token after its turn ended: %d %s, want 401", st, body)
 		}
 		if _, err := ts.Off.MintTurnToken(ctx, runner.ID, turn.ID, time.Minute); !bullpen.IsCode(err, bullpen.EINVALID) {
 			t.Errorf("MintTurnToken for an ended turn = %v, want EINVALID", err)
@@ -161,4 +162,60 @@ func TestMintTurnTokenRefuses(t *testing.T) {
 			t.Errorf("a refused mint stored a token: %+v", tk)
 		}
 	}
+}
+
+// A call the client names (its model's call id in _meta) runs once per
+// turn: the same call again returns the first outcome without posting
+// again, as a resumed built-in turn does. Unnamed calls run each time.
+func TestMCPCallIdentity(t *testing.T) {
+	eachDialect(t, func(t *testing.T, ts *mcpServer) {
+		ctx := context.Background()
+		once, _ := ts.hire(t, "once", []string{agents.ToolPostMessage})
+		turn, trigger := ts.runningTurn(t, once, "hold")
+		defer ts.release()
+		tok, err := ts.Off.MintTurnToken(ctx, once.ID, turn.ID, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ts.mustConnect(t, tok)
+		post := func(id, body string) string {
+			t.Helper()
+			p := &sdk.CallToolParams{Name: agents.ToolPostMessage, Arguments: map[string]any{"body": body}}
+			if id != "" {
+				p.Meta = sdk.Meta{"bullpen/callId": id}
+			}
+			res, err := s.CallTool(ctx, p)
+			if err != nil || res.IsError {
+				t.Fatalf("post %q as %q = %+v, %v", body, id, res, err)
+			}
+			return res.Content[0].(*sdk.TextContent).Text
+		}
+		since := ts.lastSeq(t)
+		first, again := post("toolu_1", "named"), post("toolu_1", "named")
+		if first != again {
+			t.Errorf("the repeated call returned %s, the first %s", again, first)
+		}
+		post("toolu_2", "named")
+		post("", "unnamed")
+		post("", "unnamed")
+		var thread struct {
+			Replies []bullpen.Message `json:"replies"`
+		}
+		if st := ts.do("GET", "/api/v1/messages/"+itoa(trigger.ID)+"/thread", ts.Token, nil, &thread); st != 200 {
+			t.Fatalf("thread = %d", st)
+		}
+		counts := map[string]int{}
+		for _, m := range thread.Replies {
+			counts[m.Body]++
+		}
+		if counts["named"] != 2 || counts["unnamed"] != 2 {
+			t.Errorf("replies = %v, want named ×2 (toolu_1 once, toolu_2) and unnamed ×2", counts)
+		}
+		if n := len(ts.toolEvents(t, since, once.ID)); n != 8 {
+			t.Errorf("%d tool events, want 8 (4 calls ran, the repeat did not)", n)
+		}
+		if calls := callNames(t, ts, once.ID, turn.ID); len(calls) != 4 {
+			t.Errorf("turn's tool calls = %v, want 4", calls)
+		}
+	})
 }
