@@ -1,5 +1,12 @@
 package gateway
 
+import (
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+)
+
 // Default base URLs of the providers, as their SDKs take them.
 const (
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
@@ -36,4 +43,13 @@ func or(v, def string) string {
 		return v
 	}
 	return def
+}
+
+// TimeoutsOf takes the model-call timeouts of the office's settings
+// (agents.TimeoutsFromEnv: BULLPEN_MODEL_CONNECT_TIMEOUT,
+// BULLPEN_MODEL_FIRST_BYTE_TIMEOUT, BULLPEN_MODEL_IDLE_TIMEOUT) for
+// Config.Timeouts, so calls through the gateway wait as long as built-in
+// ones.
+func TimeoutsOf(t bullpen.Timeouts) llm.Timeouts {
+	return llm.Timeouts{Connect: time.Duration(t.Connect), FirstByte: time.Duration(t.FirstByte), Idle: time.Duration(t.Idle)}
 }

@@ -5,6 +5,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
 func TestUpstreamsFromEnv(t *testing.T) {
@@ -84,5 +88,13 @@ func TestEndedTurn(t *testing.T) {
 	status, _, _ = r.post(t, "/openai/v1/nope", "bearer", turnToken, `{}`)
 	if status != 404 {
 		t.Errorf("unknown path = %d, want 404", status)
+	}
+}
+
+func TestTimeoutsOf(t *testing.T) {
+	got := TimeoutsOf(bullpen.Timeouts{Connect: bullpen.Duration(time.Second), FirstByte: bullpen.Duration(2 * time.Second),
+		Idle: bullpen.Duration(3 * time.Second), Turn: bullpen.Duration(time.Hour)})
+	if want := (llm.Timeouts{Connect: time.Second, FirstByte: 2 * time.Second, Idle: 3 * time.Second}); got != want {
+		t.Errorf("TimeoutsOf = %+v, want %+v", got, want)
 	}
 }

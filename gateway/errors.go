@@ -66,14 +66,16 @@ func errorBody(kind string, err error) (int, []byte) {
 	return status, b
 }
 
-// writeError answers with err in the API's own error shape. A budget stop
-// also says x-should-retry: false, which the vendors' SDKs (and so the
-// CLIs) honour instead of retrying a 429 with back-off.
-func writeError(w http.ResponseWriter, kind string, err error) {
+// writeError answers with err in the API's own error shape. Unless retry
+// is set it also says x-should-retry: false, which the vendors' SDKs (and
+// so the CLIs) honour: a spent budget or a missing provider does not get
+// better with back-off, and Claude Code would otherwise retry a 429 for
+// minutes.
+func writeError(w http.ResponseWriter, kind string, err error, retry bool) {
 	status, body := errorBody(kind, err)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	if status == http.StatusTooManyRequests {
+	if !retry {
 		h.Set("x-should-retry", "false")
 	}
 	w.WriteHeader(status)

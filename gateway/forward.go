@@ -40,11 +40,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 	wd := newWatchdog(cancel, g.cfg.Timeouts)
 	defer wd.stop()
 	resp, err := g.client.Do(req)
-	wd.gotHeader()
 	if err != nil {
 		g.upstreamFailed(w, r, c, rec, wd.explain(err))
 		return
 	}
+	wd.gotHeader()
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
 		g.relayError(w, r, resp, c, rec)
@@ -62,11 +62,19 @@ func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, c *call
 		rec.finish(context.WithoutCancel(r.Context()), g, 0, "the client went away")
 		return
 	}
-	e := bullpen.Errorf(bullpen.EUNAVAILABLE, "the model provider %q did not answer: %s", c.up.Name, redact(err.Error(), c.up))
+	// The cause stays in the log: it names the provider's address, which
+	// the sandbox has no business knowing.
+	g.cfg.Logger.Warn("gateway: provider did not answer", "provider", c.up.Name, "turn", c.turnID, "err", err)
+	why := "the connection failed"
+	var te *llm.TimeoutError
+	if errors.As(err, &te) {
+		why = te.Error()
+	}
+	e := bullpen.Errorf(bullpen.EUNAVAILABLE, "the model provider %q did not answer: %s", or(c.up.Name, c.up.Kind), why)
 	status, body := errorBody(c.ep.kind, e)
 	rec.response.Write(body)
 	rec.finish(context.WithoutCancel(r.Context()), g, status, e.Message)
-	writeError(w, c.ep.kind, e)
+	writeError(w, c.ep.kind, e, true) // a provider that did not answer may next time
 }
 
 // relay copies a successful answer to the client unchanged, flushing each
@@ -84,13 +92,14 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record,
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			wd.gotData()
+			wd.pause() // a slow client is not a silent provider
 			rec.response.Write(buf[:n])
 			rec.usage.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return errors.New("the client went away")
 			}
 			_ = rc.Flush()
+			wd.gotData()
 		}
 		if err == io.EOF {
 			return nil
@@ -226,6 +235,7 @@ func newWatchdog(cancel context.CancelFunc, t llm.Timeouts) *watchdog {
 // gotHeader ends the first-byte wait: from now on silences are bounded.
 func (wd *watchdog) gotHeader() { wd.phase.Store(llm.PhaseIdle); wd.timer.Reset(wd.t.Idle) }
 func (wd *watchdog) gotData()   { wd.timer.Reset(wd.t.Idle) }
+func (wd *watchdog) pause()     { wd.timer.Stop() }
 func (wd *watchdog) stop()      { wd.timer.Stop() }
 
 // explain turns an upstream error into a timeout error when the watchdog

@@ -96,6 +96,8 @@ type Turns interface {
 
 // Recorder stores each model call with its turn, for the turn inspector.
 type Recorder interface {
+	// RecordModelCall stores c; the recorder numbers the turn's calls
+	// (Seq) and may cut bodies further. *store.DB implements it.
 	RecordModelCall(ctx context.Context, c bullpen.ModelCall) error
 }
 
@@ -138,10 +140,10 @@ func New(cfg Config) http.Handler {
 		g.mux.Handle(e.method+" "+e.path, g.endpoint(e))
 	}
 	g.mux.HandleFunc("/anthropic/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, KindAnthropic, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, KindAnthropic, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
 	})
 	g.mux.HandleFunc("/openai/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, KindOpenAI, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, KindOpenAI, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
 	})
 	return g
 }

@@ -174,5 +174,5 @@ func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, c *call, err er
 		rec.response.Write(body)
 		rec.finish(context.WithoutCancel(r.Context()), g, status, bullpen.ErrorMessage(err))
 	}
-	writeError(w, c.ep.kind, err)
+	writeError(w, c.ep.kind, err, bullpen.ErrorCode(err) == bullpen.EINTERNAL)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,7 +161,8 @@ type rig struct {
 func newRig(t testing.TB, up Upstream, mod func(*Config)) *rig {
 	t.Helper()
 	r := &rig{turns: &fakeTurns{}, rec: &memRecorder{}, tap: &tapTransport{}}
-	cfg := Config{Auth: fakeAuth{}, Upstreams: fixedUpstream{up}, Turns: r.turns, Recorder: r.rec, Transport: r.tap}
+	cfg := Config{Auth: fakeAuth{}, Upstreams: fixedUpstream{up}, Turns: r.turns, Recorder: r.rec, Transport: r.tap,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -166,5 +167,21 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	if c := r.rec.all(); len(c) != 1 || !strings.Contains(c[0].Error, "idle timeout") {
 		t.Errorf("record = %+v, want an idle timeout", c)
+	}
+}
+
+// TestFirstByteTimeout: a provider that accepts and never answers is given
+// up at the first-byte timeout, with a 503 saying so.
+func TestFirstByteTimeout(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // the server notices a closed connection only after the body
+		<-r.Context().Done()
+	}))
+	t.Cleanup(up.Close)
+	r := newRig(t, Upstream{Kind: KindAnthropic, BaseURL: up.URL, APIKey: realKey},
+		func(c *Config) { c.Timeouts = llm.Timeouts{FirstByte: 100 * time.Millisecond} })
+	status, _, body := r.post(t, "/anthropic/v1/messages", "x-api-key", turnToken, `{"model":"m","max_tokens":5,"messages":[]}`)
+	if _, msg := errorShape(t, KindAnthropic, body); status != 503 || !strings.Contains(msg, "first-byte timeout") {
+		t.Errorf("hung provider = %d %q", status, msg)
 	}
 }

@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 )
 
@@ -151,5 +154,33 @@ func TestBudgetStop(t *testing.T) {
 				t.Errorf("records = %+v, want the refused call", calls)
 			}
 		})
+	}
+}
+
+type noUpstream struct{}
+
+func (noUpstream) Upstream(context.Context, bullpen.Member) (Upstream, error) {
+	return Upstream{}, bullpen.Errorf(bullpen.EUNAVAILABLE, "@engineer has no model provider")
+}
+
+// TestNoProvider: an agent without a provider gets a 503 the SDKs do not
+// retry; a provider that does not answer gets a 503 they may retry, and
+// neither says anything of the key or the provider's address.
+func TestNoProvider(t *testing.T) {
+	r := newRig(t, Upstream{}, func(c *Config) { c.Upstreams = noUpstream{} })
+	status, hdr, body := r.post(t, "/anthropic/v1/messages", "x-api-key", turnToken, `{"model":"m","max_tokens":5,"messages":[]}`)
+	if _, msg := errorShape(t, KindAnthropic, body); status != 503 || hdr.Get("X-Should-Retry") != "false" || !strings.Contains(msg, "no model provider") {
+		t.Errorf("no provider = %d %q retry %q", status, msg, hdr.Get("X-Should-Retry"))
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // nothing listens there now
+	r = newRig(t, Upstream{Kind: KindOpenAI, BaseURL: dead.URL + "/v1", APIKey: realKey, Name: "openai"}, nil)
+	status, hdr, body = r.post(t, "/openai/v1/chat/completions", "bearer", turnToken, `{"model":"m","messages":[]}`)
+	_, msg := errorShape(t, KindOpenAI, body)
+	if status != 503 || hdr.Get("X-Should-Retry") != "" || !strings.Contains(msg, "did not answer") || strings.Contains(msg, "127.0.0.1") {
+		t.Errorf("dead provider = %d %q retry %q", status, msg, hdr.Get("X-Should-Retry"))
+	}
+	if c := r.rec.all(); len(c) != 1 || c[0].Status != 503 || c[0].Error == "" {
+		t.Errorf("record = %+v", c)
 	}
 }
