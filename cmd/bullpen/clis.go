@@ -111,8 +111,12 @@ func (m *Main) gatewayHandler() http.Handler {
 	if m.Agents == nil {
 		return nil
 	}
-	return gateway.New(gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(m.gatewayUpstreams()),
-		Turns: m.Agents, Logger: m.Logger})
+	cfg := gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(m.gatewayUpstreams()),
+		Turns: m.Agents, Logger: m.Logger}
+	if t, err := agents.TimeoutsFromEnv(os.Getenv); err == nil { // openAgents already refused bad ones
+		cfg.Timeouts = gateway.TimeoutsOf(t)
+	}
+	return gateway.New(cfg)
 }
 
 // gatewayUpstreams are the providers the gateway forwards to (tests set
