@@ -222,3 +222,56 @@ func TestOpenCodeEndToEnd(t *testing.T) {
 	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
 	checkCLITurn(t, o, eng, since, "bash", p)
 }
+
+// fakeClaude installs a "claude-code" that is a shell script, so that the
+// real server and sandbox meet a CLI that misbehaves.
+func fakeClaude(t *testing.T, script string) string {
+	dir := t.TempDir()
+	rt := runtime.ClaudeCode{}
+	bin := filepath.Join(dir, rt.Install().Dir(), rt.Install().Bin)
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rt.Install().Dir(), ".installed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCLIMisbehavesEndToEnd: a CLI that prints garbage, or exits non-zero,
+// ends its turn with a notice that says so, through the real server and
+// sandbox; the turn token is revoked either way.
+func TestCLIMisbehavesEndToEnd(t *testing.T) {
+	cases := []struct{ name, script, notice string }{
+		{"garbage", "echo 'Welcome to Claude!'; exit 0\n", "printed output that is not its JSON event stream"},
+		{"exit", "cat >/dev/null; echo 'error: invalid API key configuration' >&2; exit 2\n", "claude-code exited with status 2: error: invalid API key configuration"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root (sandboxes)")
+			}
+			o := startCLIOffice(t, "anthropic", "http://127.0.0.1:9", fakeClaude(t, c.script))
+			eng := o.hire(bullpen.RuntimeClaudeCode, "anthropic", "claude-sonnet-4-5", nil)
+			since := o.m.Office.Hub().Last()
+			o.say(0, "@engineer do something")
+			turn, ev := o.waitTurnEnd(eng, since, time.Minute)
+			if ev.Type != agents.EventTurnFailed || !strings.Contains(turn.Error, c.notice) {
+				t.Fatalf("turn ended %s with %q, want it failed with %q", ev.Type, turn.Error, c.notice)
+			}
+			notice := false
+			for _, ev := range o.events(since) {
+				var m bullpen.Message
+				if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil && m.AuthorID == eng.ID {
+					notice = notice || strings.Contains(m.Body, c.notice)
+				}
+			}
+			if !notice {
+				t.Fatal("no notice in the channel")
+			}
+		})
+	}
+}

@@ -43,10 +43,15 @@ func newCLIOffice(t testing.TB, kind, baseURL string, rts ...runtime.Runtime) *c
 		}
 		t.Skip("agent CLI end-to-end tests need root (sandboxes)")
 	}
-	in := runtimetest.Installer(t, rts...)
-	data := t.TempDir()
 	// The data dir's CLIs are the shared install: make test installs once.
-	if err := os.Symlink(in.Dir, filepath.Join(data, "clis")); err != nil {
+	return startCLIOffice(t, kind, baseURL, runtimetest.Installer(t, rts...).Dir)
+}
+
+// startCLIOffice starts the office with clis as its installed CLIs.
+func startCLIOffice(t testing.TB, kind, baseURL, clis string) *cliOffice {
+	t.Helper()
+	data := t.TempDir()
+	if err := os.Symlink(clis, filepath.Join(data, "clis")); err != nil {
 		t.Fatal(err)
 	}
 	env := "BULLPEN_ANTHROPIC"
