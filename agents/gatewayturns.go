@@ -174,18 +174,32 @@ func (s *Service) gatewayOutcome(e *turnEnv, state, errMsg *string) (llm.Usage, 
 	return e.usage.Add(gw.usage), e.steps + gw.steps
 }
 
-// GatewayUpstreams returns the gateway's Upstreams over providers by
-// kind (gateway.UpstreamsFromEnv, or the settings' provider store): an
-// agent's calls go to its role's provider; a role that names none gets
-// the kind its CLI speaks (claude-code Anthropic, codex OpenAI), else the
-// office's default provider.
-func (s *Service) GatewayUpstreams(byKind map[string]gateway.Upstream) gateway.Upstreams {
-	return roleUpstreams{s: s, byKind: byKind}
+// UpstreamLookup finds the provider named name for the gateway; ok is
+// false when there is none by that name.
+type UpstreamLookup func(ctx context.Context, name string) (up gateway.Upstream, ok bool, err error)
+
+// LookupIn looks providers up in a fixed map by name
+// (gateway.UpstreamsFromEnv, tests).
+func LookupIn(byName map[string]gateway.Upstream) UpstreamLookup {
+	return func(_ context.Context, name string) (gateway.Upstream, bool, error) {
+		up, ok := byName[name]
+		return up, ok, nil
+	}
+}
+
+// GatewayUpstreams returns the gateway's Upstreams over a provider lookup
+// (the providers set up in Settings, read at each call, so a change
+// applies from the next model request): an agent's calls go to its
+// role's provider; a role that names none gets the kind its CLI speaks
+// (claude-code Anthropic, codex OpenAI), else the office's default
+// provider.
+func (s *Service) GatewayUpstreams(lookup UpstreamLookup) gateway.Upstreams {
+	return roleUpstreams{s: s, lookup: lookup}
 }
 
 type roleUpstreams struct {
 	s      *Service
-	byKind map[string]gateway.Upstream
+	lookup UpstreamLookup
 }
 
 // Upstream implements gateway.Upstreams.
@@ -208,9 +222,12 @@ func (u roleUpstreams) Upstream(ctx context.Context, agent bullpen.Member) (gate
 	default:
 		kind = u.s.cfg.DefaultProvider
 	}
-	up, ok := u.byKind[kind]
+	up, ok, err := u.lookup(ctx, kind)
+	if err != nil {
+		return up, err
+	}
 	if !ok {
-		return up, bullpen.Errorf(bullpen.EUNAVAILABLE, "@%s has no model provider %q for the gateway: an admin can set BULLPEN_ANTHROPIC_API_KEY (or BULLPEN_ANTHROPIC_OAUTH_TOKEN) or BULLPEN_OPENAI_API_KEY and restart", agent.Handle, kind)
+		return up, bullpen.Errorf(bullpen.EUNAVAILABLE, "@%s has no model provider %q for the gateway: an admin can add it in Settings → Providers (or set BULLPEN_ANTHROPIC_API_KEY, BULLPEN_ANTHROPIC_OAUTH_TOKEN or BULLPEN_OPENAI_API_KEY)", agent.Handle, kind)
 	}
 	return up, nil
 }

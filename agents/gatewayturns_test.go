@@ -190,7 +190,7 @@ func TestGatewayUpstreams(t *testing.T) {
 	h := newHarness(t, store.SQLite, nil, func(c *Config) { c.DefaultProvider = "openai" })
 	ctx := context.Background()
 	byKind := map[string]gateway.Upstream{gateway.KindAnthropic: {Kind: gateway.KindAnthropic, Name: "anthropic"}}
-	ups := h.svc.GatewayUpstreams(byKind)
+	ups := h.svc.GatewayUpstreams(LookupIn(byKind))
 	hire := func(handle, provider, runtime string) bullpen.Member {
 		role, _ := h.svc.Catalog().Role("starter/engineer")
 		role.Handle, role.Provider, role.Runtime = handle, provider, runtime

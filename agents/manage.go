@@ -62,6 +62,7 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.Hir
 	if err != nil {
 		return bullpen.Hired{}, err
 	}
+	s.installCLI(role)
 	a, err := s.Get(ctx, m.ID)
 	return bullpen.Hired{Agent: a, Token: token}, err
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -58,6 +59,12 @@ func ValidateRole(r *bullpen.Role, file string) error {
 	}
 	if len(r.Model) > 200 {
 		return invalid(file, "model", "is longer than 200 characters")
+	}
+	if !runtime.Valid(r.Runtime) {
+		return invalid(file, "runtime", "%q is not one of %s (or empty for builtin)", r.Runtime, strings.Join(runtime.Names(), ", "))
+	}
+	if r.Resume && (r.Runtime == "" || r.Runtime == bullpen.RuntimeBuiltin) {
+		return invalid(file, "resume", "needs an agent CLI runtime (the builtin loop starts every turn fresh)")
 	}
 	if err := validateTools(r, file); err != nil {
 		return err

@@ -60,6 +60,10 @@ func TestParseRole(t *testing.T) {
 	if r, err := ParseRole("qa.yaml", []byte(yml)); err != nil || r.Prompt != "You test.\n" {
 		t.Errorf("ParseRole(yaml) = %+v, %v", r, err)
 	}
+	cli := strings.Replace(goodRole, "provider: openai", "provider: anthropic\nruntime: claude-code\nresume: true", 1)
+	if r, err := ParseRole("qa.md", []byte(cli)); err != nil || r.Runtime != "claude-code" || !r.Resume {
+		t.Errorf("ParseRole(claude-code) = %+v, %v", r, err)
+	}
 	tests := []struct {
 		name, file, body, field string
 	}{
@@ -71,6 +75,8 @@ func TestParseRole(t *testing.T) {
 		{"missing name", "x.md", strings.Replace(goodRole, "name: QA\n", "", 1), "name"},
 		{"name that disguises itself", "x.md", strings.Replace(goodRole, "name: QA", "name: \"\\u202EAQ\"", 1), "name"},
 		{"provider that is not a name", "x.md", strings.Replace(goodRole, "provider: openai", "provider: Sky Net!", 1), "provider"},
+		{"unknown runtime", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: gemini-pro", 1), "runtime"},
+		{"resume without a CLI", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nresume: true", 1), "resume"},
 		{"unknown tool", "x.md", strings.Replace(goodRole, "sandbox_exec]\napprovals", "launch_missiles]\napprovals", 1), "tools[1]"},
 		{"approval of a tool not allowed", "x.md", strings.Replace(goodRole, "approvals: [sandbox_exec]", "approvals: [wiki_write]", 1), "approvals[0]"},
 		{"bad memory", "x.md", strings.Replace(goodRole, "512Mi", "lots", 1), "sandbox.memory"},

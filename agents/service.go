@@ -137,6 +137,11 @@ type Config struct {
 	Simulation bool
 	Wiki       Wiki      // nil: no wiki tools
 	Sandboxes  Sandboxes // nil: no sandbox tools
+	// CLIs runs the agent CLIs of roles with a runtime other than builtin,
+	// with TurnTokens for their per-turn credentials; without both such
+	// roles' turns fail with a notice saying why.
+	CLIs       CLISandboxes
+	TurnTokens TurnTokens
 
 	// Concurrency bounds the turns working at once, office-wide (default
 	// 4). A turn waiting on its model gives its slot back and holds one of

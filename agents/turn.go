@@ -62,6 +62,10 @@ func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Tu
 	if triggers == nil {
 		return // prepare finished the turn (fired, limited, no provider)
 	}
+	if isCLI(e.role) {
+		s.cliTurn(ctx, e, triggers)
+		return
+	}
 	s.loop(ctx, e, triggers)
 }
 

@@ -317,6 +317,7 @@ func (c *cgroups) procs(id string) []int {
 
 // remove kills anything left in the sandbox's cgroups and removes them.
 func (c *cgroups) remove(id string) error {
+	c.killTrees(id)
 	var errs []error
 	for _, d := range c.dirs(id) {
 		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {

@@ -46,6 +46,8 @@ type meta struct {
 	Hosts       map[string][]string `json:"hosts,omitempty"`
 	NetIndex    int                 `json:"net_index"` // -1: no network
 	Ports       []PortInfo          `json:"ports,omitempty"`
+	Mounts      []Mount             `json:"mounts,omitempty"`
+	Bridges     []Bridge            `json:"bridges,omitempty"`
 	State       State               `json:"state"`
 	CreatedAt   time.Time           `json:"created_at"`
 	StartedAt   time.Time           `json:"started_at"`
@@ -84,7 +86,8 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 		HostBase: hostBase, ImageEnv: imgEnv, Workdir: sp.Workdir, CPU: sp.CPU, MemoryBytes: sp.MemoryBytes,
 		Pids: sp.Pids, NoFile: sp.NoFile, DiskBytes: sp.DiskBytes, Inodes: sp.Inodes, Env: copyMap(sp.Env), Timeout: sp.Timeout,
 		IdleTimeout: sp.IdleTimeout, IdleAction: sp.IdleAction, Network: sp.Network, Allowed: allowed,
-		Hosts: hosts, NetIndex: -1, State: stateCreating, CreatedAt: now, IDMapBase: m.cfg.IDMapBase}
+		Hosts: hosts, NetIndex: -1, State: stateCreating, CreatedAt: now, IDMapBase: m.cfg.IDMapBase,
+		Mounts: append([]Mount(nil), sp.Mounts...), Bridges: append([]Bridge(nil), sp.Bridges...)}
 	for _, sec := range sp.Secrets {
 		s.meta.SecretNames = append(s.meta.SecretNames, sec.Name)
 		if sec.File != "" {
@@ -255,8 +258,8 @@ func (m *Manager) mountOverlayAt(s *sandbox, check bool) error {
 	return mountOverlay(s.meta.Layers, s.meta.Upper, s.meta.Work, s.rootfs)
 }
 
-// prepareRootfs writes per-sandbox files (hosts, hostname, secret files)
-// and the mount points init needs.
+// prepareRootfs writes per-sandbox files (hosts, hostname, secret files),
+// the mount points init needs, and binds Spec.Mounts.
 func (m *Manager) prepareRootfs(s *sandbox) error {
 	base := int(s.meta.IDMapBase)
 	sys, err := openRoot(s.rootfs, base)
@@ -273,6 +276,9 @@ func (m *Manager) prepareRootfs(s *sandbox) error {
 		if err := sys.ensureDir(d.p, d.mode, d.uid); err != nil {
 			return err
 		}
+	}
+	if err := prepareMounts(sys, s.meta.Mounts); err != nil {
+		return err
 	}
 	var hosts strings.Builder
 	hosts.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" + s.hostname() + "\n")
@@ -309,7 +315,7 @@ func (m *Manager) prepareRootfs(s *sandbox) error {
 			return err
 		}
 	}
-	return nil
+	return bindMounts(s.rootfs, s.meta.Mounts)
 }
 
 func (s *sandbox) hostname() string {

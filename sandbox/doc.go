@@ -128,6 +128,25 @@
 //     (/usr of the "host" image) or /proc and /dev. Files it creates are
 //     owned by the sandbox user.
 //
+// # Mounts, bridges and process trees (agent CLIs)
+//
+// Spec.Mounts bind host directories read-only (the host binds them onto
+// mount points it opens without following symlinks; init's recursive bind
+// of the root takes them along, their read-only flag locked in the
+// sandbox's less privileged mount namespace): EROFS for everyone inside.
+// Paths over or above what the sandbox needs (/proc, /dev, /etc, /usr, …)
+// and host paths overlapping the Manager's own directories are refused.
+// Spec.Bridges each listen on 127.0.0.1:Port inside the sandbox's network
+// namespace (the socket made there by the Manager, on a thread that
+// switches back at once) and forward each connection to a host unix
+// socket: the one deliberate channel out, whatever the network policy;
+// the socket file is never in the sandbox. Attach replaces both on an
+// existing sandbox (a restart). ExecRequest.KillTree runs a command in a
+// cgroup of its own below the commands' one (the host moves init's spawner
+// thread there for the fork only), so when it ends by exit, crash,
+// timeout, Kill or cancellation everything it started dies with it, even
+// setsid'd and double-forked children; Wait returns after that.
+//
 // # Lifecycle
 //
 // running -> Pause (freezer; memory kept) -> paused -> Resume -> running;

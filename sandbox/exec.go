@@ -20,6 +20,8 @@ type Process struct {
 	stdout, stderr *os.File
 	conn           *net.UnixConn
 	pid            int
+	tree           string // KillTree: the exec's cgroup dir
+	treeTasks      string
 	done           chan struct{}
 	res            ExitResult
 	err            error
@@ -131,7 +133,7 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 	s.inflight++
 	s.touch(m.now())
 	s.mu.Unlock()
-	p, err := m.startExec(ctx, sock, proc, &req, dir, env)
+	p, err := m.startExec(ctx, s, sock, proc, &req, dir, env)
 	if err != nil {
 		m.execDone(s)
 		return nil, err
@@ -149,6 +151,12 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 			p.err = bullpen.Errorf(bullpen.ECONFLICT, "sandbox %s stopped while the command ran", s.id)
 		}
 		p.conn.Close()
+		if p.tree != "" {
+			// Nothing the command started outlives it.
+			if kerr := killTree(p.tree, p.treeTasks); kerr != nil && p.err == nil {
+				p.err = kerr
+			}
+		}
 		close(p.done)
 		m.execDone(s)
 		m.emit(EventExecFinished, s.id, fmt.Sprintf("%s exit=%d", req.Cmd[0], p.res.Code))
@@ -170,7 +178,7 @@ func (m *Manager) execDone(s *sandbox) {
 	s.mu.Unlock()
 }
 
-func (m *Manager) startExec(ctx context.Context, sock string, proc *initProc, req *ExecRequest, dir string, env []string) (*Process, error) {
+func (m *Manager) startExec(ctx context.Context, s *sandbox, sock string, proc *initProc, req *ExecRequest, dir string, env []string) (*Process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pipe: %w", err)
@@ -205,16 +213,29 @@ func (m *Manager) startExec(ctx context.Context, sock string, proc *initProc, re
 		closeAll(outR, outW, errR, errW, inR, inW)
 		return nil, bullpen.Errorf(bullpen.ECONFLICT, "sandbox is not reachable: %v", err)
 	}
+	s.spawnMu.Lock()
+	tree, leave := "", func() {}
+	if req.KillTree {
+		if tree, leave, err = m.cg.treeEnter(s.id, proc.pid); err != nil {
+			s.spawnMu.Unlock()
+			conn.Close()
+			closeAll(outR, outW, errR, errW, inR, inW)
+			return nil, err
+		}
+	}
 	err = writeFrame(conn, initRequest{Op: "exec", Cmd: req.Cmd, Env: env, Dir: dir,
 		Timeout: int64(req.Timeout), Stdin: req.Stdin != nil}, fds)
 	closeAll(outW, errW, inR)
-	if err != nil {
-		conn.Close()
-		closeAll(outR, errR, inW)
-		return nil, fmt.Errorf("sandbox: exec request: %w", err)
-	}
 	var r initReply
-	if _, err := readFrame(conn, &r); err != nil || r.Pid == 0 {
+	if err == nil {
+		_, err = readFrame(conn, &r)
+	}
+	leave()
+	s.spawnMu.Unlock()
+	if err != nil || r.Pid == 0 {
+		if tree != "" {
+			_ = killTree(tree, m.cg.tasksFile())
+		}
 		conn.Close()
 		closeAll(outR, errR, inW)
 		if err != nil {
@@ -225,7 +246,8 @@ func (m *Manager) startExec(ctx context.Context, sock string, proc *initProc, re
 		}
 		return nil, fmt.Errorf("sandbox: %s", r.Error)
 	}
-	p := &Process{stdout: outR, stderr: errR, conn: conn, pid: r.Pid, done: make(chan struct{})}
+	p := &Process{stdout: outR, stderr: errR, conn: conn, pid: r.Pid, done: make(chan struct{}),
+		tree: tree, treeTasks: m.cg.tasksFile()}
 	if inW != nil {
 		go func() {
 			_, _ = io.Copy(inW, req.Stdin)

@@ -51,15 +51,20 @@ type Manager struct {
 
 // sandbox is one sandbox's in-memory state; mu serializes its lifecycle.
 type sandbox struct {
-	mu       sync.Mutex
-	id       string
-	meta     meta
-	secrets  []Secret
-	dir      string
-	rootfs   string
-	sock     string
-	proc     *initProc
-	ports    map[int]*portProxy
+	mu      sync.Mutex
+	id      string
+	meta    meta
+	secrets []Secret
+	dir     string
+	rootfs  string
+	sock    string
+	proc    *initProc
+	ports   map[int]*portProxy
+	bridges []*bridgeProxy
+	// spawnMu serializes the forks of commands (held from an exec request
+	// until init reports the pid), so a KillTree exec's cgroup switch of
+	// init's spawner thread catches only that command.
+	spawnMu  sync.Mutex
 	inflight int
 	lastAct  time.Time
 }
@@ -323,7 +328,8 @@ func (s *sandbox) info() Info {
 		Env: copyMap(md.Env), SecretNames: append([]string(nil), md.SecretNames...), Timeout: md.Timeout,
 		IdleTimeout: md.IdleTimeout, IdleAction: md.IdleAction, Network: md.Network,
 		AllowedCIDRs: append([]string(nil), md.Allowed...), CreatedAt: md.CreatedAt, StartedAt: md.StartedAt,
-		ExpiresAt: md.ExpiresAt, LastActivity: s.lastAct}
+		ExpiresAt: md.ExpiresAt, LastActivity: s.lastAct,
+		Mounts: append([]Mount(nil), md.Mounts...), Bridges: append([]Bridge(nil), md.Bridges...)}
 	for _, p := range sortedPorts(s.ports) {
 		in.Ports = append(in.Ports, PortInfo{Port: p.port, HostAddr: p.addr})
 	}

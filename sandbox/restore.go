@@ -86,6 +86,9 @@ func (m *Manager) adopt(s *sandbox) {
 		}
 		if err == nil && (md.State == StatePaused || pingInit(s.sock, p.pid, p.key) == nil) {
 			s.proc = p
+			// A bridge port something inside took meanwhile stays
+			// closed: the sandbox's own CLI then fails to connect.
+			_ = m.startBridges(s, int(p.netns.Fd()))
 			go m.watch(s, p)
 		} else {
 			if p.pidfd != nil {

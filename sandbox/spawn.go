@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,6 +105,9 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 		if err := m.net.setup(s.id, md.NetIndex, int(p.netns.Fd()), parseCIDRs(md.Allowed)); err != nil {
 			return err
 		}
+	}
+	if err := m.startBridges(s, int(p.netns.Fd())); err != nil {
+		return err
 	}
 	p.start = procStartTime(p.pid)
 	md.InitPid, md.InitStart = p.pid, p.start
@@ -357,6 +361,7 @@ func (m *Manager) stopLocked(s *sandbox) error {
 
 // cleanupInit releases what belonged to a dead init.
 func (m *Manager) cleanupInit(s *sandbox, p *initProc) {
+	m.closeBridges(s)
 	p.pidfd.Close()
 	p.netns.Close()
 	if s.meta.NetIndex >= 0 {
@@ -381,6 +386,11 @@ func (m *Manager) destroyLocked(s *sandbox) error {
 	if s.meta.NetIndex >= 0 {
 		m.net.teardown(s.id)
 		m.net.release(s.meta.NetIndex)
+	}
+	for _, mt := range s.meta.Mounts {
+		if err := unmountAll(filepath.Join(s.rootfs, path.Clean(mt.Path))); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := unmountAll(s.rootfs); err != nil {
 		errs = append(errs, err)

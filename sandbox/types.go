@@ -173,6 +173,31 @@ type Spec struct {
 
 	Network NetworkPolicy
 	Ports   []int // published on create, as by PublishPort
+
+	// Mounts are read-only bind mounts of host directories (e.g. the
+	// installed agent CLIs). Nothing in the sandbox can write to them.
+	Mounts []Mount
+	// Bridges each make a loopback port inside the sandbox that reaches
+	// one host unix socket, whatever the network policy: the one
+	// deliberate channel out of a sandbox with network "none".
+	Bridges []Bridge
+}
+
+// Mount is a read-only bind of the host directory HostPath at Path inside
+// the sandbox.
+type Mount struct {
+	HostPath string `json:"host_path"`
+	Path     string `json:"path"`
+}
+
+// Bridge forwards each connection to 127.0.0.1:Port inside the sandbox to
+// the host unix socket HostSocket. The listening socket lives in the
+// sandbox's network namespace but is held by the Manager, so the socket
+// file is never visible in the sandbox: only the bytes of each connection
+// cross. Use one socket per sandbox so that its server knows who calls.
+type Bridge struct {
+	Port       int    `json:"port"`
+	HostSocket string `json:"host_socket"`
 }
 
 // State is a sandbox's lifecycle state.
@@ -219,6 +244,8 @@ type Info struct {
 	// AllowedCIDRs are the resolved allowed destinations.
 	AllowedCIDRs []string   `json:"allowed_cidrs,omitempty"`
 	Ports        []PortInfo `json:"ports,omitempty"`
+	Mounts       []Mount    `json:"mounts,omitempty"`
+	Bridges      []Bridge   `json:"bridges,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
 	StartedAt    time.Time  `json:"started_at,omitempty"`
 	// ExpiresAt is when Timeout terminates the sandbox; zero if never.
@@ -261,6 +288,11 @@ type ExecRequest struct {
 	Workdir string        // default: the sandbox's Workdir
 	Timeout time.Duration // 0 = none; the process group is killed after it
 	Stdin   io.Reader     // nil = /dev/null
+	// KillTree runs the command in its own cgroup: when it ends (exit,
+	// crash, timeout, Kill or context cancellation) every process it
+	// started is killed too, even ones that left its process group or
+	// session (setsid, double fork).
+	KillTree bool
 }
 
 // ExitResult is how a process ended.

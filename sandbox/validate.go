@@ -122,6 +122,12 @@ func (m *Manager) normalize(sp Spec) (Spec, error) {
 			return sp, invalid("invalid port %d", p)
 		}
 	}
+	if err := checkMounts(sp.Mounts, m.cfg.StateDir, m.runDir); err != nil {
+		return sp, err
+	}
+	if err := checkBridges(sp.Bridges, sp.Ports); err != nil {
+		return sp, err
+	}
 	if len(sp.Network.Allow)+len(sp.Network.Domains) > maxAllow {
 		return sp, invalid("too many network allowlist entries (max %d)", maxAllow)
 	}

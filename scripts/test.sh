@@ -2,7 +2,8 @@
 # test.sh: the one test command (make test, .ci/run).
 #
 # 1. installs what the tests need when it is missing (as root, with apt):
-#    chromium (browser tests), bubblewrap, nftables, iproute2, e2fsprogs (sandbox disks), postgresql;
+#    chromium (browser tests), bubblewrap, nftables, iproute2, e2fsprogs (sandbox disks), postgresql,
+#    and the agent CLIs from npm (scripts/clis.sh into .cache/clis);
 # 2. starts a throwaway PostgreSQL and exports BULLPEN_TEST_POSTGRES_URL;
 # 3. checks gofmt, go vet, staticcheck, and that the templ output is generated and committed;
 # 4. runs go test -race on every package.
@@ -34,6 +35,10 @@ else
 	echo "chromium, bubblewrap, nftables, iproute2, e2fsprogs: present"
 fi
 go version
+
+section "agent CLIs"
+# The pinned agent CLIs the runtime tests run, installed once into .cache/clis.
+bash scripts/clis.sh
 
 section "postgresql"
 eval "$(bash scripts/pg.sh start)"

@@ -169,6 +169,9 @@
     select.value = current;
   }
 
+  // runtimeOf names what runs a role's turns: the builtin loop or an agent CLI.
+  function runtimeOf(spec) { return (spec && spec.runtime) || "builtin"; }
+
   function updateRow(li, a) {
     const fired = a.state === "fired";
     const status = fired ? "fired" : (a.status && a.status.state) || "idle";
@@ -178,7 +181,7 @@
     li.querySelector(".agt-dot").className = "agt-dot agt-" + status;
     li.querySelector(".agt-name").textContent = a.display_name;
     li.querySelector(".agt-status").textContent = statusText(a) + (a.muted && !fired ? " · muted" : "");
-    li.querySelector(".agt-meta").textContent = [a.title, a.spec && a.spec.provider, a.spec && a.spec.model].filter(Boolean).join(" · ");
+    li.querySelector(".agt-meta").textContent = [a.title, runtimeOf(a.spec), a.spec && a.spec.provider, a.spec && a.spec.model].filter(Boolean).join(" · ");
     li.querySelector(".agt-stream").textContent = a.stream || "";
     li.querySelector(".agt-manage").hidden = fired;
     if (fired) li.querySelector(".agt-edit").hidden = true;
@@ -199,7 +202,8 @@
       showRoleErrors(data.errors || []);
       const prev = hire.role.value;
       hire.role.replaceChildren(el("option", { value: "" }, "Choose a role…"),
-        ...data.items.map((r) => el("option", { value: r.id }, r.id + (r.role && r.role.title ? " — " + r.role.title : ""))));
+        ...data.items.map((r) => el("option", { value: r.id }, r.id + " — " +
+          [r.role && r.role.title, runtimeOf(r.role), r.role && r.role.model].filter(Boolean).join(" · "))));
       if (prev) hire.role.value = prev;
       hire.loaded = true;
     } catch (err) {

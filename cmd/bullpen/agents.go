@@ -48,7 +48,11 @@ func (m *Main) openAgents(ctx context.Context) error {
 		cfg.Wiki = m.Wiki
 	}
 	if m.Sandboxes != nil {
-		cfg.Sandboxes = m.Sandboxes.Workspaces(m.SandboxTimes.AgentIdle)
+		ws := m.Sandboxes.Workspaces(m.SandboxTimes.AgentIdle)
+		cfg.Sandboxes = ws
+		if err := m.wireCLIs(ws, &cfg); err != nil {
+			return err
+		}
 	}
 	svc, err := agents.New(cfg)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 // apiClient calls the REST API of a running Main with the admin token.
 type apiClient struct {
-	t     *testing.T
+	t     testing.TB
 	base  string
 	token string
 }

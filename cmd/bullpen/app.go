@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -78,10 +79,15 @@ type Main struct {
 	// approvals are not available).
 	TelegramApprovals telegram.Approvals
 	Server            *web.Server
-	ln                net.Listener
-	adminGiven        bool         // --admin or BULLPEN_ADMIN was set
-	demo              *agents.Demo // bullpen demo: starts when watched
-	served            chan error
+	// Upstreams are the model gateway's providers; nil reads them from
+	// the environment (BULLPEN_ANTHROPIC_API_KEY, …).
+	Upstreams map[string]gateway.Upstream
+	// cli serves Bullpen (MCP, gateway) to the agent CLIs' sandboxes.
+	cli        *cliWiring
+	ln         net.Listener
+	adminGiven bool         // --admin or BULLPEN_ADMIN was set
+	demo       *agents.Demo // bullpen demo: starts when watched
+	served     chan error
 }
 
 // NewMain returns a Main with its defaults.
@@ -170,9 +176,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Sandboxes != nil {
 		wcfg.SandboxReady = m.sandboxReady
 	}
+	mcpH := m.mcpHandler()
+	m.cli.setHandlers(mcpH, m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService(), MCP: m.mcpHandler()})
+		Settings: m.settingsService(), MCP: mcpH})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -213,6 +221,7 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.Agents != nil {
 		m.Agents.Close()
 	}
+	m.cli.close()
 	if m.Telegram != nil {
 		m.Telegram.Close()
 	}

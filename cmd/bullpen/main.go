@@ -1,8 +1,10 @@
 // Command bullpen runs the Bullpen office: `bullpen serve` (the default)
 // starts the server; `bullpen demo` starts it with a scripted, labelled
 // simulation of an agent team at work; `bullpen migrate` applies database migrations and
-// exits; `bullpen post|sandbox|agents|wiki|tail` are the command line
-// client of a running server (package cli).
+// exits; `bullpen admin-token` mints a new admin login token; `bullpen
+// install-clis` installs the agent CLIs (runtime claude-code, codex,
+// opencode) into the data directory; `bullpen post|sandbox|agents|wiki|tail`
+// are the command line client of a running server (package cli).
 package main
 
 import (
@@ -73,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			handle = m.AdminHandle
 		}
 		return m.adminToken(ctx, handle)
+	case "install-clis":
+		return m.installCLIs(ctx)
 	case "migrate":
 		if err := m.OpenStore(ctx); err != nil {
 			return err
@@ -80,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return m.Close(ctx)
 	}
-	return fmt.Errorf("unknown command %q (want serve, demo, migrate, admin-token, or a client command: post, sandbox, agents, wiki, tail)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, demo, migrate, admin-token, install-clis, or a client command: post, sandbox, agents, wiki, tail)", cmd)
 }
 
 // closeSoon closes m, giving connections and agents 10 s to finish.

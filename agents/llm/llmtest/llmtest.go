@@ -87,6 +87,11 @@ type CapturedTool struct {
 	Name, Description string
 	Parameters        json.RawMessage // parameters / input_schema, raw
 	CacheControl      string          // Anthropic cache_control type, "" if none
+	// Namespace is the Responses API namespace tool this function belongs
+	// to (Codex puts each MCP server's tools in one); Name is then
+	// Namespace + "__" + the function's own name, as the CLI names it.
+	Namespace string
+	Function  string // the function's own name within Namespace
 }
 
 // CapturedMessage is a message as sent.

@@ -1,0 +1,196 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/store"
+)
+
+// cliState is what a CLI run's stream told so far.
+type cliState struct {
+	final    string
+	failed   bool // the CLI's final event reported an error
+	posted   bool // it posted through Bullpen's post_message
+	session  string
+	tools    map[string]bullpen.ToolCall // running tool calls by the CLI's call id
+	mcp      map[string]string           // Bullpen MCP calls by call id: their tool
+	seq      int
+	parseErr error
+}
+
+// cliRun starts the CLI, turns its stream into events and ends the turn.
+func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run CLIRun) {
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+	cctx, cancel := context.WithDeadline(ctx, e.deadline)
+	defer cancel()
+	p, err := s.cfg.CLIs.RunCLI(cctx, e.agent, e.role.Sandbox, run)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.cliFail(ctx, e, err)
+		}
+		return
+	}
+	defer p.Close()
+	st := &cliState{tools: map[string]bullpen.ToolCall{}, mcp: map[string]string{}}
+	stderr := &tailBuffer{max: 16 << 10}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(stderr, p.Stderr())
+	}()
+	st.parseErr = runtime.Read(p.Stdout(), rt.NewParser(), func(ev runtime.Event) { s.cliEvent(ctx, e, st, ev) })
+	if st.parseErr != nil {
+		_ = p.Close() // garbage: the run is not trusted any further
+	}
+	exit, werr := p.Wait()
+	wg.Wait()
+	s.closeCLITools(ctx, e, st)
+	if ctx.Err() != nil {
+		return // shutting down: the restart finds "c" and says so
+	}
+	s.cliOutcome(ctx, e, rt, st, exit, werr, stderr.String())
+}
+
+// cliOutcome ends the turn from how the run ended.
+func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit CLIExit, werr error, stderr string) {
+	name := rt.Name()
+	switch {
+	case exit.TimedOut || !s.cfg.Now().Before(e.deadline):
+		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: its %s run used the whole turn deadline of %s and was killed with everything it started.",
+			e.agent.Handle, name, time.Duration(e.timeouts.Turn)))
+	case werr != nil:
+		s.cliFail(ctx, e, werr)
+	case st.parseErr != nil && exit.Code == 0:
+		s.cliFail(ctx, e, st.parseErr)
+	case exit.Code != 0:
+		how := fmt.Sprintf("exited with status %d", exit.Code)
+		if exit.Signal != "" {
+			how = "was killed by signal " + exit.Signal
+		}
+		detail := clipStderr(stderr)
+		switch {
+		case st.failed && st.final != "":
+			detail = clip(st.final, 600) // the CLI's own account
+		case strings.TrimSpace(stderr) == "" && st.parseErr != nil:
+			detail = bullpen.ErrorMessage(st.parseErr)
+		}
+		s.cliFail(ctx, e, bullpen.Errorf(bullpen.EUNAVAILABLE, "%s %s: %s", name, how, detail))
+	case st.failed:
+		s.cliFail(ctx, e, bullpen.Errorf(bullpen.EUNAVAILABLE, "%s", clip(st.final, 600)))
+	default:
+		s.cliDone(ctx, e, rt, st)
+	}
+}
+
+// cliDone ends a good run: the session is kept for resume, and a final
+// answer the CLI did not post is posted for it, as the builtin loop does.
+func (s *Service) cliDone(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState) {
+	if st.session != "" && e.role.Resume {
+		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+			return tx.SaveCLISession(e.agent.ID, rt.Name(), st.session, e.turn.ID)
+		}); err != nil {
+			e.log.Error("agents: save cli session", "err", err)
+		}
+	}
+	if !st.posted && strings.TrimSpace(st.final) != "" {
+		s.postText(ctx, e, "pcli", st.final)
+	}
+	s.cliFinish(ctx, e, bullpen.TurnDone, "")
+}
+
+// cliEvent turns one parsed event into Bullpen's: tool calls are recorded
+// and shown like built-in ones (except Bullpen's own MCP tools, which the
+// MCP endpoint records itself), text streams as ephemeral deltas.
+func (s *Service) cliEvent(ctx context.Context, e *turnEnv, st *cliState, ev runtime.Event) {
+	switch ev.Kind {
+	case runtime.KindSession:
+		st.session = ev.Session
+	case runtime.KindDelta:
+		s.publishDelta(e, ev.Text)
+	case runtime.KindFinal:
+		st.final, st.failed = ev.Text, ev.IsError
+	case runtime.KindToolStart:
+		if ev.Class == runtime.ClassMCP && strings.HasPrefix(ev.Tool, "mcp__"+runtime.MCPServer+"__") {
+			st.mcp[ev.CallID] = strings.TrimPrefix(ev.Tool, "mcp__"+runtime.MCPServer+"__")
+			return
+		}
+		st.seq++
+		args := ev.Input
+		if !json.Valid(args) {
+			args, _ = json.Marshal(string(args))
+		}
+		rec, err := s.toolStarted(ctx, e, llm.ToolCall{ID: ev.CallID, Name: ev.Tool}, args, fmt.Sprintf("x%d", st.seq), false)
+		if err == nil {
+			st.tools[ev.CallID] = rec
+		}
+		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusTool, TurnID: e.turn.ID, Tool: ev.Tool})
+	case runtime.KindToolEnd:
+		if st.mcp[ev.CallID] == ToolPostMessage && !ev.IsError {
+			st.posted = true
+		}
+		s.cliToolEnd(ctx, e, st, ev)
+	}
+}
+
+func (s *Service) cliToolEnd(ctx context.Context, e *turnEnv, st *cliState, ev runtime.Event) {
+	rec, ok := st.tools[ev.CallID]
+	if !ok {
+		return
+	}
+	delete(st.tools, ev.CallID)
+	state := "ok"
+	if ev.IsError {
+		state = "error"
+	}
+	rec.State, rec.Result = state, clip(ev.Output, 4000)
+	rec.DurationMS = s.cfg.Now().Sub(rec.StartedAt).Milliseconds()
+	s.toolFinished(ctx, e, rec, "x"+rec.CallID, toolOutcome{Out: rec.Result, State: state})
+}
+
+// closeCLITools ends tool calls the run left open (killed mid-command).
+func (s *Service) closeCLITools(ctx context.Context, e *turnEnv, st *cliState) {
+	for id := range st.tools {
+		s.cliToolEnd(ctx, e, st, runtime.Event{CallID: id, IsError: true, Output: "the CLI run ended before this call finished"})
+	}
+}
+
+// publishDelta sends streamed text as an ephemeral event.
+func (s *Service) publishDelta(e *turnEnv, text string) {
+	body, _ := json.Marshal(DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
+	s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
+		Payload: body, At: s.cfg.Now().UTC()})
+}
+
+// tailBuffer keeps the last max bytes written to it: a CLI's errors are
+// at the end of its stderr.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

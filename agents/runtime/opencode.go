@@ -1,0 +1,157 @@
+package runtime
+
+import (
+	"encoding/json"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+// OpenCode is sst's opencode (`opencode run --format json`).
+type OpenCode struct{}
+
+// Name implements Runtime.
+func (OpenCode) Name() string { return bullpen.RuntimeOpenCode }
+
+// Install implements Runtime.
+func (OpenCode) Install() Install {
+	return Install{Package: "opencode-ai", Version: "1.18.33", Bin: "node_modules/.bin/opencode"}
+}
+
+// Resumable implements Runtime: --session continues a session.
+func (OpenCode) Resumable() bool { return true }
+
+// Command implements Runtime. opencode reads its whole configuration
+// (provider, MCP server, permissions) from OPENCODE_CONFIG_CONTENT; its
+// config takes instruction files, not text, so the brief goes before the
+// work packet instead of into the system prompt.
+func (o OpenCode) Command(t Turn) Invocation {
+	kind, base := "anthropic", t.GatewayURL+"/anthropic/v1"
+	if t.Provider == "openai" {
+		kind, base = "openai", t.GatewayURL+"/openai/v1"
+	}
+	model := t.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"model":    kind + "/" + model,
+		"provider": map[string]any{kind: map[string]any{"options": map[string]any{"baseURL": base, "apiKey": t.Token}}},
+		"mcp": map[string]any{MCPServer: map[string]any{"type": "remote", "url": t.MCPURL,
+			"headers": map[string]string{"Authorization": "Bearer " + t.Token}}},
+		"permission": map[string]any{"bash": "allow", "edit": "allow", "webfetch": "deny"},
+		"autoupdate": false, "share": "disabled",
+	})
+	argv := []string{t.CLIDir + "/" + o.Install().Bin, "run", "--format", "json"}
+	if t.Session != "" {
+		argv = append(argv, "--session", t.Session)
+	}
+	inv := Invocation{Argv: argv, Env: map[string]string{"HOME": t.Home, "OPENCODE_CONFIG_CONTENT": string(cfg),
+		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "true", "OPENCODE_DISABLE_MODELS_FETCH": "true"}}
+	if t.Brief != "" {
+		inv.PromptPrefix = t.Brief + "\n\n"
+	}
+	return inv
+}
+
+// NewParser implements Runtime.
+func (OpenCode) NewParser() Parser { return &openCodeParser{} }
+
+type openCodeParser struct {
+	session string
+	last    string
+	done    bool
+}
+
+type openCodeLine struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionID"`
+	Part      struct {
+		Tool   string `json:"tool"`
+		CallID string `json:"callID"`
+		Text   string `json:"text"`
+		Reason string `json:"reason"`
+		State  struct {
+			Status string          `json:"status"`
+			Input  json.RawMessage `json:"input"`
+			Output string          `json:"output"`
+			Error  string          `json:"error"`
+		} `json:"state"`
+	} `json:"part"`
+	Error json.RawMessage `json:"error"`
+}
+
+func (p *openCodeParser) Line(line []byte) ([]Event, error) {
+	var l openCodeLine
+	if err := json.Unmarshal(line, &l); err != nil || l.Type == "" {
+		return nil, garbage("opencode", line)
+	}
+	var out []Event
+	if l.SessionID != "" && p.session == "" {
+		p.session = l.SessionID
+		out = append(out, Event{Kind: KindSession, Session: l.SessionID})
+	}
+	switch l.Type {
+	case "text":
+		p.last = l.Part.Text
+		out = append(out, Event{Kind: KindDelta, Text: l.Part.Text}, Event{Kind: KindText, Text: l.Part.Text})
+	case "tool_use":
+		out = append(out, openCodeTool(l)...)
+	case "step_finish":
+		if l.Part.Reason != "tool-calls" {
+			p.done = true
+			out = append(out, Event{Kind: KindFinal, Text: p.last})
+		}
+	case "error":
+		p.done = true
+		out = append(out, Event{Kind: KindFinal, IsError: true, Text: "opencode: " + errorText(l.Error)})
+	}
+	return out, nil
+}
+
+// openCodeTool reports a finished tool part as its start and its end.
+func openCodeTool(l openCodeLine) []Event {
+	name, class := l.Part.Tool, ClassOther
+	switch name {
+	case "bash":
+		class = ClassCommand
+	case "read", "write", "edit", "glob", "grep", "patch":
+		class = ClassFile
+	default:
+		if len(name) > len(MCPServer)+1 && name[:len(MCPServer)+1] == MCPServer+"_" {
+			name, class = "mcp__"+MCPServer+"__"+name[len(MCPServer)+1:], ClassMCP
+		}
+	}
+	st := l.Part.State
+	end := Event{Kind: KindToolEnd, CallID: l.Part.CallID, Tool: name, Class: class, Output: st.Output,
+		IsError: st.Status == "error"}
+	if st.Error != "" {
+		end.Output = st.Error
+	}
+	return []Event{{Kind: KindToolStart, CallID: l.Part.CallID, Tool: name, Class: class, Input: st.Input}, end}
+}
+
+func errorText(raw json.RawMessage) string {
+	var e struct {
+		Name string `json:"name"`
+		Data struct {
+			Message string `json:"message"`
+		} `json:"data"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return string(raw)
+	}
+	for _, s := range []string{e.Data.Message, e.Message, e.Name} {
+		if s != "" {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+func (p *openCodeParser) End() error {
+	if !p.done {
+		return noResult("opencode")
+	}
+	return nil
+}

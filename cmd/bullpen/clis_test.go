@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeBin puts executables named by scripts on a PATH of their own.
+func fakeBin(t *testing.T, scripts map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+}
+
+// npmScript installs a package as npm would: its bin under --prefix.
+const npmScript = `while [ "$1" != "--prefix" ]; do shift; done
+p="$2"; mkdir -p "$p/node_modules/.bin"
+for b in claude codex opencode; do : > "$p/node_modules/.bin/$b"; done
+`
+
+// TestInstallCLIsCommand: `bullpen install-clis` installs every CLI into
+// <data>/clis once; a second run finds them installed.
+func TestInstallCLIsCommand(t *testing.T) {
+	fakeBin(t, map[string]string{"npm": npmScript, "node": "exit 0\n"})
+	data := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"install-clis", "-data", data}, &out, &out); err != nil {
+		t.Fatalf("install-clis: %v\n%s", err, out.String())
+	}
+	for _, d := range []string{"@anthropic-ai+claude-code@2.1.328", "@openai+codex@0.169.0", "opencode-ai@1.18.33"} {
+		if _, err := os.Stat(filepath.Join(data, "clis", d, ".installed")); err != nil {
+			t.Errorf("%s not installed: %v\n%s", d, err, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"install-clis", "-data", data}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), "is installed") != 3 || strings.Contains(out.String(), "installing") {
+		t.Fatalf("second run:\n%s", out.String())
+	}
+}
+
+// TestInstallCLIsNoNode: without node the command fails saying so and
+// what to do.
+func TestInstallCLIsNoNode(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "npm"), []byte("#!/bin/sh\n"+npmScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"install-clis", "-data", t.TempDir()}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "needs node") || !strings.Contains(err.Error(), "apt-get install") {
+		t.Fatalf("got %v", err)
+	}
+}

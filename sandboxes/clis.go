@@ -1,0 +1,120 @@
+package sandboxes
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/sandbox"
+)
+
+// Bounds of an agent CLI's sandbox when its role sets none: the CLIs are
+// native programs of a few hundred MB with many threads, more than a
+// command of the builtin loop needs.
+const (
+	cliMemory = 2 << 30
+	cliPids   = 1024
+)
+
+// CLIHost is what Workspaces needs to run agent CLIs.
+type CLIHost struct {
+	// Installer installs the CLIs into its Dir, which every CLI sandbox
+	// mounts read-only at agents.CLIMountDir.
+	Installer *runtime.Installer
+	// Socket returns the host unix socket that serves Bullpen (the MCP
+	// endpoint and the model gateway) to the agent's sandbox, one per
+	// agent, so the server knows which sandbox calls.
+	Socket func(ctx context.Context, agent bullpen.Member) (string, error)
+}
+
+// CLIWorkspaces is Workspaces that also runs agent CLIs; it satisfies
+// agents.CLISandboxes.
+type CLIWorkspaces struct {
+	*Workspaces
+	host CLIHost
+}
+
+var _ agents.CLISandboxes = (*CLIWorkspaces)(nil)
+
+// WithCLIs returns w with agent CLI runs.
+func (w *Workspaces) WithCLIs(h CLIHost) *CLIWorkspaces {
+	return &CLIWorkspaces{Workspaces: w, host: h}
+}
+
+// EnsureCLI implements agents.CLISandboxes.
+func (w *CLIWorkspaces) EnsureCLI(ctx context.Context, rt runtime.Runtime) error {
+	_, err := w.host.Installer.Ensure(ctx, rt)
+	return err
+}
+
+// RunCLI implements agents.CLISandboxes: the agent's workspace, with the
+// CLIs mounted and the bridge attached (a workspace made before gets them
+// with a restart), runs the CLI once as the sandbox user, its whole
+// process tree killed when it ends.
+func (w *CLIWorkspaces) RunCLI(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, run agents.CLIRun) (agents.CLIProcess, error) {
+	id, err := w.cliWorkspace(ctx, agent, rs)
+	if err != nil {
+		return nil, err
+	}
+	m := w.s.m
+	if len(run.Dirs) > 0 {
+		r, err := m.Run(ctx, id, sandbox.ExecRequest{Cmd: append([]string{"mkdir", "-p", "--"}, run.Dirs...)})
+		if err == nil && r.ExitCode != 0 {
+			err = bullpen.Errorf(bullpen.EUNAVAILABLE, "sandboxes: make the CLI's directories: %s", strings.TrimSpace(string(r.Stderr)))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	p, err := m.Exec(ctx, id, sandbox.ExecRequest{Cmd: run.Argv, Env: run.Env, Workdir: agents.CLIWorkdir,
+		Timeout: run.Timeout, Stdin: strings.NewReader(run.Stdin), KillTree: true})
+	if err != nil {
+		return nil, err
+	}
+	return cliProc{p}, nil
+}
+
+// cliWorkspace returns the agent's running workspace with the CLI mount
+// and the bridge.
+func (w *CLIWorkspaces) cliWorkspace(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec) (string, error) {
+	sock, err := w.host.Socket(ctx, agent)
+	if err != nil {
+		return "", err
+	}
+	mounts := []sandbox.Mount{{HostPath: w.host.Installer.Dir, Path: agents.CLIMountDir}}
+	bridges := []sandbox.Bridge{{Port: agents.CLIBridgePort, HostSocket: sock}}
+	sp, err := w.specOf(rs)
+	if err != nil {
+		return "", err
+	}
+	if sp.MemoryBytes == 0 {
+		sp.MemoryBytes = cliMemory
+	}
+	sp.Pids, sp.Mounts, sp.Bridges = cliPids, mounts, bridges
+	in, err := w.s.Ensure(ctx, agent, sp)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(in.Mounts, mounts) || !slices.Equal(in.Bridges, bridges) {
+		if err := w.s.m.Attach(ctx, in.ID, mounts, bridges); err != nil {
+			return "", err
+		}
+	}
+	return in.ID, nil
+}
+
+// cliProc adapts a sandbox process.
+type cliProc struct{ p *sandbox.Process }
+
+func (c cliProc) Stdout() io.Reader { return c.p.Stdout() }
+func (c cliProc) Stderr() io.Reader { return c.p.Stderr() }
+func (c cliProc) Close() error      { return c.p.Close() }
+
+func (c cliProc) Wait() (agents.CLIExit, error) {
+	r, err := c.p.Wait()
+	return agents.CLIExit{Code: r.Code, Signal: r.Signal, TimedOut: r.TimedOut}, err
+}
