@@ -173,6 +173,10 @@ func seedOffice(t *testing.T) *shooter {
 			s.api.do("POST", "/agents", map[string]string{"role": r.ID}, http.StatusCreated, nil)
 		}
 	}
+	// A provider set up in Settings, for its picture (the demo itself
+	// stays on the scripted model).
+	s.api.do("POST", "/settings/providers", map[string]any{"name": "local-ollama", "kind": "openai",
+		"base_url": "http://127.0.0.1:11434/v1", "api_key": "sk-local-example-1234", "model": "qwen3:8b", "is_default": true}, http.StatusCreated, nil)
 	s.api.do("POST", "/channels/1/messages", map[string]string{"body": "Morning all. Release candidate goes out **today** — shout if anything blocks it."}, http.StatusCreated, nil)
 	s.api.do("POST", "/channels/1/messages", map[string]string{"body": "@lead please check that our build machine works"}, http.StatusCreated, nil)
 	s.waitForWork()
