@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,8 +189,10 @@ func TestCLITailAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	tail.Stderr = &stderr
+	var stderrMu sync.Mutex
+	var stderrBuf bytes.Buffer
+	tail.Stderr = lockedWriter{&stderrMu, &stderrBuf}
+	stderr := func() string { stderrMu.Lock(); defer stderrMu.Unlock(); return stderrBuf.String() }
 	if err := tail.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +220,11 @@ func TestCLITailAcrossRestart(t *testing.T) {
 		select {
 		case ev, ok := <-lines:
 			if !ok {
-				t.Fatalf("tail ended after %d events: %s", len(got), stderr.String())
+				t.Fatalf("tail ended after %d events: %s", len(got), stderr())
 			}
 			got = append(got, ev)
 		case <-time.After(30 * time.Second):
-			t.Fatalf("tail printed %d of 6 messages in 30 s: %s", len(got), stderr.String())
+			t.Fatalf("tail printed %d of 6 messages in 30 s: %s", len(got), stderr())
 		}
 	}
 	c, err := client.New(srv.url, srv.token)
@@ -246,8 +249,8 @@ func TestCLITailAcrossRestart(t *testing.T) {
 			t.Fatalf("tail printed seq %d as event %d, the log has %d (printed %v, stored %v)", ev.Seq, i, want[i], seqs(got), want)
 		}
 	}
-	if !strings.Contains(stderr.String(), "reconnecting") {
-		t.Errorf("tail did not say it reconnected: %q", stderr.String())
+	if !strings.Contains(stderr(), "reconnecting") {
+		t.Errorf("tail did not say it reconnected: %q", stderr())
 	}
 }
 
