@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -97,6 +98,19 @@ func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, s
 	// 4. The turn record has the usage the gateway counted.
 	if turn.Usage == nil || turn.Usage.InputTokens < 1000 || turn.Usage.OutputTokens == 0 || turn.Steps < 3 {
 		t.Fatalf("turn usage %+v steps %d", turn.Usage, turn.Steps)
+	}
+	// 5. The turn inspector shows the CLI turn like a built-in one: its
+	// model calls as the gateway forwarded them, and its tool calls.
+	var d bullpen.TurnDetail
+	o.api.do("GET", fmt.Sprintf("/turns/%d", turn.TurnID), nil, http.StatusOK, &d)
+	gw := 0
+	for _, mc := range d.ModelCalls {
+		if mc.Via == bullpen.ViaGateway && mc.Status == http.StatusOK && mc.RequestBytes > 0 && mc.ResponseBytes > 0 {
+			gw++
+		}
+	}
+	if gw < 2 || len(d.Turn.ToolCalls) == 0 {
+		t.Fatalf("inspector of CLI turn %d: %d gateway calls of %d, %d tool calls", turn.TurnID, gw, len(d.ModelCalls), len(d.Turn.ToolCalls))
 	}
 	checkIsolation(t, o, eng, p)
 }
