@@ -75,11 +75,13 @@ func browserSteps(t *testing.T, tab context.Context) (func(string, ...chromedp.A
 	waitFor := func(step, expr string) {
 		t.Helper()
 		// Evaluated again and again rather than polled in the page, so
-		// that the reload after each change does not break the wait.
+		// that the reload after each change does not break the wait. The
+		// page must have finished loading too: its deferred scripts attach
+		// the listeners that the next click needs.
 		var err error
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			var ok bool
-			if ok, err = chromedp.Run(tab, chromedp.Evaluate[bool](`(() => { try { return !!(`+expr+`); } catch (e) { return false; } })()`)); err == nil && ok {
+			if ok, err = chromedp.Run(tab, chromedp.Evaluate[bool](`(() => { try { return document.readyState === "complete" && !!(`+expr+`); } catch (e) { return false; } })()`)); err == nil && ok {
 				return
 			}
 		}
@@ -158,8 +160,8 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 	defer fakeA.Close()
 	defer fakeB.Close()
 	tab := browsertest.Browser(t, 120*time.Second)
-	browsertest.FailOnErrors(t, tab)
 	m, token := startQuiet(t, "serve", nil)
+	browsertest.FailOnErrors(t, tab) // after the server starts: its check runs before the server stops
 	run, waitFor := browserSteps(t, tab)
 	login(run, m, token)
 
@@ -246,12 +248,12 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 // token then gets 401 from the API.
 func TestBrowserAdminRevokesMemberToken(t *testing.T) {
 	tab := browsertest.Browser(t, 90*time.Second)
-	browsertest.FailOnErrors(t, tab)
 	m, token := startQuiet(t, "serve", func(m *Main) {
 		dir := filepath.Join(m.DataDir, "roles")
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "broken.md"), []byte("---\nhandle: broken\nname: Broken\ntools: [teleport]\n---\nYou break.\n"), 0o644)
 	})
+	browsertest.FailOnErrors(t, tab) // after the server starts: its check runs before the server stops
 	var bob bullpen.Member
 	if st := apiCall(t, m, token, "POST", "/api/v1/members", map[string]any{"handle": "bob", "display_name": "Bob", "kind": "human"}, &bob); st != 201 {
 		t.Fatalf("create bob = %d", st)
@@ -292,11 +294,11 @@ func TestBrowserAdminRevokesMemberToken(t *testing.T) {
 // person asks (a wiki write-up goes to the PM).
 func TestBrowserDemoStartsOnFirstView(t *testing.T) {
 	tab := browsertest.Browser(t, 120*time.Second)
-	browsertest.FailOnErrors(t, tab)
 	m, token := startQuiet(t, "demo", func(m *Main) {
 		m.Demo = true
 		m.DemoPace = [2]time.Duration{10 * time.Millisecond, 30 * time.Millisecond}
 	})
+	browsertest.FailOnErrors(t, tab) // after the server starts: its check runs before the server stops
 	if n, err := m.DB.CountMessages(context.Background(), 0); err != nil || n != 0 {
 		t.Fatalf("%d messages before anyone watched (%v), want 0", n, err)
 	}

@@ -22,7 +22,10 @@ type Problems struct {
 // FailOnErrors watches the tab of ctx and fails tb, when the test ends,
 // for anything that went wrong in the page, so that a browser test cannot
 // pass over a broken script or a request the page should not have made.
-// Call it right after Browser, before the first navigation.
+// Call it before the first navigation and after the server under test
+// has started: cleanups run last-registered first, so the check then runs
+// while the server is still up, and a page still polling a server that the
+// test has stopped is not counted.
 func FailOnErrors(tb testing.TB, ctx context.Context) *Problems {
 	tb.Helper()
 	p := &Problems{}
