@@ -157,9 +157,12 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 				p.err = kerr
 			}
 		}
-		close(p.done)
 		m.execDone(s)
+		// Emitted before Wait returns, so that whoever waited on the
+		// command sees its finished event before anything they do next
+		// (a terminate's event, say).
 		m.emit(EventExecFinished, s.id, fmt.Sprintf("%s exit=%d", req.Cmd[0], p.res.Code))
+		close(p.done)
 	}()
 	go func() {
 		select {
