@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -17,16 +16,13 @@ import (
 // accounting like the real service: a prefix ending at a cache_control
 // breakpoint is written to the cache, and a later request with the same
 // prefix reports it as cache_read_input_tokens.
-type FakeAnthropic struct {
-	*httptest.Server
-	rec recorder
-}
+type FakeAnthropic struct{ fake }
 
 // NewFakeAnthropic starts a fake on 127.0.0.1; Close it when done. A nil
 // handler answers "ok".
 func NewFakeAnthropic(h Handler) *FakeAnthropic {
-	f := &FakeAnthropic{rec: recorder{handler: h}}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	f := &FakeAnthropic{}
+	f.start(h, f.serve)
 	return f
 }
 
@@ -35,17 +31,6 @@ func (f *FakeAnthropic) BaseURL() string { return f.URL }
 
 // Requests returns every Messages request received so far, in order.
 func (f *FakeAnthropic) Requests() []CapturedRequest { return f.rec.requests() }
-
-// SetHandler replaces the handler.
-func (f *FakeAnthropic) SetHandler(h Handler) { f.rec.setHandler(h) }
-
-// SetMinCacheTokens sets the shortest cacheable prefix (the real service:
-// 1024 or more by model); the default 0 caches any prefix.
-func (f *FakeAnthropic) SetMinCacheTokens(n int) {
-	f.rec.mu.Lock()
-	f.rec.minCache = n
-	f.rec.mu.Unlock()
-}
 
 func (f *FakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("request-id", fmt.Sprintf("req_fake%d", time.Now().UnixNano()))

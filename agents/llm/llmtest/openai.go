@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -16,35 +15,18 @@ import (
 
 // FakeOpenAI is an OpenAI-compatible Chat Completions server: POST
 // /v1/chat/completions (also without /v1), streaming or not.
-type FakeOpenAI struct {
-	*httptest.Server
-	rec recorder
-}
+type FakeOpenAI struct{ fake }
 
 // NewFakeOpenAI starts a fake on 127.0.0.1; Close it when done. A nil
 // handler answers "ok".
 func NewFakeOpenAI(h Handler) *FakeOpenAI {
-	f := &FakeOpenAI{rec: recorder{handler: h}}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	f := &FakeOpenAI{}
+	f.start(h, f.serve)
 	return f
 }
 
 // BaseURL is the URL to configure a client with (it ends in /v1).
 func (f *FakeOpenAI) BaseURL() string { return f.URL + "/v1" }
-
-// Requests returns every request received so far, in order.
-func (f *FakeOpenAI) Requests() []CapturedRequest { return f.rec.requests() }
-
-// SetHandler replaces the handler.
-func (f *FakeOpenAI) SetHandler(h Handler) { f.rec.setHandler(h) }
-
-// SetMinCacheTokens sets the shortest prefix that is cached (OpenAI: 1024);
-// the default 0 caches any repeated prefix.
-func (f *FakeOpenAI) SetMinCacheTokens(n int) {
-	f.rec.mu.Lock()
-	f.rec.minCache = n
-	f.rec.mu.Unlock()
-}
 
 func (f *FakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/v1")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -16,27 +15,18 @@ import (
 // without /v1), streaming (SSE response.* events) or not, with function
 // calls and usage (input_tokens_details.cached_tokens from automatic prefix
 // caching, as the real service reports it). Codex speaks this protocol.
-type FakeResponses struct {
-	*httptest.Server
-	rec recorder
-}
+type FakeResponses struct{ fake }
 
 // NewFakeResponses starts a fake on 127.0.0.1; Close it when done. A nil
 // handler answers "ok".
 func NewFakeResponses(h Handler) *FakeResponses {
-	f := &FakeResponses{rec: recorder{handler: h}}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	f := &FakeResponses{}
+	f.start(h, f.serve)
 	return f
 }
 
 // BaseURL is the URL to configure a client with (it ends in /v1).
 func (f *FakeResponses) BaseURL() string { return f.URL + "/v1" }
-
-// Requests returns every request received so far, in order.
-func (f *FakeResponses) Requests() []CapturedRequest { return f.rec.requests() }
-
-// SetHandler replaces the handler.
-func (f *FakeResponses) SetHandler(h Handler) { f.rec.setHandler(h) }
 
 func (f *FakeResponses) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/v1")
