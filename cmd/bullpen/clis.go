@@ -119,21 +119,21 @@ func (m *Main) gatewayHandler() http.Handler {
 	return gateway.New(cfg)
 }
 
-// gatewayUpstreams finds the gateway's providers: those set up in
-// Settings (read at each request, so changes apply at once), then the
-// environment's; tests set Main.Upstreams to reach fakes.
+// gatewayUpstreams finds the gateway's providers where the built-in
+// loop finds them: in Settings (seeded from the environment at start,
+// read at each request, so changes apply at once); without a settings
+// service, in the environment. Tests set Main.Upstreams to reach fakes.
 func (m *Main) gatewayUpstreams() agents.UpstreamLookup {
 	if m.Upstreams != nil {
 		return agents.LookupIn(m.Upstreams)
 	}
-	env := agents.LookupIn(gateway.UpstreamsFromEnv(os.Getenv))
 	if m.Settings == nil {
-		return env
+		return agents.LookupIn(gateway.UpstreamsFromEnv(os.Getenv))
 	}
 	return func(ctx context.Context, name string) (gateway.Upstream, bool, error) {
 		pc, err := m.Settings.Resolve(ctx, name)
 		if bullpen.IsCode(err, bullpen.ENOTFOUND) {
-			return env(ctx, name)
+			return gateway.Upstream{}, false, nil
 		} else if err != nil {
 			return gateway.Upstream{}, false, err
 		}

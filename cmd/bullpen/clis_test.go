@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/gateway"
 )
 
 // fakeBin puts executables named by scripts on a PATH of their own.
@@ -62,5 +65,36 @@ func TestInstallCLIsNoNode(t *testing.T) {
 	err := run(context.Background(), []string{"install-clis", "-data", t.TempDir()}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "needs node") || !strings.Contains(err.Error(), "apt-get install") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// The gateway finds providers where the built-in loop does, in Settings,
+// read at each request: a provider added or changed there is used at once
+// with its real key, and one that is not set up is not found.
+func TestGatewayUpstreamsFollowSettings(t *testing.T) {
+	m, token := startQuiet(t, "serve", nil)
+	admin, err := m.Office.Authenticate(context.Background(), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := m.gatewayUpstreams()
+	ctx := context.Background()
+	if _, ok, err := lookup(ctx, "claude"); ok || err != nil {
+		t.Fatalf("a provider not set up: ok=%v err=%v", ok, err)
+	}
+	str := func(s string) *string { return &s }
+	p, err := m.Settings.Create(ctx, admin, bullpen.ProviderInput{Name: str("claude"), Kind: str("anthropic"), APIKey: str("sk-real-1234")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, ok, err := lookup(ctx, "claude")
+	if err != nil || !ok || up.Kind != gateway.KindAnthropic || up.APIKey != "sk-real-1234" || up.BaseURL != gateway.DefaultAnthropicBaseURL {
+		t.Fatalf("after create: %+v ok=%v err=%v", up, ok, err)
+	}
+	if _, err := m.Settings.Update(ctx, admin, p.ID, bullpen.ProviderInput{BaseURL: str("http://127.0.0.1:9/")}); err != nil {
+		t.Fatal(err)
+	}
+	if up, _, _ := lookup(ctx, "claude"); up.BaseURL != "http://127.0.0.1:9" { // stored without the trailing slash
+		t.Fatalf("after update: %+v", up)
 	}
 }
