@@ -298,7 +298,15 @@ func TestCrashAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, e.m, crash.ID, StateStopped)
-	if evs := strings.Join(e.eventTypes(crash.ID), " "); !strings.Contains(evs, "crashed") {
+	// The state changes under the sandbox's lock; its events are emitted
+	// just after, outside it.
+	evs := ""
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if evs = strings.Join(e.eventTypes(crash.ID), " "); strings.Contains(evs, "crashed") {
+			break
+		}
+	}
+	if !strings.Contains(evs, "crashed") {
 		t.Fatalf("events %s", evs)
 	}
 	if err := e.m.Start(ctx, crash.ID); err != nil {
