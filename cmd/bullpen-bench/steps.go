@@ -47,6 +47,8 @@ func steps(o options) []step {
 		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("bullpen-loadbench"), "-db", "postgres",
 			"-clients", "100", "-rate", "1000", "-duration", dur}},
 		{name: "idle", runs: 1, argv: []string{tool("bullpen-idlebench"), "-bin", "bin/bullpen", "-idle", o.idle.String()}},
+		{name: "flood", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
+			"^TestSandboxOutputFloodBoundsMemory$", "./web/"}},
 		gobench("wake", "BenchmarkWakeLatency", wakeX, "./agents/"),
 		gobench("tokens", "BenchmarkTokensPerTurn", "1x", "./agents/"),
 		gobench("wiki", "BenchmarkWiki", wikiX, "./wiki/"),

@@ -61,6 +61,9 @@ func rows() []row {
 		{"wake_output_running_p50", "wake → first command output, sandbox running, p50", "", 0},
 		{"wake_output_stopped_p50", "  sandbox stopped for idleness, p50", "", 0},
 		{"wake_stopped_extra_p50", "  added by the stopped sandbox", "le", 30},
+		{"flood_idle_rss_mib", "server RSS, idle, before 12 parallel 2 × 100 MB output floods", "", 0},
+		{"flood_peak_over_idle_mib", "  peak over idle during the floods", "le", 256},
+		{"flood_after_over_idle_mib", "  over idle after the floods", "le", 64},
 		{"go_wakelatency_sqlite_p50_ms", "message stored → provider request sent, p50", "le", 10},
 		{"go_wakelatency_sqlite_p99_ms", "  p99", "", 0},
 	}
