@@ -27,10 +27,9 @@ lint:
 generate:
 	$(GO) tool templ generate
 
-## bench: run the Go benchmarks, then the office load bench
+## bench: build, run every benchmark three times and print one table of figures, targets and load (as root; about 25 minutes; BENCH_FLAGS=-quick for a short check)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
-	$(GO) run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s
+	$(GO) run ./cmd/bullpen-bench $(BENCH_FLAGS)
 
 ## screenshots: start a seeded demo office (real sandboxes: run as root) and write docs/screenshots/*.png at 1400x900, 1024x768 and 800x700 with headless Chromium
 screenshots:

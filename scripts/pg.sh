@@ -5,7 +5,9 @@
 #   scripts/pg.sh stop [DIR]        # stops the cluster and removes DIR (default $BULLPEN_PG_DIR)
 #
 # The cluster lives in a temp dir (data, log, unix socket), listens on a free
-# port on 127.0.0.1, trusts local connections and runs with fsync=off.
+# port on 127.0.0.1, trusts local connections and runs with fsync=off
+# (tests), or with PostgreSQL's durable defaults when BULLPEN_PG_DURABLE=1
+# (benchmarks: every commit reaches the disk, as in production).
 # As root, initdb and pg_ctl run as the postgres user; PostgreSQL is
 # installed with apt when its binaries are missing. Progress goes to stderr.
 set -euo pipefail
@@ -60,7 +62,8 @@ as_pg() {
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 start() {
-	local bin dir port tries
+	local bin dir port tries fast="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	[ "${BULLPEN_PG_DURABLE:-}" = 1 ] && fast=""
 	bin=$(ensure_pgbin)
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/bullpen-pg.XXXXXX")
 	chmod 755 "$dir"
@@ -71,7 +74,7 @@ start() {
 		port=$((20000 + RANDOM % 40000))
 		port_free "$port" || continue
 		if as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -t 60 \
-			-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+			-o "-c listen_addresses=127.0.0.1 -p $port -k $dir $fast -c max_connections=200" \
 			start >&2; then
 			echo "$port" >"$dir/port"
 			log "PostgreSQL ($bin) on 127.0.0.1:$port, dir $dir"

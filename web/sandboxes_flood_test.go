@@ -279,6 +279,8 @@ func TestSandboxOutputFloodBoundsMemory(t *testing.T) {
 		idle>>20, peak.Load()>>20, (peak.Load()-idle)>>20, after>>20, (after-idle)>>20)
 	t.Log(msg)
 	fmt.Println("TestSandboxOutputFloodBoundsMemory:", msg)
+	fmt.Printf("figure flood_idle_rss_mib %d MiB\nfigure flood_peak_over_idle_mib %d MiB\nfigure flood_after_over_idle_mib %d MiB\n",
+		idle>>20, (peak.Load()-idle)>>20, (after-idle)>>20) // make bench's table
 	if peak.Load() > idle+256<<20 {
 		t.Errorf("peak RSS %d MiB is more than 256 MiB over idle %d MiB", peak.Load()>>20, idle>>20)
 	}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// buildTools compiles the bench commands the selected steps run (those
+// under dir) once, so that no step's figure includes a compile.
+func buildTools(ctx context.Context, dir string, selected []step) error {
+	for _, s := range selected {
+		if filepath.Dir(s.argv[0]) != dir {
+			continue
+		}
+		t := filepath.Base(s.argv[0])
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.argv[0], "./cmd/"+t)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// fixtures are what the selected steps need: a PostgreSQL server and the
+// agent CLIs. env goes to every step.
+type fixtures struct {
+	env   []string
+	pgDir string
+}
+
+func startFixtures(ctx context.Context, selected []step, log io.Writer) (*fixtures, error) {
+	fx := &fixtures{}
+	needs := map[string]bool{}
+	for _, s := range selected {
+		needs[s.needs] = true
+	}
+	if needs["clis"] {
+		cmd := exec.CommandContext(ctx, "bash", "scripts/clis.sh")
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("agent CLIs (scripts/clis.sh): %w", err)
+		}
+	}
+	if needs["postgres"] {
+		if err := fx.postgres(ctx, log); err != nil {
+			return nil, err
+		}
+	}
+	return fx, nil
+}
+
+// postgres uses BULLPEN_BENCH_POSTGRES_URL when set; otherwise it starts a
+// throwaway cluster with PostgreSQL's durable defaults (fsync on), so the
+// figures are those of a real deployment, not of the tests' fsync=off one.
+// The Go benchmarks that also measure PostgreSQL get it as their test URL.
+func (fx *fixtures) postgres(ctx context.Context, log io.Writer) error {
+	if u := os.Getenv("BULLPEN_BENCH_POSTGRES_URL"); u != "" {
+		fx.env = append(fx.env, "BULLPEN_TEST_POSTGRES_URL="+u)
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "bash", "scripts/pg.sh", "start")
+	cmd.Env = append(os.Environ(), "BULLPEN_PG_DURABLE=1")
+	cmd.Stderr = log
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("PostgreSQL (scripts/pg.sh start): %w", err)
+	}
+	vars := exports(out)
+	fx.pgDir = vars["BULLPEN_PG_DIR"]
+	u := vars["BULLPEN_TEST_POSTGRES_URL"]
+	if u == "" || fx.pgDir == "" {
+		return fmt.Errorf("PostgreSQL: scripts/pg.sh printed no URL")
+	}
+	fx.env = append(fx.env, "BULLPEN_BENCH_POSTGRES_URL="+u, "BULLPEN_TEST_POSTGRES_URL="+u)
+	return nil
+}
+
+func (fx *fixtures) stop() {
+	if fx.pgDir != "" {
+		exec.Command("bash", "scripts/pg.sh", "stop", fx.pgDir).Run()
+	}
+}
+
+// exports parses pg.sh's `export NAME=VALUE` lines (values %q-quoted by
+// bash's printf, which for these paths and URLs means no quoting at all).
+func exports(out []byte) map[string]string {
+	m := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "export ")
+		if !ok {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[k] = strings.ReplaceAll(strings.Trim(v, `'"`), `\`, "")
+		}
+	}
+	return m
+}
+
+// loadLine is /proc/loadavg's three averages.
+func loadLine() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// memTotal is the host's memory from /proc/meminfo.
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "memory unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			var kb float64
+			fmt.Sscan(f[1], &kb)
+			return fmt.Sprintf("%.0f GiB", kb/(1<<20))
+		}
+	}
+	return "memory unknown"
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// A step is one bench command, run `runs` times; its figure lines feed the
+// table. needs names a fixture the step requires ("postgres", "clis").
+type step struct {
+	name  string
+	argv  []string
+	runs  int
+	needs string
+}
+
+// options are the knobs of one `make bench`.
+type options struct {
+	runs  int
+	idle  time.Duration
+	quick bool
+	tools string // where the bench commands were built
+}
+
+// steps lists every figure's command, in the order the table reads. Go
+// benchmarks repeat inside one `go test` (-count) rather than as separate
+// runs, so their step runs once.
+func steps(o options) []step {
+	n, dur, wikiX, wakeX := "100", "10s", "1000x", "300x"
+	if o.quick {
+		n, dur, wikiX, wakeX = "20", "3s", "200x", "60x"
+	}
+	tool := func(name string) string { return filepath.Join(o.tools, name) }
+	count := "-count=" + strconv.Itoa(o.runs)
+	gobench := func(name, pattern, benchtime, pkg string) step {
+		return step{name: name, runs: 1, argv: []string{"go", "test", "-run", "^$", "-bench", pattern,
+			"-benchtime", benchtime, count, pkg}}
+	}
+	return []step{
+		{name: "build", runs: 1, argv: []string{"bash", "scripts/build.sh"}},
+		{name: "library", runs: o.runs, argv: []string{tool("sandbox-bench"), "-init", "bin/bullpen-sandbox-init", "-n", n}},
+		{name: "rest", runs: o.runs, argv: []string{tool("bullpen-restbench"), "-bin", "bin/bullpen", "-n", n}},
+		{name: "office-sqlite", runs: o.runs, argv: []string{tool("bullpen-loadbench"), "-db", "sqlite",
+			"-clients", "100", "-rate", "2000", "-duration", dur}},
+		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("bullpen-loadbench"), "-db", "postgres",
+			"-clients", "100", "-rate", "1000", "-duration", dur}},
+		{name: "idle", runs: 1, argv: []string{tool("bullpen-idlebench"), "-bin", "bin/bullpen", "-idle", o.idle.String()}},
+		{name: "flood", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
+			"^TestSandboxOutputFloodBoundsMemory$", "./web/"}},
+		gobench("wake", "BenchmarkWakeLatency", wakeX, "./agents/"),
+		gobench("tokens", "BenchmarkTokensPerTurn", "1x", "./agents/"),
+		gobench("wiki", "BenchmarkWiki", wikiX, "./wiki/"),
+		gobench("gateway", "BenchmarkPassThrough", "500x", "./gateway/"),
+		gobench("mcp", "BenchmarkToolCall", "300x", "./mcp/"),
+		gobench("events", "BenchmarkEventPage|BenchmarkSandboxHistoryPage", "200x", "./store/"),
+		gobench("storage", "BenchmarkTurnStorage", "1x", "./agents/"),
+		withNeeds(gobench("claude-code", "BenchmarkClaudeCodeTurns", "1x", "./cmd/bullpen/"), "clis"),
+	}
+}
+
+func withNeeds(s step, needs string) step { s.needs = needs; return s }
+
+func (s step) String() string { return fmt.Sprintf("%s (%d run(s))", s.name, s.runs) }
