@@ -12,7 +12,7 @@ import (
 // wake is one measured wake: the client's figure and the server's spans
 // (from the events' own timestamps) that make it up.
 type wake struct {
-	total time.Duration     // post sent → first output on the websocket
+	total time.Duration // post sent → first output on the websocket
 	spans map[string]time.Duration
 }
 
