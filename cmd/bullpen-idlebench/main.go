@@ -19,6 +19,9 @@
 //
 //	make build && go run ./cmd/bullpen-idlebench            # -idle 10m
 //	go run ./cmd/bullpen-idlebench -idle 30s -wakes 10      # short
+//
+// -model-delay makes the scripted model take as long as a real one to
+// answer: the wake figures then show the sandbox start hidden behind it.
 package main
 
 import (
@@ -37,6 +40,7 @@ type config struct {
 	sandboxIdle time.Duration
 	wakes       int
 	role        string
+	modelDelay  time.Duration
 }
 
 func main() {
@@ -47,6 +51,7 @@ func main() {
 	flag.DurationVar(&c.sandboxIdle, "sandbox-idle", 0, "the server's --agent-sandbox-idle (0: a third of -idle, at most 1m)")
 	flag.IntVar(&c.wakes, "wakes", 20, "wakes measured in each case (at most -agents)")
 	flag.StringVar(&c.role, "role", "starter/engineer", "the role hired")
+	flag.DurationVar(&c.modelDelay, "model-delay", 0, "the fake model's time to first byte of each answer (0: at once)")
 	flag.Parse()
 	if c.sandboxIdle == 0 {
 		c.sandboxIdle = max(time.Second, min(time.Minute, c.idle/3).Truncate(time.Second))
@@ -68,7 +73,7 @@ func run(c config) (bool, error) {
 	if c.sandboxIdle >= c.idle {
 		return false, fmt.Errorf("-sandbox-idle %s must be shorter than -idle %s, so that the sandboxes stop for idleness", c.sandboxIdle, c.idle)
 	}
-	m := newModel()
+	m := newModel(c.modelDelay)
 	defer m.Close()
 	srv, err := startServer(c.bin, m.fake.BaseURL(), c.sandboxIdle)
 	if err != nil {
@@ -80,8 +85,8 @@ func run(c config) (bool, error) {
 		return false, err
 	}
 	defer b.cleanup()
-	fmt.Printf("server %s (pid %d); %d agents (%s); sandboxes stop after %s idle; load average %s\n",
-		srv.url, srv.cmd.Process.Pid, c.agents, c.role, c.sandboxIdle, loadAvg())
+	fmt.Printf("server %s (pid %d); %d agents (%s); sandboxes stop after %s idle; model answers after %s; load average %s\n",
+		srv.url, srv.cmd.Process.Pid, c.agents, c.role, c.sandboxIdle, c.modelDelay, loadAvg())
 	if err := b.warmUp(); err != nil {
 		return false, err
 	}

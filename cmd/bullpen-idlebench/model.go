@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
@@ -18,13 +19,15 @@ type model struct {
 	calls atomic.Int64
 }
 
-func newModel() *model {
+// newModel starts the fake; each answer waits delay before its first byte
+// (0: at once), as a real model's time to first token would.
+func newModel(delay time.Duration) *model {
 	m := &model{}
 	m.fake = llmtest.NewFakeOpenAI(func(req llmtest.CapturedRequest) llmtest.Reply {
 		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
-			return llmtest.Reply{Text: "done"}
+			return llmtest.Reply{Text: "done", Delay: delay}
 		}
-		return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "sandbox_exec",
+		return llmtest.Reply{Delay: delay, ToolCalls: []llm.ToolCall{{Name: "sandbox_exec",
 			Arguments: json.RawMessage(`{"command":"echo hi"}`)}}}
 	})
 	// Count every HTTP request that reaches the server, not only the ones

@@ -17,7 +17,9 @@ type wake struct {
 }
 
 // span names, in the order they happen.
-var spanNames = []string{"post→turn_started", "turn_started→tool_started", "tool_started→sandbox_started", "tool_started→output"}
+// turn_started→sandbox_started shorter than turn_started→tool_started
+// means the sandbox was up before the first tool call wanted it.
+var spanNames = []string{"post→turn_started", "turn_started→sandbox_started", "turn_started→tool_started", "tool_started→output"}
 
 // wakeResult is both cases' wakes.
 type wakeResult struct{ stopped, running []wake }
@@ -74,15 +76,18 @@ func (b *bench) wakeOnce(a bullpen.AgentView, id string) (wake, error) {
 	posted, _ := firstOf(got, bullpen.EventMessagePosted, func(p json.RawMessage) bool { return idIs(p, msg.ID) })
 	started, _ := firstOf(got, "agent.turn_started", nil)
 	tool, _ := firstOf(got, "agent.tool_started", nil)
+	// Stored events are stamped when written: the sandbox's "started" a
+	// little after its start returned (the sandboxes write their events
+	// from a queue).
 	sbStart, restarted := firstOf(got, "sandbox.state", func(p json.RawMessage) bool {
 		var s struct{ ID, Event string }
 		return json.Unmarshal(p, &s) == nil && s.ID == id && s.Event == "started"
 	})
 	w.spans[spanNames[0]] = started.ev.At.Sub(posted.ev.At)
-	w.spans[spanNames[1]] = tool.ev.At.Sub(started.ev.At)
 	if restarted {
-		w.spans[spanNames[2]] = sbStart.ev.At.Sub(tool.ev.At)
+		w.spans[spanNames[1]] = sbStart.ev.At.Sub(started.ev.At)
 	}
+	w.spans[spanNames[2]] = tool.ev.At.Sub(started.ev.At)
 	w.spans[spanNames[3]] = out.ev.At.Sub(tool.ev.At)
 	return w, nil
 }
