@@ -14,7 +14,8 @@ import (
 )
 
 // DefaultAgentIdle is how long an agent's workspace may sit idle before it
-// is stopped (its files are kept; the next sandbox tool call starts it).
+// is stopped (its files are kept; the agent's next turn that uses it
+// starts it again, see Warm).
 const DefaultAgentIdle = 10 * time.Minute
 
 // Bounds of what one command puts into a model's context: the start and

@@ -94,6 +94,7 @@ type idleResult struct {
 	calls          int64
 	cpu            time.Duration
 	rss0, rss1     int64
+	anon1          int64
 	running, total int
 	sandboxMem     int64
 }
@@ -112,7 +113,7 @@ func (b *bench) idleWindow(m *model) (idleResult, error) {
 	if err != nil {
 		return idleResult{}, err
 	}
-	r := idleResult{window: s1.at.Sub(s0.at), calls: m.Calls() - calls0, cpu: s1.cpu - s0.cpu, rss0: s0.rssBytes, rss1: s1.rssBytes}
+	r := idleResult{window: s1.at.Sub(s0.at), calls: m.Calls() - calls0, cpu: s1.cpu - s0.cpu, rss0: s0.rssBytes, rss1: s1.rssBytes, anon1: s1.anonBytes}
 	sbs, err := b.c.Sandboxes(b.ctx, nil, true)
 	if err != nil {
 		return r, err
@@ -131,9 +132,10 @@ func (b *bench) idleWindow(m *model) (idleResult, error) {
 
 func (r idleResult) print() {
 	pct := r.cpu.Seconds() / r.window.Seconds() * 100
-	fmt.Printf("idle %s: %d model calls; server CPU %.2f s (%.3f%% of one core); server RSS %.1f MiB at start, %.1f MiB at end; "+
-		"agent sandboxes: %d of %d alive, using %.1f MiB\n", r.window.Round(time.Second), r.calls, r.cpu.Seconds(), pct,
-		mib(r.rss0), mib(r.rss1), r.running, r.total, mib(r.sandboxMem))
+	fmt.Printf("idle %s: %d model calls; server CPU %.2f s (%.3f%% of one core)\n", r.window.Round(time.Second), r.calls, r.cpu.Seconds(), pct)
+	fmt.Printf("  server RSS %.1f MiB at start, %.1f MiB at end (%.1f MiB its own; the rest file pages, mostly the binary's)\n",
+		mib(r.rss0), mib(r.rss1), mib(r.anon1))
+	fmt.Printf("  agent sandboxes: %d of %d alive, using %.1f MiB\n", r.running, r.total, mib(r.sandboxMem))
 	fmt.Printf("figure idle_model_calls %d count\n", r.calls)
 	fmt.Printf("figure idle_cpu_seconds %.2f s\n", r.cpu.Seconds())
 	fmt.Printf("figure idle_cpu_pct %.3f %%\n", pct)

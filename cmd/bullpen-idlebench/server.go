@@ -110,6 +110,10 @@ type procSample struct {
 	at       time.Time
 	cpu      time.Duration // user + system time of the process itself
 	rssBytes int64
+	// anonBytes is the part of the RSS that is the process's own (heap,
+	// stacks); the rest is file pages, mostly the binary's, shared with the
+	// page cache.
+	anonBytes int64
 }
 
 // userHZ is the unit of /proc/PID/stat's times: fixed at 100 by the Linux
@@ -136,11 +140,17 @@ func (s *server) sample() (procSample, error) {
 	if err != nil {
 		return p, err
 	}
+	p.rssBytes, p.anonBytes = statusKB(status, "VmRSS:"), statusKB(status, "RssAnon:")
+	return p, nil
+}
+
+// statusKB reads one "Name:   123 kB" line of /proc/PID/status, in bytes.
+func statusKB(status []byte, name string) int64 {
 	for _, l := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, name); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			p.rssBytes = kb << 10
+			return kb << 10
 		}
 	}
-	return p, nil
+	return 0
 }
