@@ -101,11 +101,19 @@ func run(c config) (bool, error) {
 	}
 	wk.print()
 	fmt.Printf("load average at the end %s\n", loadAvg())
-	if idle.calls > 0 {
-		fmt.Fprintf(os.Stderr, "idlebench: FAIL: %d model calls while the agents were idle\n", idle.calls)
+	if err := idle.verdict(); err != nil {
+		fmt.Fprintln(os.Stderr, "idlebench: FAIL:", err)
 		return false, nil
 	}
 	return true, nil
+}
+
+// verdict is the hard rule of the idle window: an idle agent calls no model.
+func (r idleResult) verdict() error {
+	if r.calls > 0 {
+		return fmt.Errorf("%d model calls while the agents were idle", r.calls)
+	}
+	return nil
 }
 
 // loadAvg is the first three fields of /proc/loadavg.
