@@ -16,12 +16,14 @@ type Warmer interface {
 // sandboxTools are the tools that run in the agent's workspace.
 var sandboxTools = []string{ToolSandboxExec, ToolSandboxReadFile, ToolSandboxWriteFile, ToolSandboxListFiles}
 
-// needsSandbox says whether a turn will likely use the agent's workspace:
-// an agent CLI always runs in it; the built-in loop does when the role is
-// offered a sandbox tool.
+// needsSandbox says whether a built-in turn will likely use the agent's
+// workspace: when the role is offered a sandbox tool. An agent CLI's turn
+// is left out: CLISandboxes ensures its workspace with the CLI's own
+// mounts, bridge and limits, which a plain warm-up would create it
+// without on the agent's first turn.
 func needsSandbox(e *turnEnv) bool {
 	if isCLI(e.role) {
-		return true
+		return false
 	}
 	for _, name := range sandboxTools {
 		if e.tools[name] != nil {

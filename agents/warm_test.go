@@ -80,6 +80,18 @@ func TestTurnWarmsTheSandboxBeforeTheModelAnswers(t *testing.T) {
 	if got := box.calls(); len(got) != 1 {
 		t.Errorf("after lead's turn, Warm calls = %q: a role without sandbox tools started a sandbox", got)
 	}
+	// An agent CLI's workspace needs the CLI's mounts and limits: only
+	// its own path (CLISandboxes) makes or starts it.
+	role, _ := h.svc.Catalog().Role("starter/engineer")
+	role.Handle, role.Runtime = "clieng", bullpen.RuntimeClaudeCode
+	if _, err := h.svc.Hire(context.Background(), h.admin, bullpen.HireInput{Spec: &role}); err != nil {
+		t.Fatal(err)
+	}
+	h.post(h.admin, h.general.ID, 0, "@clieng run echo hi")
+	h.waitIdle()
+	if got := box.calls(); len(got) != 1 {
+		t.Errorf("after a CLI agent's turn, Warm calls = %q, want none for it", got)
+	}
 }
 
 func hasTool(tools []string, name string) bool {
