@@ -83,7 +83,7 @@
 // no model is called without a wake. Its sandbox workspace is stopped
 // after the idle timeout (its files are kept), so an idle office holds no
 // sandbox memory. A turn that will use the workspace starts it again as
-// the turn begins (warmSandbox, through Warmer), so the boot overlaps
+// the turn begins (warmSandbox, through Warmer; built-in turns), so the boot overlaps
 // building the prompt and the first model call instead of delaying the
 // first tool call.
 //
