@@ -82,10 +82,10 @@
 // channel (no timer, no poll), the router blocks on the event feed, and
 // no model is called without a wake. Its sandbox workspace is stopped
 // after the idle timeout (its files are kept), so an idle office holds no
-// sandbox memory. A turn that will use the workspace starts it again as
-// the turn begins (warmSandbox, through Warmer; built-in turns), so the boot overlaps
-// building the prompt and the first model call instead of delaying the
-// first tool call.
+// sandbox memory. A built-in turn that will use the workspace starts it
+// again as the turn begins (warmSandbox, through Warmer), so the boot
+// overlaps building the prompt and the first model call instead of
+// delaying the first tool call.
 //
 // # Two ways to the data: office for members' acts, store for the runtime's
 //
