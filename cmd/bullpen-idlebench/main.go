@@ -9,7 +9,9 @@
 //     model server; must be 0), the server's own CPU time over the window
 //     (/proc/PID/stat: user+system of the server process) and its resident
 //     memory (/proc/PID/status), and the memory of the agents' sandboxes
-//     still alive (they are stopped after -sandbox-idle without use);
+//     still alive (they are stopped after -sandbox-idle without use). The
+//     admin's websocket stays open through the window, as a dashboard's
+//     would, and the sandboxes' idle stops fall inside it;
 //  2. it wakes -wakes of them with an @mention, first with the sandbox
 //     stopped for idleness, then again with it running, and prints the
 //     median time from the message post to the first output of the
