@@ -76,6 +76,17 @@
 // each Tool's Approval), so a call is attributed and approved the same way
 // whichever door it came through.
 //
+// # Idle agents cost nothing
+//
+// An agent with no wake runs nothing: its worker sleeps on its poke
+// channel (no timer, no poll), the router blocks on the event feed, and
+// no model is called without a wake. Its sandbox workspace is stopped
+// after the idle timeout (its files are kept), so an idle office holds no
+// sandbox memory. A built-in turn that will use the workspace starts it
+// again as the turn begins (warmSandbox, through Warmer), so the boot
+// overlaps building the prompt and the first model call instead of
+// delaying the first tool call.
+//
 // # Two ways to the data: office for members' acts, store for the runtime's
 //
 // Config takes both the Office and the *store.DB it runs on, and each use

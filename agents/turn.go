@@ -115,6 +115,7 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 	}
 	e.simulated = s.cfg.Simulation || e.provider.Name() == "scripted"
 	e.tools, _ = s.toolsFor(e.role)
+	s.warmSandbox(e)
 	if err := s.startEvent(ctx, e, wakes); err != nil {
 		return nil, err
 	}

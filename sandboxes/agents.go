@@ -14,7 +14,8 @@ import (
 )
 
 // DefaultAgentIdle is how long an agent's workspace may sit idle before it
-// is stopped (its files are kept; the next sandbox tool call starts it).
+// is stopped (its files are kept; the agent's next turn that uses it
+// starts it again, see Warm).
 const DefaultAgentIdle = 10 * time.Minute
 
 // Bounds of what one command puts into a model's context: the start and
@@ -32,7 +33,10 @@ type Workspaces struct {
 	idle time.Duration
 }
 
-var _ agents.Sandboxes = (*Workspaces)(nil)
+var (
+	_ agents.Sandboxes = (*Workspaces)(nil)
+	_ agents.Warmer    = (*Workspaces)(nil)
+)
 
 // Workspaces returns the agents' view of the Service. A workspace idle for
 // idle (0: DefaultAgentIdle) is stopped and started again on next use.
@@ -79,6 +83,14 @@ func (w *Workspaces) ensure(ctx context.Context, agent bullpen.Member, rs bullpe
 		return "", err
 	}
 	return in.ID, nil
+}
+
+// Warm gets the agent's workspace running ahead of its first use: the
+// agents runtime calls it as a turn begins, so a workspace stopped for
+// idleness boots while the model thinks (see agents.Warmer).
+func (w *Workspaces) Warm(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec) error {
+	_, err := w.ensure(ctx, agent, rs)
+	return err
 }
 
 // retry runs fn on the agent's workspace, once more after a conflict: the
