@@ -97,8 +97,10 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	if sp.Timeout > 0 {
 		s.meta.ExpiresAt = now.Add(sp.Timeout)
 	}
+	s.creating.Store(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.creating.Store(false)
 	m.mu.Lock()
 	if sp.Name != "" {
 		for _, o := range m.sbs {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
@@ -45,6 +46,8 @@ type Manager struct {
 	ready    chan string   // names of ready directories in readyDir
 	refill   chan struct{} // wakes fillReady
 
+	fdmDir string // the favordynmods hierarchy (cgrouplock.go); "" if none
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -67,6 +70,9 @@ type sandbox struct {
 	spawnMu  sync.Mutex
 	inflight int
 	lastAct  time.Time
+	// creating is set while Create provisions the sandbox (holding mu for
+	// all of it), so that List and the like skip it instead of waiting.
+	creating atomic.Bool
 }
 
 // touch records activity (caller holds s.mu).
@@ -141,6 +147,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	defer func() {
 		if !started {
 			m.init.close()
+			_ = unfavorDynMods(m.fdmDir)
 		}
 	}()
 	for _, d := range []string{cfg.StateDir, m.sbDir, filepath.Dir(m.baseDir), m.imgDir, m.tmpDir} {
@@ -162,6 +169,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m.cg.defaultCPU = cfg.DefaultCPU
+	if !cfg.DefaultCgroupLock {
+		// Best effort: without it sandboxes start as before, only slower.
+		m.fdmDir, _ = favorDynMods(filepath.Join(m.runDir, "cgroup-lock"))
+	}
 	if m.net, err = newNetwork(cfg.NetworkCIDR, cfg.RouterNetNS); err != nil {
 		return nil, err
 	}
@@ -212,8 +223,9 @@ func (m *Manager) Close() error {
 		}
 		s.mu.Unlock()
 	}
+	err := unfavorDynMods(m.fdmDir)
 	os.Remove(m.runDir) // only if empty: no sandbox left behind
-	return nil
+	return err
 }
 
 // InitPath reports the init binary the Manager starts sandboxes with: the
@@ -309,6 +321,9 @@ func (m *Manager) all() []Info {
 	m.mu.Unlock()
 	out := make([]Info, 0, len(sbs))
 	for _, s := range sbs {
+		if s.creating.Load() {
+			continue // not listed yet; its lock is held until it runs
+		}
 		s.mu.Lock()
 		if s.meta.State != StateTerminated && s.meta.State != stateCreating {
 			out = append(out, s.info())

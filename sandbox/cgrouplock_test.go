@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// fdmMounted reports whether dir is mounted with favordynmods.
+func fdmMounted(t *testing.T, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1] == dir {
+			return strings.Contains(f[3], "favordynmods")
+		}
+	}
+	return false
+}
+
+// The Manager switches the cgroup migration lock to favordynmods for its
+// life and leaves no mount behind at Close; DefaultCgroupLock keeps the
+// host as it is.
+func TestCgroupLockMode(t *testing.T) {
+	e := newEnv(t)
+	dir := e.m.fdmDir
+	if dir == "" {
+		t.Skip("this host cannot mount a cgroup v1 hierarchy with favordynmods")
+	}
+	if !fdmMounted(t, dir) {
+		t.Fatalf("%s is not mounted with favordynmods", dir)
+	}
+	in := e.create(Spec{})
+	if out := e.sh(in.ID, "echo ok"); out != "ok\n" {
+		t.Fatalf("echo = %q", out)
+	}
+	if err := e.m.TerminateAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if fdmMounted(t, dir) || isMounted(dir) {
+		t.Errorf("%s still mounted after Close", dir)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s left after Close", dir)
+	}
+
+	off := newEnv(t, func(c *Config) { c.DefaultCgroupLock = true })
+	if off.m.fdmDir != "" {
+		t.Errorf("DefaultCgroupLock: the Manager mounted %s", off.m.fdmDir)
+	}
+}
+
+// List does not wait for a create in progress (which holds the
+// sandbox's lock throughout), nor show it.
+func TestListSkipsCreating(t *testing.T) {
+	e := newEnv(t)
+	live := e.create(Spec{})
+	s := &sandbox{id: "sb_creating", meta: meta{ID: "sb_creating", State: stateCreating}}
+	s.creating.Store(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.m.mu.Lock()
+	e.m.sbs[s.id] = s
+	e.m.mu.Unlock()
+	defer func() {
+		e.m.mu.Lock()
+		delete(e.m.sbs, s.id)
+		e.m.mu.Unlock()
+	}()
+	list, err := e.m.List(t.Context(), nil) // with s.mu held, this would hang before
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != live.ID {
+		t.Errorf("List = %v, want only %s", list, live.ID)
+	}
+}
