@@ -180,12 +180,38 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 		return err
 	}
 	checkTargets(median(createFirst), median(warm), mem, alive)
+	var bw time.Duration
 	if bwrap {
-		if err := bwrapCompare(n, median(createFirst), median(warm)); err != nil {
+		if bw, err = bwrapCompare(n, median(createFirst), median(warm)); err != nil {
 			fmt.Println("bwrap comparison skipped:", err)
 		}
 	}
+	fmt.Println()
+	sorted := func(ds []time.Duration) []time.Duration {
+		s := append([]time.Duration(nil), ds...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s
+	}
+	figMS("library_first_output_p50", median(createFirst))
+	figMS("library_first_output_p95", pct(sorted(createFirst), 95))
+	figMS("library_create_p50", median(create))
+	figMS("library_teardown_p50", median(teardown))
+	figMS("library_warm_exec_first_output_p50", median(warmFirst))
+	figMS("library_warm_exec_p50", median(warm))
+	figMS("library_pause_p50", median(pause))
+	figMS("library_resume_p50", median(resume))
+	fmt.Printf("figure library_idle_memory %.0f KiB\n", mem.sumKiB)
+	fmt.Printf("figure library_idle_memory_avail_drop %.0f KiB\n", mem.availKiB)
+	if bw > 0 {
+		figMS("library_bwrap_p50", bw)
+		fmt.Printf("figure library_bwrap_ratio %.2f x\n", float64(median(createFirst))/float64(bw))
+	}
 	return nil
+}
+
+// figMS prints a `figure <key> <ms> ms` line (make bench reads them).
+func figMS(key string, d time.Duration) {
+	fmt.Printf("figure %s %.2f ms\n", key, float64(d.Microseconds())/1000)
 }
 
 // aliveTest keeps count sandboxes alive and reports host memory per idle
@@ -296,16 +322,17 @@ func checkTargets(createFirst, warm time.Duration, mem aliveMem, alive int) {
 		alive, mem.sumKiB, targetMemKiB, verdict(mem.sumKiB <= targetMemKiB), mem.rawKiB, mem.availKiB)
 }
 
-func bwrapCompare(n int, oursCold, oursWarm time.Duration) error {
+// bwrapCompare times bwrap running echo and returns its p50.
+func bwrapCompare(n int, oursCold, oursWarm time.Duration) (time.Duration, error) {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
 		fmt.Println("\ninstalling bubblewrap (apt-get install -y bubblewrap)...")
 		out, err := exec.Command("apt-get", "install", "-y", "bubblewrap").CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("apt-get: %v: %s", err, tail(out))
+			return 0, fmt.Errorf("apt-get: %v: %s", err, tail(out))
 		}
 		if path, err = exec.LookPath("bwrap"); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	args := []string{"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
@@ -318,15 +345,15 @@ func bwrapCompare(n int, oursCold, oursWarm time.Duration) error {
 		cmd := exec.Command(path, args...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := cmd.Start(); err != nil {
-			return err
+			return 0, err
 		}
 		b := make([]byte, 1)
 		if _, err := io.ReadFull(out, b); err != nil {
 			cmd.Wait()
-			return fmt.Errorf("bwrap produced no output: %v", err)
+			return 0, fmt.Errorf("bwrap produced no output: %v", err)
 		}
 		d := time.Since(t0)
 		cmd.Wait()
@@ -340,7 +367,7 @@ func bwrapCompare(n int, oursCold, oursWarm time.Duration) error {
 	fmt.Printf("  ratio create->first output / bwrap: %.2fx;  warm exec / bwrap: %.2fx\n",
 		float64(oursCold)/float64(b), float64(oursWarm)/float64(b))
 	fmt.Println("  (bwrap: fresh user/pid/net/mount/ipc/uts namespaces, no cgroups, overlay, seccomp or network setup)")
-	return nil
+	return b, nil
 }
 
 func report(name string, ds []time.Duration) {
