@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -62,8 +63,11 @@ func startServer(bin string) (*server, error) {
 			return nil, fmt.Errorf("%s not ready in 60 s", bin)
 		}
 	}
-	go func() {
-		for range lines {
+	go func() { // the server's errors explain failed trials
+		for l := range lines {
+			if strings.Contains(l, `"level":"ERROR"`) {
+				fmt.Fprintln(os.Stderr, "server:", l)
+			}
 		}
 	}()
 	return s, nil
