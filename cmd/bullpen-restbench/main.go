@@ -43,6 +43,7 @@ type options struct {
 	via     string
 	noLib   bool
 	noCrun  bool
+	only    string
 }
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	flag.StringVar(&o.via, "via", "run", "the command's endpoint: run (POST …/run, the answer holds the output) or exec (POST …/exec, streamed; first byte)")
 	flag.BoolVar(&o.noLib, "no-library", false, "skip the in-process library reference")
 	flag.BoolVar(&o.noCrun, "no-crun", false, "skip the crun reference")
+	flag.StringVar(&o.only, "only", "", "run only this pattern (sequential, staggered or burst; for profiling) and no references")
 	flag.Parse()
 	if o.via != "run" && o.via != "exec" {
 		fmt.Fprintln(os.Stderr, "restbench: -via is run or exec")
@@ -91,6 +93,9 @@ func run(o options) error {
 		srv.url, o.n, o.via, loadavg())
 	fmt.Printf("%-34s %8s %8s %8s %8s %9s\n", "pattern", "median", "p95", "p99", "success", "create p50")
 	t := trialer{c: c, via: o.via}
+	if o.only != "" {
+		return runOnly(t, o)
+	}
 	var libTimes []time.Duration
 	seq := measure(t, o.n, func(i int, start func()) {
 		start()
@@ -113,6 +118,22 @@ func run(o options) error {
 	}
 	refs := references(o, lib, libTimes, warm)
 	figures(seq, stag, burst, warm, refs)
+	return nil
+}
+
+// runOnly runs one pattern, for profiling the server while it runs.
+func runOnly(t trialer, o options) error {
+	launch := map[string]func(int, func()){
+		"sequential": func(_ int, start func()) { start() },
+		"staggered":  func(_ int, start func()) { time.Sleep(o.stagger); go start() },
+		"burst":      func(_ int, start func()) { go start() },
+	}[o.only]
+	if launch == nil {
+		return fmt.Errorf("-only %q: want sequential, staggered or burst", o.only)
+	}
+	r := measure(t, o.n, launch)
+	report(o.only, r)
+	figMS("rest_"+o.only+"_p50", percentile(r.first, 50))
 	return nil
 }
 

@@ -34,6 +34,18 @@ func startServer(bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	logs, err := s.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	go func() { // the server's errors explain failed trials
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() {
+			if l := sc.Text(); strings.Contains(l, `"level":"ERROR"`) {
+				fmt.Fprintln(os.Stderr, "server:", l)
+			}
+		}
+	}()
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (make build first): %w", bin, err)
 	}
@@ -63,7 +75,7 @@ func startServer(bin string) (*server, error) {
 			return nil, fmt.Errorf("%s not ready in 60 s", bin)
 		}
 	}
-	go func() { // the server's errors explain failed trials
+	go func() {
 		for l := range lines {
 			if strings.Contains(l, `"level":"ERROR"`) {
 				fmt.Fprintln(os.Stderr, "server:", l)
