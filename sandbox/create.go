@@ -112,6 +112,18 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	}
 	m.sbs[id] = s
 	m.mu.Unlock()
+	// Provisioning is CPU and kernel work: a burst gains nothing from
+	// running it all at once (each create would finish only when all do),
+	// so at most Config.MaxParallelCreates run, the rest wait their turn.
+	select {
+	case m.createSem <- struct{}{}:
+		defer func() { <-m.createSem }()
+	case <-ctx.Done():
+		m.mu.Lock()
+		delete(m.sbs, id)
+		m.mu.Unlock()
+		return Info{}, fmt.Errorf("sandbox: create: %w", ctx.Err())
+	}
 
 	// The cgroups do not depend on the filesystem: make them meanwhile.
 	cgErr := make(chan error, 1)

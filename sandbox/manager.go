@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -46,7 +47,8 @@ type Manager struct {
 	ready    chan string   // names of ready directories in readyDir
 	refill   chan struct{} // wakes fillReady
 
-	fdmDir string // the favordynmods hierarchy (cgrouplock.go); "" if none
+	fdmDir    string        // the favordynmods hierarchy (cgrouplock.go); "" if none
+	createSem chan struct{} // a slot per create provisioning (Config.MaxParallelCreates)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -114,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.RunOutputLimit == 0 {
 		cfg.RunOutputLimit = 16 << 20
 	}
+	if cfg.MaxParallelCreates <= 0 {
+		cfg.MaxParallelCreates = 2 * runtime.GOMAXPROCS(0)
+	}
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = time.Second
 	}
@@ -135,6 +140,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		stop: make(chan struct{}), lookPath: cfg.lookPath,
 		readyDir: filepath.Join(cfg.StateDir, "disk-ready"),
 		ready:    make(chan string, readyDisks), refill: make(chan struct{}, 1),
+		createSem: make(chan struct{}, cfg.MaxParallelCreates),
 	}
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")

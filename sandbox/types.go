@@ -84,6 +84,10 @@ type Config struct {
 	// grace period (milliseconds), at a small cost to every fork and exit
 	// on the host.
 	DefaultCgroupLock bool
+	// MaxParallelCreates is how many creates provision at once; more wait
+	// (in a burst, each create would otherwise take as long as all of
+	// them together). Default: twice GOMAXPROCS.
+	MaxParallelCreates int
 	// RunOutputLimit caps the stdout and the stderr Run captures (each);
 	// the rest is read and discarded and RunResult.Truncated is set.
 	// Default 16 MiB.

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -80,5 +82,31 @@ func TestListSkipsCreating(t *testing.T) {
 	}
 	if len(list) != 1 || list[0].ID != live.ID {
 		t.Errorf("List = %v, want only %s", list, live.ID)
+	}
+}
+
+// A create waits for a free provisioning slot; one whose context ends
+// while it waits fails and leaves nothing behind.
+func TestCreateWaitsForSlot(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxParallelCreates = 1 })
+	e.m.createSem <- struct{}{} // the one slot, taken
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := e.m.Create(ctx, Spec{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Create with every slot taken and its context cancelled = %v, want context.Canceled", err)
+	}
+	e.m.mu.Lock()
+	n := len(e.m.sbs)
+	e.m.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d sandboxes known after the failed create, want 0", n)
+	}
+	<-e.m.createSem
+	in := e.create(Spec{})
+	if out := e.sh(in.ID, "echo ok"); out != "ok\n" {
+		t.Fatalf("echo = %q", out)
+	}
+	if len(e.m.createSem) != 0 {
+		t.Errorf("slot still taken after the create")
 	}
 }
