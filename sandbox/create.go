@@ -229,14 +229,10 @@ func (m *Manager) provision(s *sandbox) error {
 		}
 	}
 	s.meta.Upper, s.meta.Work = filepath.Join(layerDir, "upper"), filepath.Join(layerDir, "work")
-	if err := os.Mkdir(s.meta.Upper, 0o755); err != nil {
-		return fmt.Errorf("sandbox: upper dir: %w", err)
-	}
-	if err := os.Chown(s.meta.Upper, base, base); err != nil {
-		return fmt.Errorf("sandbox: upper dir: %w", err)
-	}
-	if err := os.Mkdir(s.meta.Work, 0o700); err != nil {
-		return fmt.Errorf("sandbox: work dir: %w", err)
+	if !ready { // a ready disk has them
+		if err := makeLayerDirs(layerDir, base); err != nil {
+			return err
+		}
 	}
 	// Nothing of this new sandbox is mounted yet: skip reading the host's
 	// mount table (long with hundreds of sandboxes).
@@ -244,6 +240,22 @@ func (m *Manager) provision(s *sandbox) error {
 		return err
 	}
 	return m.prepareRootfs(s)
+}
+
+// makeLayerDirs makes the overlay's upper (owned by the sandbox's root,
+// host uid base) and work directories in dir.
+func makeLayerDirs(dir string, base int) error {
+	upper := filepath.Join(dir, "upper")
+	if err := os.Mkdir(upper, 0o755); err != nil {
+		return fmt.Errorf("sandbox: upper dir: %w", err)
+	}
+	if err := os.Chown(upper, base, base); err != nil {
+		return fmt.Errorf("sandbox: upper dir: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "work"), 0o700); err != nil {
+		return fmt.Errorf("sandbox: work dir: %w", err)
+	}
+	return nil
 }
 
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.

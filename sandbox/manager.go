@@ -383,7 +383,12 @@ func (s *sandbox) saveMeta() error {
 	return writeFileAtomic(filepath.Join(s.dir, "meta.json"), b)
 }
 
+// saveSecrets writes secrets.json; none when the sandbox has no secrets
+// (a missing file reads as none), one file less to make per create.
 func (s *sandbox) saveSecrets() error {
+	if len(s.secrets) == 0 {
+		return nil
+	}
 	b, err := json.Marshal(s.secrets)
 	if err != nil {
 		return err

@@ -3,9 +3,14 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fdmMounted reports whether dir is mounted with favordynmods.
@@ -109,4 +114,49 @@ func TestCreateWaitsForSlot(t *testing.T) {
 	if len(e.m.createSem) != 0 {
 		t.Errorf("slot still taken after the create")
 	}
+}
+
+// Ready disks (made ahead, with their layer directories) are never shared:
+// what one sandbox writes is not in the next one's, alive or terminated,
+// and each sandbox's disk is its own loop device.
+func TestReadyDisksNotShared(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.DefaultDiskBytes = 48 << 20 })
+	for deadline := time.Now().Add(20 * time.Second); len(e.m.ready) < readyDisks; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d disks ready", len(e.m.ready), readyDisks)
+		}
+	}
+	a := e.create(Spec{})
+	e.sh(a.ID, "echo a > /home/sandbox/mine; echo a > /tmp/mine")
+	b := e.create(Spec{})
+	if out := e.sh(b.ID, "ls /home/sandbox/mine /tmp/mine 2>&1; true"); !strings.Contains(out, "No such file") || strings.Contains(out, "\n/") {
+		t.Errorf("b sees a's files: %q", out)
+	}
+	if e.devOf(a.ID) == e.devOf(b.ID) {
+		t.Errorf("a and b share the disk device %s", e.devOf(a.ID))
+	}
+	if err := e.m.Terminate(t.Context(), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	c := e.create(Spec{})
+	if out := e.sh(c.ID, "cat /home/sandbox/mine 2>&1; true"); !strings.Contains(out, "No such file") {
+		t.Errorf("c sees terminated a's file: %q", out)
+	}
+	if out := e.sh(c.ID, "stat -c %u:%g /home/sandbox; touch /home/sandbox/ok && echo writable"); !strings.Contains(out, "1000:1000\nwritable") {
+		t.Errorf("c's home on a ready disk: %q", out)
+	}
+}
+
+// devOf is the device of the mount holding sandbox id's disk.
+func (e *testEnv) devOf(id string) string {
+	e.t.Helper()
+	s, err := e.m.lookup(id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(s.dir, "disk"), &st); err != nil {
+		e.t.Fatal(err)
+	}
+	return fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
 }
