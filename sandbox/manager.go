@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	m.cg.defaultCPU = cfg.DefaultCPU
 	if !cfg.DefaultCgroupLock {
 		// Best effort: without it sandboxes start as before, only slower.
-		m.fdmDir, _ = favorDynMods(filepath.Join(m.runDir, "cgroup-lock"))
+		m.fdmDir, _ = favorDynMods(m.runDir + ".cgroup-lock") // beside runDir, which holds sandboxes only
 	}
 	if m.net, err = newNetwork(cfg.NetworkCIDR, cfg.RouterNetNS); err != nil {
 		return nil, err
