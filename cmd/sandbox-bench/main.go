@@ -173,6 +173,11 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 	}
 	report("pause", pause)
 	report("resume", resume)
+	wake, err := startStopped(ctx, m, in.ID, n)
+	if err != nil {
+		return err
+	}
+	report("start a stopped sandbox -> first output", wake)
 	m.Terminate(ctx, in.ID)
 
 	mem, err := aliveTest(ctx, m, alive)
@@ -200,6 +205,7 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 	figMS("library_warm_exec_p50", median(warm))
 	figMS("library_pause_p50", median(pause))
 	figMS("library_resume_p50", median(resume))
+	figMS("library_start_stopped_first_output_p50", median(wake))
 	fmt.Printf("figure library_idle_memory %.0f KiB\n", mem.sumKiB)
 	fmt.Printf("figure library_idle_memory_avail_drop %.0f KiB\n", mem.availKiB)
 	if bw > 0 {
@@ -212,6 +218,33 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 // figMS prints a `figure <key> <ms> ms` line (make bench reads them).
 func figMS(key string, d time.Duration) {
 	fmt.Printf("figure %s %.2f ms\n", key, float64(d.Microseconds())/1000)
+}
+
+// startStopped stops the sandbox and times Start -> first byte of an
+// echo, n times (the path that wakes an agent whose workspace idled).
+func startStopped(ctx context.Context, m *sandbox.Manager, id string, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		if err := m.Stop(ctx, id); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if err := m.Start(ctx, id); err != nil {
+			return nil, err
+		}
+		p, err := m.Exec(ctx, id, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}})
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(p.Stdout(), b); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+		p.Wait()
+		p.Close()
+	}
+	return out, nil
 }
 
 // aliveTest keeps count sandboxes alive and reports host memory per idle
