@@ -56,7 +56,7 @@ func main() {
 	flag.StringVar(&o.via, "via", "run", "the command's endpoint: run (POST …/run, the answer holds the output) or exec (POST …/exec, streamed; first byte)")
 	flag.BoolVar(&o.noLib, "no-library", false, "skip the in-process library reference")
 	flag.BoolVar(&o.noCrun, "no-crun", false, "skip the crun reference")
-	flag.StringVar(&o.only, "only", "", "run only this pattern (sequential, staggered or burst; for profiling) and no references")
+	flag.StringVar(&o.only, "only", "", "run only this pattern (sequential, staggered, burst, or warm: the warm run; for profiling) and no references")
 	flag.Parse()
 	if o.via != "run" && o.via != "exec" {
 		fmt.Fprintln(os.Stderr, "restbench: -via is run or exec")
@@ -107,6 +107,9 @@ func run(o options) error {
 			}
 		}
 	})
+	if lib != nil {
+		lib.terminateAll()
+	}
 	report("sequential", seq)
 	stag := measure(t, o.n, func(i int, start func()) { time.Sleep(o.stagger); go start() })
 	report(fmt.Sprintf("staggered (one every %s)", o.stagger), stag)
@@ -123,13 +126,22 @@ func run(o options) error {
 
 // runOnly runs one pattern, for profiling the server while it runs.
 func runOnly(t trialer, o options) error {
+	if o.only == "warm" {
+		warm, err := warmRuns(t.c, o.warm)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("warm run p50 %s p95 %s (n=%d)\n", ms(percentile(warm, 50)), ms(percentile(warm, 95)), len(warm))
+		figMS("rest_warm_run_p50", percentile(warm, 50))
+		return nil
+	}
 	launch := map[string]func(int, func()){
 		"sequential": func(_ int, start func()) { start() },
 		"staggered":  func(_ int, start func()) { time.Sleep(o.stagger); go start() },
 		"burst":      func(_ int, start func()) { go start() },
 	}[o.only]
 	if launch == nil {
-		return fmt.Errorf("-only %q: want sequential, staggered or burst", o.only)
+		return fmt.Errorf("-only %q: want sequential, staggered, burst or warm", o.only)
 	}
 	r := measure(t, o.n, launch)
 	report(o.only, r)
