@@ -194,8 +194,8 @@ func (s *Service) emit(typ string, owner int64, payload any) {
 // eventLinger is how long the writer lets events gather after the first
 // of a batch: a short command's started and finished events (and a
 // burst's creates) then share one transaction instead of one each, which
-// cut the writer's CPU per warm run by about 40% (perf, A/B). Dashboards see them that much
-// later; nobody waits on them.
+// cut the writer's CPU per warm run by about 40% (perf, A/B). Dashboards
+// see them that much later; nobody waits on them.
 const eventLinger = 5 * time.Millisecond
 
 // writeEvents stores queued events, a batch per transaction, until Close.
