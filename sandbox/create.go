@@ -97,8 +97,10 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	if sp.Timeout > 0 {
 		s.meta.ExpiresAt = now.Add(sp.Timeout)
 	}
+	s.creating.Store(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.creating.Store(false)
 	m.mu.Lock()
 	if sp.Name != "" {
 		for _, o := range m.sbs {
@@ -110,6 +112,18 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	}
 	m.sbs[id] = s
 	m.mu.Unlock()
+	// Provisioning is CPU and kernel work: a burst gains nothing from
+	// running it all at once (each create would finish only when all do),
+	// so at most Config.MaxParallelCreates run, the rest wait their turn.
+	select {
+	case m.createSem <- struct{}{}:
+		defer func() { <-m.createSem }()
+	case <-ctx.Done():
+		m.mu.Lock()
+		delete(m.sbs, id)
+		m.mu.Unlock()
+		return Info{}, fmt.Errorf("sandbox: create: %w", ctx.Err())
+	}
 
 	// The cgroups do not depend on the filesystem: make them meanwhile.
 	cgErr := make(chan error, 1)
@@ -215,14 +229,10 @@ func (m *Manager) provision(s *sandbox) error {
 		}
 	}
 	s.meta.Upper, s.meta.Work = filepath.Join(layerDir, "upper"), filepath.Join(layerDir, "work")
-	if err := os.Mkdir(s.meta.Upper, 0o755); err != nil {
-		return fmt.Errorf("sandbox: upper dir: %w", err)
-	}
-	if err := os.Chown(s.meta.Upper, base, base); err != nil {
-		return fmt.Errorf("sandbox: upper dir: %w", err)
-	}
-	if err := os.Mkdir(s.meta.Work, 0o700); err != nil {
-		return fmt.Errorf("sandbox: work dir: %w", err)
+	if !ready { // a ready disk has them
+		if err := makeLayerDirs(layerDir, base); err != nil {
+			return err
+		}
 	}
 	// Nothing of this new sandbox is mounted yet: skip reading the host's
 	// mount table (long with hundreds of sandboxes).
@@ -230,6 +240,22 @@ func (m *Manager) provision(s *sandbox) error {
 		return err
 	}
 	return m.prepareRootfs(s)
+}
+
+// makeLayerDirs makes the overlay's upper (owned by the sandbox's root,
+// host uid base) and work directories in dir.
+func makeLayerDirs(dir string, base int) error {
+	upper := filepath.Join(dir, "upper")
+	if err := os.Mkdir(upper, 0o755); err != nil {
+		return fmt.Errorf("sandbox: upper dir: %w", err)
+	}
+	if err := os.Chown(upper, base, base); err != nil {
+		return fmt.Errorf("sandbox: upper dir: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "work"), 0o700); err != nil {
+		return fmt.Errorf("sandbox: work dir: %w", err)
+	}
+	return nil
 }
 
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
 	"golang.org/x/sys/unix"
@@ -137,7 +138,13 @@ func attachLoop(file string) (string, *os.File, error) {
 		return "", nil, noQuota(fmt.Sprintf("no loop devices (%v)", err))
 	}
 	defer ctl.Close()
-	for try := 0; try < 20; try++ {
+	// Concurrent creates (a burst) are handed the same free device and
+	// all but one get EBUSY: try again, backing off a little, as losetup
+	// does. Twenty tries were too few for a burst of 100.
+	for try := 0; try < 200; try++ {
+		if try > 0 {
+			time.Sleep(time.Duration(min(try, 50)) * 100 * time.Microsecond)
+		}
 		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
 		if err != nil {
 			return "", nil, fmt.Errorf("sandbox: loop get free: %w", err)

@@ -69,7 +69,14 @@ func (m *Manager) prepareReady(id string) error {
 	if err := m.newDisk(img, m.cfg.DefaultDiskBytes, m.defaultInodes(m.cfg.DefaultDiskBytes)); err != nil {
 		return err
 	}
-	return mountNewDisk(img, filepath.Join(dir, "disk"))
+	disk := filepath.Join(dir, "disk")
+	if err := mountNewDisk(img, disk); err != nil {
+		return err
+	}
+	// The overlay's layer directories too: the first writes to a fresh
+	// ext4 read its bitmaps and inode table through the loop device, a
+	// round trip to the loop worker each (milliseconds on a busy host).
+	return makeLayerDirs(disk, int(m.cfg.IDMapBase))
 }
 
 // dropReady unmounts and removes a prepared directory.

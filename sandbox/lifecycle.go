@@ -96,13 +96,21 @@ func (m *Manager) Start(ctx context.Context, id string) error {
 		if s.meta.State != StateStopped {
 			return conflict(s, "start")
 		}
-		if err := m.mountRootfs(s); err != nil {
-			return err
+		// As in Create: the cgroups (kept by Stop; their limits set
+		// again) do not depend on the filesystem.
+		cgErr := make(chan error, 1)
+		go func(id string, cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(s.id, s.meta.CPU, s.meta.MemoryBytes, s.meta.Pids)
+		err := m.mountRootfs(s)
+		if err == nil {
+			err = m.prepareRootfs(s)
 		}
-		if err := m.prepareRootfs(s); err != nil {
-			return err
+		if cerr := <-cgErr; err == nil {
+			err = cerr
 		}
-		if err := m.startLocked(ctx, s, false); err != nil {
+		if err == nil {
+			err = m.startLocked(ctx, s, true)
+		}
+		if err != nil {
 			return err
 		}
 		s.meta.State = StateRunning

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
@@ -45,6 +47,9 @@ type Manager struct {
 	ready    chan string   // names of ready directories in readyDir
 	refill   chan struct{} // wakes fillReady
 
+	fdmDir    string        // the favordynmods hierarchy (cgrouplock.go); "" if none
+	createSem chan struct{} // a slot per create provisioning (Config.MaxParallelCreates)
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -67,6 +72,9 @@ type sandbox struct {
 	spawnMu  sync.Mutex
 	inflight int
 	lastAct  time.Time
+	// creating is set while Create provisions the sandbox (holding mu for
+	// all of it), so that List and the like skip it instead of waiting.
+	creating atomic.Bool
 }
 
 // touch records activity (caller holds s.mu).
@@ -108,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.RunOutputLimit == 0 {
 		cfg.RunOutputLimit = 16 << 20
 	}
+	if cfg.MaxParallelCreates <= 0 {
+		cfg.MaxParallelCreates = 2 * runtime.GOMAXPROCS(0)
+	}
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = time.Second
 	}
@@ -129,6 +140,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		stop: make(chan struct{}), lookPath: cfg.lookPath,
 		readyDir: filepath.Join(cfg.StateDir, "disk-ready"),
 		ready:    make(chan string, readyDisks), refill: make(chan struct{}, 1),
+		createSem: make(chan struct{}, cfg.MaxParallelCreates),
 	}
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")
@@ -141,6 +153,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	defer func() {
 		if !started {
 			m.init.close()
+			_ = unfavorDynMods(m.fdmDir)
 		}
 	}()
 	for _, d := range []string{cfg.StateDir, m.sbDir, filepath.Dir(m.baseDir), m.imgDir, m.tmpDir} {
@@ -162,6 +175,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m.cg.defaultCPU = cfg.DefaultCPU
+	if !cfg.DefaultCgroupLock {
+		// Best effort: without it sandboxes start as before, only slower.
+		m.fdmDir, _ = favorDynMods(m.runDir + ".cgroup-lock") // beside runDir, which holds sandboxes only
+	}
 	if m.net, err = newNetwork(cfg.NetworkCIDR, cfg.RouterNetNS); err != nil {
 		return nil, err
 	}
@@ -212,8 +229,9 @@ func (m *Manager) Close() error {
 		}
 		s.mu.Unlock()
 	}
+	err := unfavorDynMods(m.fdmDir)
 	os.Remove(m.runDir) // only if empty: no sandbox left behind
-	return nil
+	return err
 }
 
 // InitPath reports the init binary the Manager starts sandboxes with: the
@@ -309,6 +327,9 @@ func (m *Manager) all() []Info {
 	m.mu.Unlock()
 	out := make([]Info, 0, len(sbs))
 	for _, s := range sbs {
+		if s.creating.Load() {
+			continue // not listed yet; its lock is held until it runs
+		}
 		s.mu.Lock()
 		if s.meta.State != StateTerminated && s.meta.State != stateCreating {
 			out = append(out, s.info())
@@ -362,7 +383,12 @@ func (s *sandbox) saveMeta() error {
 	return writeFileAtomic(filepath.Join(s.dir, "meta.json"), b)
 }
 
+// saveSecrets writes secrets.json; none when the sandbox has no secrets
+// (a missing file reads as none), one file less to make per create.
 func (s *sandbox) saveSecrets() error {
+	if len(s.secrets) == 0 {
+		return nil
+	}
 	b, err := json.Marshal(s.secrets)
 	if err != nil {
 		return err

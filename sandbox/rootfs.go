@@ -158,8 +158,24 @@ func mountOverlay(lowers []string, upper, work, target string) error {
 	return nil
 }
 
-// isMounted reports whether path is a mount point (by mountinfo).
+// isMounted reports whether path is a mount point. statx says so in
+// microseconds; reading mountinfo, the fallback for kernels before 5.8,
+// takes milliseconds on a host with hundreds of sandboxes (a few mounts
+// each), and terminate and start asked several times.
 func isMounted(path string) bool {
+	var stx unix.Statx_t
+	err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_BASIC_STATS, &stx)
+	if err != nil {
+		return false
+	}
+	if stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 {
+		return stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	}
+	return isMountedByMountinfo(path)
+}
+
+// isMountedByMountinfo is isMounted by /proc/self/mountinfo.
+func isMountedByMountinfo(path string) bool {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return false

@@ -77,6 +77,17 @@ type Config struct {
 	// Create the host cannot give a quota fails; there is no silent
 	// fallback.
 	DiskQuotaOff bool
+	// DefaultCgroupLock leaves the kernel's cgroup migration lock in its
+	// default mode. Without it the Manager switches the lock to the
+	// "favordynmods" mode while it runs (see cgrouplock.go): moving each
+	// new init into its cgroups then takes microseconds instead of an RCU
+	// grace period (milliseconds), at a small cost to every fork and exit
+	// on the host.
+	DefaultCgroupLock bool
+	// MaxParallelCreates is how many creates provision at once; more wait
+	// (in a burst, each create would otherwise take as long as all of
+	// them together). Default: twice GOMAXPROCS.
+	MaxParallelCreates int
 	// RunOutputLimit caps the stdout and the stderr Run captures (each);
 	// the rest is read and discarded and RunResult.Truncated is set.
 	// Default 16 MiB.

@@ -70,7 +70,8 @@ type Service struct {
 	q      *queue
 	owners *imageOwners
 
-	createMu sync.Mutex // serializes the per-member count and Create
+	createMu sync.Mutex // serializes admissions (the per-member count and names) and Ensure
+	pending  *pending   // creates admitted and still provisioning
 }
 
 // Open creates the Manager (re-adopting sandboxes a previous process left)
@@ -96,6 +97,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, images: cfg.Images, off: cfg.Office, db: cfg.DB, log: cfg.Logger}
 	s.q = newQueue()
+	s.pending = newPending()
 	sc := cfg.Sandbox
 	sc.OnEvent = s.onEvent
 	if cfg.Images != nil {
@@ -166,43 +168,29 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox
 	if err := s.checkImage(ctx, actor, spec.Image); err != nil {
 		return sandbox.Info{}, err
 	}
+	// Only the admission is serialized: provisioning, the slow part, runs
+	// outside createMu, alongside other members' and this one's creates.
 	s.createMu.Lock()
-	defer s.createMu.Unlock()
-	return s.create(ctx, actor, spec, nil)
+	spec, release, err := s.admit(ctx, actor, spec, nil)
+	s.createMu.Unlock()
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	defer release()
+	return s.m.Create(ctx, spec)
 }
 
-// create creates a sandbox owned by actor (caller holds createMu). The
-// name goes into bullpen.SandboxNameTag, unique among actor's sandboxes only, so taking a
-// name never tells whether someone else has a sandbox of that name.
+// create creates a sandbox owned by actor (caller holds createMu, for all
+// of the create: Ensure relies on that to find a workspace being made).
+// The name goes into bullpen.SandboxNameTag, unique among actor's
+// sandboxes only, so taking a name never tells whether someone else has a
+// sandbox of that name.
 func (s *Service) create(ctx context.Context, actor bullpen.Member, spec sandbox.Spec, extra map[string]string) (sandbox.Info, error) {
-	if actor.ID == 0 {
-		return sandbox.Info{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "no acting member")
+	spec, release, err := s.admit(ctx, actor, spec, extra)
+	if err != nil {
+		return sandbox.Info{}, err
 	}
-	owner := strconv.FormatInt(actor.ID, 10)
-	tags := make(map[string]string, len(spec.Tags)+2+len(extra))
-	for k, v := range spec.Tags {
-		tags[k] = v
-	}
-	for k, v := range extra {
-		tags[k] = v
-	}
-	tags[bullpen.SandboxOwnerTag] = owner
-	if spec.Name != "" {
-		if err := s.checkName(ctx, actor, spec.Name); err != nil {
-			return sandbox.Info{}, err
-		}
-		tags[bullpen.SandboxNameTag], spec.Name = spec.Name, ""
-	}
-	spec.Tags = tags
-	if !seesAll(actor) {
-		own, err := s.m.List(ctx, map[string]string{bullpen.SandboxOwnerTag: owner})
-		if err != nil {
-			return sandbox.Info{}, err
-		}
-		if len(own) >= s.cfg.MaxPerMember {
-			return sandbox.Info{}, bullpen.Errorf(bullpen.ERATELIMIT, "you have %d sandboxes, the most a member may have; terminate one first", len(own))
-		}
-	}
+	defer release()
 	return s.m.Create(ctx, spec)
 }
 

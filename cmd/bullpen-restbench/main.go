@@ -3,66 +3,184 @@
 // real server (bin/bullpen on loopback), from the create request to the
 // first byte of a command's output. It runs three patterns, each n times:
 // sequential, staggered (one started every -stagger, overlapping) and a
-// burst (all at once), and prints median, p95, p99 and the success rate,
-// with `bwrap --unshare-all echo hi` in the same run for a ratio.
+// burst (all at once), and prints median, p95, p99, the success rate and
+// the create's p50. In the same run it measures a warm run (a command on
+// an already-started sandbox), the library reference (the same create and
+// command through package sandbox in this process, with the server's init
+// binary and spec defaults, interleaved with the sequential REST trials),
+// and `bwrap --unshare-all` and `crun run` (when installed) running the
+// same command, for ratios.
 //
 //	make build && go run ./cmd/bullpen-restbench -n 100
 //
-// Figures are loopback figures: no network between client and server.
+// Besides the table it prints one `figure <key> <value> <unit>` line per
+// figure (make bench reads them). Figures are loopback figures: no network
+// between client and server.
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"io"
+	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/client"
+	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
+// options are the command's flags.
+type options struct {
+	bin     string
+	n       int
+	warm    int
+	stagger time.Duration
+	via     string
+	noLib   bool
+	noCrun  bool
+	only    string
+}
+
 func main() {
-	bin := flag.String("bin", "bin/bullpen", "the server binary (make build)")
-	n := flag.Int("n", 100, "sandboxes per pattern")
-	stagger := flag.Duration("stagger", 200*time.Millisecond, "start interval of the staggered pattern")
+	sandbox.MaybeRunInit() // only if the library reference falls back to re-executing this binary
+	var o options
+	flag.StringVar(&o.bin, "bin", "bin/bullpen", "the server binary (make build); its init binary must be next to it")
+	flag.IntVar(&o.n, "n", 100, "sandboxes per pattern")
+	flag.IntVar(&o.warm, "warm", 200, "runs of the warm-run figure")
+	flag.DurationVar(&o.stagger, "stagger", 200*time.Millisecond, "start interval of the staggered pattern")
+	flag.StringVar(&o.via, "via", "run", "the command's endpoint: run (POST …/run, the answer holds the output) or exec (POST …/exec, streamed; first byte)")
+	flag.BoolVar(&o.noLib, "no-library", false, "skip the in-process library reference")
+	flag.BoolVar(&o.noCrun, "no-crun", false, "skip the crun reference")
+	flag.StringVar(&o.only, "only", "", "run only this pattern (sequential, staggered, burst, or warm: the warm run; for profiling) and no references")
 	flag.Parse()
-	if err := run(*bin, *n, *stagger); err != nil {
+	if o.via != "run" && o.via != "exec" {
+		fmt.Fprintln(os.Stderr, "restbench: -via is run or exec")
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "restbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n int, stagger time.Duration) error {
-	srv, err := startServer(bin)
+func run(o options) error {
+	srv, err := startServer(o.bin)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	c, err := client.New(srv.url, srv.token)
+	// Keep-alive for every concurrent trial of a burst, not the default 2.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
+	c, err := client.New(srv.url, srv.token, client.WithHTTPClient(hc))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("server %s; %d sandboxes per pattern; measured at the client on loopback\n", srv.url, n)
-	fmt.Printf("%-34s %8s %8s %8s %8s %9s\n", "pattern", "median", "p95", "p99", "success", "create p50")
-	seq := measure(c, n, func(i int, start func()) { start() })
-	report("sequential", seq)
-	stag := measure(c, n, func(i int, start func()) { time.Sleep(stagger); go start() })
-	report(fmt.Sprintf("staggered (one every %s)", stagger), stag)
-	burst := measure(c, n, func(i int, start func()) { go start() })
-	report("burst (all at once)", burst)
-	if b := bwrapTimes(n); len(b) > 0 {
-		bm := percentile(b, 50)
-		fmt.Printf("%-34s %8s\n", "bwrap --unshare-all echo hi", ms(bm))
-		fmt.Printf("ratio of medians to bwrap: sequential %.2fx, staggered %.2fx, burst %.2fx\n",
-			ratio(seq.first, bm), ratio(stag.first, bm), ratio(burst.first, bm))
+	var lib *library
+	if !o.noLib {
+		initPath := filepath.Join(filepath.Dir(o.bin), sandbox.InitBinaryName)
+		if lib, err = openLibrary(initPath); err != nil {
+			fmt.Println("library reference skipped:", err)
+		} else {
+			defer lib.close()
+		}
 	}
+	fmt.Printf("server %s; %d sandboxes per pattern; command via POST …/%s; measured at the client on loopback; load average %s\n",
+		srv.url, o.n, o.via, loadavg())
+	fmt.Printf("%-34s %8s %8s %8s %8s %9s\n", "pattern", "median", "p95", "p99", "success", "create p50")
+	t := trialer{c: c, via: o.via}
+	if o.only != "" {
+		return runOnly(t, o)
+	}
+	var libTimes []time.Duration
+	seq := measure(t, o.n, func(i int, start func()) {
+		start()
+		if lib != nil { // interleaved, so both see the same load
+			if d, err := lib.trial(); err != nil {
+				fmt.Fprintln(os.Stderr, "library trial:", err)
+			} else {
+				libTimes = append(libTimes, d)
+			}
+		}
+	})
+	if lib != nil {
+		lib.terminateAll()
+	}
+	report("sequential", seq)
+	stag := measure(t, o.n, func(i int, start func()) { time.Sleep(o.stagger); go start() })
+	report(fmt.Sprintf("staggered (one every %s)", o.stagger), stag)
+	burst := measure(t, o.n, func(i int, start func()) { go start() })
+	report("burst (all at once)", burst)
+	warm, err := warmRuns(c, o.warm)
+	if err != nil {
+		fmt.Println("warm run failed:", err)
+	}
+	refs := references(o, lib, libTimes, warm)
+	figures(seq, stag, burst, warm, refs)
 	return nil
+}
+
+// runOnly runs one pattern, for profiling the server while it runs.
+func runOnly(t trialer, o options) error {
+	if o.only == "warm" {
+		warm, err := warmRuns(t.c, o.warm)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("warm run p50 %s p95 %s (n=%d)\n", ms(percentile(warm, 50)), ms(percentile(warm, 95)), len(warm))
+		figMS("rest_warm_run_p50", percentile(warm, 50))
+		return nil
+	}
+	launch := map[string]func(int, func()){
+		"sequential": func(_ int, start func()) { start() },
+		"staggered":  func(_ int, start func()) { time.Sleep(o.stagger); go start() },
+		"burst":      func(_ int, start func()) { go start() },
+	}[o.only]
+	if launch == nil {
+		return fmt.Errorf("-only %q: want sequential, staggered, burst or warm", o.only)
+	}
+	r := measure(t, o.n, launch)
+	report(o.only, r)
+	figMS("rest_"+o.only+"_p50", percentile(r.first, 50))
+	return nil
+}
+
+// refTimes are the reference figures' samples (nil: not measured).
+type refTimes struct{ library, bwrap, crun []time.Duration }
+
+// references prints the warm run and the references and returns them.
+func references(o options, lib *library, libTimes, warm []time.Duration) refTimes {
+	r := refTimes{library: libTimes}
+	fmt.Println()
+	if len(warm) > 0 {
+		fmt.Printf("%-34s %8s %8s   (n=%d, POST …/run echo on a started sandbox)\n", "warm run", ms(percentile(warm, 50)), ms(percentile(warm, 95)), len(warm))
+	}
+	if lib != nil && len(libTimes) > 0 {
+		fmt.Printf("%-34s %8s %8s   (create -> first output through package sandbox, in process)\n", "library reference", ms(percentile(libTimes, 50)), ms(percentile(libTimes, 95)))
+	}
+	r.bwrap = bwrapTimes(o.n)
+	if len(r.bwrap) > 0 {
+		fmt.Printf("%-34s %8s %8s\n", "bwrap --unshare-all echo hi", ms(percentile(r.bwrap, 50)), ms(percentile(r.bwrap, 95)))
+	}
+	if !o.noCrun {
+		var err error
+		if r.crun, err = crunTimes(o.n); err != nil {
+			fmt.Println("crun reference skipped:", err)
+		} else {
+			fmt.Printf("%-34s %8s %8s   (OCI bundle, host /usr read-only, user+pid+net+ipc+uts+mount namespaces)\n", "crun run echo hi", ms(percentile(r.crun, 50)), ms(percentile(r.crun, 95)))
+		}
+	}
+	return r
+}
+
+// trialer runs one create -> first output trial through the API.
+type trialer struct {
+	c   *client.Client
+	via string
 }
 
 // result is one pattern's latencies.
@@ -75,7 +193,7 @@ type result struct {
 // measure runs n create→first-output trials, launched by launch (which
 // calls start inline for sequential, in a goroutine otherwise), then
 // terminates the sandboxes.
-func measure(c *client.Client, n int, launch func(i int, start func())) result {
+func measure(t trialer, n int, launch func(i int, start func())) result {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	res := result{n: n}
@@ -84,7 +202,7 @@ func measure(c *client.Client, n int, launch func(i int, start func())) result {
 		wg.Add(1)
 		launch(i, func() {
 			defer wg.Done()
-			id, create, first, err := trial(c)
+			id, create, first, err := t.trial()
 			mu.Lock()
 			defer mu.Unlock()
 			if id != "" {
@@ -101,7 +219,7 @@ func measure(c *client.Client, n int, launch func(i int, start func())) result {
 	}
 	wg.Wait()
 	for _, id := range ids {
-		_ = c.TerminateSandbox(context.Background(), id)
+		_ = t.c.TerminateSandbox(context.Background(), id)
 	}
 	return res
 }
@@ -109,24 +227,64 @@ func measure(c *client.Client, n int, launch func(i int, start func())) result {
 // trial creates a sandbox and runs echo in it, returning the time to the
 // create's answer and to the first byte of output, both from the create
 // request.
-func trial(c *client.Client) (id string, create, first time.Duration, err error) {
+func (t trialer) trial() (id string, create, first time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	sb, err := c.CreateSandbox(ctx, client.SandboxSpec{Timeout: "10m"})
+	sb, err := t.c.CreateSandbox(ctx, client.SandboxSpec{Timeout: "10m"})
 	if err != nil {
 		return "", 0, 0, err
 	}
 	create = time.Since(t0)
-	w := &firstWrite{}
-	res, err := c.Exec(ctx, sb.ID, client.ExecRequest{Cmd: []string{"echo", "hi"}}, w, io.Discard)
+	at, err := echo(ctx, t.c, sb.ID, t.via)
 	if err != nil {
 		return sb.ID, 0, 0, err
 	}
-	if res.ExitCode != 0 || w.at.IsZero() {
-		return sb.ID, 0, 0, fmt.Errorf("echo: exit %d, output %v", res.ExitCode, !w.at.IsZero())
+	return sb.ID, create, at.Sub(t0), nil
+}
+
+// echo runs `echo hi` and returns when its output arrived: the first byte
+// of the stream (exec) or the answer holding it (run).
+func echo(ctx context.Context, c *client.Client, id, via string) (time.Time, error) {
+	req := client.ExecRequest{Cmd: []string{"echo", "hi"}}
+	if via == "exec" {
+		w := &firstWrite{}
+		res, err := c.Exec(ctx, id, req, w, nil)
+		if err == nil && (res.ExitCode != 0 || w.at.IsZero()) {
+			err = fmt.Errorf("echo: exit %d, output %v", res.ExitCode, !w.at.IsZero())
+		}
+		return w.at, err
 	}
-	return sb.ID, create, w.at.Sub(t0), nil
+	res, err := c.Run(ctx, id, req, 0)
+	at := time.Now()
+	if err == nil && (res.ExitCode != 0 || res.Stdout != "hi\n") {
+		err = fmt.Errorf("echo: exit %d, output %q", res.ExitCode, res.Stdout)
+	}
+	return at, err
+}
+
+// warmRuns times n runs of echo (request to answer) on one sandbox that
+// has run a command already.
+func warmRuns(c *client.Client, n int) ([]time.Duration, error) {
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx, client.SandboxSpec{Timeout: "10m"})
+	if err != nil {
+		return nil, err
+	}
+	defer c.TerminateSandbox(ctx, sb.ID)
+	if _, err := echo(ctx, c, sb.ID, "run"); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		at, err := echo(ctx, c, sb.ID, "run")
+		if err != nil {
+			return out, err
+		}
+		out = append(out, at.Sub(t0))
+	}
+	return out, nil
 }
 
 // firstWrite notes when the first byte arrived.
@@ -140,10 +298,11 @@ func (w *firstWrite) Write(b []byte) (int, error) {
 }
 
 func report(name string, r result) {
-	ok := float64(r.n-r.failed) / float64(r.n) * 100
 	fmt.Printf("%-34s %8s %8s %8s %7.0f%% %9s\n", name, ms(percentile(r.first, 50)), ms(percentile(r.first, 95)),
-		ms(percentile(r.first, 99)), ok, ms(percentile(r.create, 50)))
+		ms(percentile(r.first, 99)), r.success(), ms(percentile(r.create, 50)))
 }
+
+func (r result) success() float64 { return float64(r.n-r.failed) / float64(r.n) * 100 }
 
 func percentile(d []time.Duration, p int) time.Duration {
 	if len(d) == 0 {
@@ -154,106 +313,13 @@ func percentile(d []time.Duration, p int) time.Duration {
 	return s[(len(s)-1)*p/100]
 }
 
-func ratio(d []time.Duration, base time.Duration) float64 {
-	if base == 0 {
-		return 0
-	}
-	return float64(percentile(d, 50)) / float64(base)
-}
-
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
 
-// bwrapTimes times `bwrap --unshare-all echo hi` n times; none without bwrap.
-func bwrapTimes(n int) []time.Duration {
-	path, err := exec.LookPath("bwrap")
-	if err != nil {
-		fmt.Println("bwrap not installed: no ratio")
-		return nil
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
 	}
-	var out []time.Duration
-	for range n {
-		t0 := time.Now()
-		cmd := exec.Command(path, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "echo", "hi")
-		stdout, _ := cmd.StdoutPipe()
-		if cmd.Start() != nil {
-			return nil
-		}
-		if _, err := bufio.NewReader(stdout).ReadByte(); err == nil {
-			out = append(out, time.Since(t0))
-		}
-		cmd.Wait()
-	}
-	return out
-}
-
-// server is the bullpen process under test.
-type server struct {
-	cmd        *exec.Cmd
-	url, token string
-	dir        string
-}
-
-var (
-	urlRE   = regexp.MustCompile(`Bullpen is running: (\S+)`)
-	tokenRE = regexp.MustCompile(`^\s+(bp_\S{20,})\s*$`)
-)
-
-func startServer(bin string) (*server, error) {
-	dir, err := os.MkdirTemp("", "bullpen-restbench-")
-	if err != nil {
-		return nil, err
-	}
-	s := &server{dir: dir}
-	s.cmd = exec.Command(bin, "--data", dir, "--addr", "127.0.0.1:0", "--log-format", "json")
-	s.cmd.Env = append(os.Environ(), "BULLPEN_TELEGRAM_TOKEN=")
-	out, err := s.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s (make build first): %w", bin, err)
-	}
-	sc := bufio.NewScanner(out)
-	deadline := time.After(60 * time.Second)
-	lines := make(chan string)
-	go func() {
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	for s.url == "" || s.token == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				return nil, fmt.Errorf("%s exited before it was ready", bin)
-			}
-			if m := urlRE.FindStringSubmatch(l); m != nil {
-				s.url = m[1]
-			}
-			if m := tokenRE.FindStringSubmatch(l); m != nil {
-				s.token = m[1]
-			}
-		case <-deadline:
-			s.stop()
-			return nil, fmt.Errorf("%s not ready in 60 s", bin)
-		}
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	return s, nil
-}
-
-func (s *server) stop() {
-	s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		s.cmd.Process.Kill()
-	}
-	os.RemoveAll(s.dir)
+	return strings.Join(f[:3], " ")
 }

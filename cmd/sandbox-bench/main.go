@@ -110,8 +110,21 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 		m.Terminate(ctx, in.ID)
 	}
 
-	var createFirst, teardown, create []time.Duration
+	var bw *bwrapper
+	if bwrap {
+		if bw, err = newBwrap(); err != nil {
+			fmt.Println("bwrap comparison skipped:", err)
+		}
+	}
+	var createFirst, teardown, create, bwTimes []time.Duration
 	for i := 0; i < n; i++ {
+		if bw != nil { // interleaved with ours, so that both see the same load
+			d, err := bw.once()
+			if err != nil {
+				return err
+			}
+			bwTimes = append(bwTimes, d)
+		}
 		t0 := time.Now()
 		in, err := m.Create(ctx, sandbox.Spec{})
 		if err != nil {
@@ -173,6 +186,11 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 	}
 	report("pause", pause)
 	report("resume", resume)
+	wake, err := startStopped(ctx, m, in.ID, n)
+	if err != nil {
+		return err
+	}
+	report("start a stopped sandbox -> first output", wake)
 	m.Terminate(ctx, in.ID)
 
 	mem, err := aliveTest(ctx, m, alive)
@@ -180,12 +198,61 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
 		return err
 	}
 	checkTargets(median(createFirst), median(warm), mem, alive)
-	if bwrap {
-		if err := bwrapCompare(n, median(createFirst), median(warm)); err != nil {
-			fmt.Println("bwrap comparison skipped:", err)
-		}
+	bwMedian := reportBwrap(bwTimes, median(createFirst), median(warm))
+	fmt.Println()
+	sorted := func(ds []time.Duration) []time.Duration {
+		s := append([]time.Duration(nil), ds...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s
+	}
+	figMS("library_first_output_p50", median(createFirst))
+	figMS("library_first_output_p95", pct(sorted(createFirst), 95))
+	figMS("library_create_p50", median(create))
+	figMS("library_teardown_p50", median(teardown))
+	figMS("library_warm_exec_first_output_p50", median(warmFirst))
+	figMS("library_warm_exec_p50", median(warm))
+	figMS("library_pause_p50", median(pause))
+	figMS("library_resume_p50", median(resume))
+	figMS("library_start_stopped_first_output_p50", median(wake))
+	fmt.Printf("figure library_idle_memory %.0f KiB\n", mem.sumKiB)
+	fmt.Printf("figure library_idle_memory_avail_drop %.0f KiB\n", mem.availKiB)
+	if bwMedian > 0 {
+		figMS("library_bwrap_p50", bwMedian)
+		fmt.Printf("figure library_bwrap_ratio %.2f x\n", float64(median(createFirst))/float64(bwMedian))
 	}
 	return nil
+}
+
+// figMS prints a `figure <key> <ms> ms` line (make bench reads them).
+func figMS(key string, d time.Duration) {
+	fmt.Printf("figure %s %.2f ms\n", key, float64(d.Microseconds())/1000)
+}
+
+// startStopped stops the sandbox and times Start -> first byte of an
+// echo, n times (the path that wakes an agent whose workspace idled).
+func startStopped(ctx context.Context, m *sandbox.Manager, id string, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		if err := m.Stop(ctx, id); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if err := m.Start(ctx, id); err != nil {
+			return nil, err
+		}
+		p, err := m.Exec(ctx, id, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}})
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(p.Stdout(), b); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+		p.Wait()
+		p.Close()
+	}
+	return out, nil
 }
 
 // aliveTest keeps count sandboxes alive and reports host memory per idle
@@ -294,53 +361,6 @@ func checkTargets(createFirst, warm time.Duration, mem aliveMem, alive int) {
 	fmt.Printf("  warm exec (echo to exit) p50 %6s  <= %v: %s\n", fmtDur(warm), targetWarmExec, verdict(warm <= targetWarmExec))
 	fmt.Printf("  memory per idle sandbox at %d alive %.0f KiB  <= %d KiB: %s  (raw deltas %.0f KiB, MemAvailable drop %.0f KiB)\n",
 		alive, mem.sumKiB, targetMemKiB, verdict(mem.sumKiB <= targetMemKiB), mem.rawKiB, mem.availKiB)
-}
-
-func bwrapCompare(n int, oursCold, oursWarm time.Duration) error {
-	path, err := exec.LookPath("bwrap")
-	if err != nil {
-		fmt.Println("\ninstalling bubblewrap (apt-get install -y bubblewrap)...")
-		out, err := exec.Command("apt-get", "install", "-y", "bubblewrap").CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("apt-get: %v: %s", err, tail(out))
-		}
-		if path, err = exec.LookPath("bwrap"); err != nil {
-			return err
-		}
-	}
-	args := []string{"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-		"--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin", "--proc", "/proc", "--dev", "/dev",
-		"--tmpfs", "/tmp", "--unshare-all", "--uid", "1000", "--gid", "1000", "--die-with-parent", "--new-session",
-		"echo", "hi"}
-	var times []time.Duration
-	for i := 0; i < n+3; i++ {
-		t0 := time.Now()
-		cmd := exec.Command(path, args...)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		b := make([]byte, 1)
-		if _, err := io.ReadFull(out, b); err != nil {
-			cmd.Wait()
-			return fmt.Errorf("bwrap produced no output: %v", err)
-		}
-		d := time.Since(t0)
-		cmd.Wait()
-		if i >= 3 {
-			times = append(times, d)
-		}
-	}
-	fmt.Println()
-	report("bwrap --unshare-all echo hi: first output", times)
-	b := median(times)
-	fmt.Printf("  ratio create->first output / bwrap: %.2fx;  warm exec / bwrap: %.2fx\n",
-		float64(oursCold)/float64(b), float64(oursWarm)/float64(b))
-	fmt.Println("  (bwrap: fresh user/pid/net/mount/ipc/uts namespaces, no cgroups, overlay, seccomp or network setup)")
-	return nil
 }
 
 func report(name string, ds []time.Duration) {
