@@ -178,7 +178,10 @@ func (p Policy) final(err error, attempts int, exhausted bool) error {
 		return &bullpen.Error{Code: bullpen.EUNAVAILABLE,
 			Message: fmt.Sprintf("%s: request failed: %v%s", p.Provider, err, suffix), Err: err}
 	}
-	msg := fmt.Sprintf("%s: HTTP %d %s", p.Provider, se.Status, http.StatusText(se.Status))
+	msg := fmt.Sprintf("%s: HTTP %d", p.Provider, se.Status)
+	if text := http.StatusText(se.Status); text != "" {
+		msg += " " + text // 529, Anthropic's overloaded, has none
+	}
 	if se.Event != "" {
 		msg = fmt.Sprintf("%s: error event in the stream: %s", p.Provider, se.Event)
 	}
