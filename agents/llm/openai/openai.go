@@ -212,7 +212,7 @@ func (a *assembly) add(data []byte, onDelta func(string)) (done bool, err error)
 			}
 		}
 		for _, tc := range ch.Delta.ToolCalls {
-			a.calls.add(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
+			a.calls.add(tc.Index, tc.ID, tc.Function.Name, string(tc.Function.Arguments))
 		}
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason

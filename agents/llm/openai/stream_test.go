@@ -156,3 +156,15 @@ func TestBadBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// A server that streams a tool call's arguments as a JSON object instead
+// of a string (some compatible servers do) still yields the call.
+func TestToolArgumentsAsObject(t *testing.T) {
+	body := `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"run","arguments":{"cmd":"ls"}}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n"
+	srv, _ := rawServer(t, 200, "text/event-stream", body)
+	resp, err := rawProvider(srv, &testutil.Sleeps{}).Complete(context.Background(), userReq("hi"), nil)
+	if err != nil || len(resp.ToolCalls) != 1 || string(resp.ToolCalls[0].Arguments) != `{"cmd":"ls"}` || resp.StopReason != llm.StopToolUse {
+		t.Errorf("Complete() = %+v, %v; want one call run {\"cmd\":\"ls\"}", resp, err)
+	}
+}

@@ -72,9 +72,29 @@ type chatDelta struct {
 }
 
 type chatCallDelta struct {
-	Index    int          `json:"index"`
-	ID       string       `json:"id"`
-	Function chatFunction `json:"function"`
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string       `json:"name"`
+		Arguments argsFragment `json:"arguments"`
+	} `json:"function"`
+}
+
+// argsFragment is a streamed fragment of a call's arguments: a string on the
+// wire, though some compatible servers send the whole object as JSON.
+type argsFragment string
+
+// UnmarshalJSON takes a string, or any other JSON value as its bytes.
+func (a *argsFragment) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*a = argsFragment(s)
+		return nil
+	}
+	if string(b) != "null" {
+		*a = argsFragment(b)
+	}
+	return nil
 }
 
 type chatUsage struct {

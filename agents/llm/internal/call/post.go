@@ -17,9 +17,7 @@ func Post(ctx context.Context, hc *http.Client, c *Capture, url string, header h
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
+	req.Header = header.Clone()
 	res, err := c.send(req, hc.Do)
 	if err != nil {
 		return nil, err
