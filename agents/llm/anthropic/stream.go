@@ -13,6 +13,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/internal/sse"
 )
 
+// stream makes one request and assembles the message from its SSE events.
 func (p *Provider) stream(ctx context.Context, capture *call.Capture, endpoint string, body []byte, onDelta func(string)) (llm.Response, bool, error) {
 	res, err := call.Post(ctx, p.hc, capture, endpoint, p.header, body)
 	if err != nil {
