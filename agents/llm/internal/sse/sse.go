@@ -2,8 +2,8 @@
 // defines it: lines end in LF, CRLF or CR; "event:" names the event;
 // "data:" lines join with a newline; a line starting with ":" is a comment
 // (a keep-alive); a blank line dispatches the event; an event left
-// unterminated when the stream ends is dropped. The providers use it in
-// place of their former SDKs' decoders.
+// unterminated when the stream ends is dropped. The model providers read
+// their streaming answers with it.
 package sse
 
 import (
