@@ -51,6 +51,7 @@ mib() { awk -v n="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", n / 1048576 }'; }
 
 build bin/bullpen ./cmd/bullpen
 build bin/bullpen-sandbox-init ./cmd/bullpen-sandbox-init
-echo "build: done in $(since "$t0") s"
+took=$(since "$t0")
+echo "build: done in $took s"
 echo "figure binary_mib $(mib bin/bullpen) MiB"
-echo "figure build_s $(since "$t0") s"
+echo "figure build_s $took s"
