@@ -167,3 +167,27 @@ func TestErrorBodies(t *testing.T) {
 		})
 	}
 }
+
+// An OAuth setup (settings passes the token as headers and no API key)
+// sends the headers as given and no empty x-api-key beside them.
+func TestHeadersWithoutAPIKey(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, start+textBlock+stop)
+	}))
+	defer srv.Close()
+	p := anthropic.New(anthropic.Config{BaseURL: srv.URL, Model: "m",
+		Headers: map[string]string{"Authorization": "Bearer sk-ant-oat-1", "anthropic-beta": "oauth-2025-04-20"}})
+	if _, err := p.Complete(context.Background(), userReq("hi"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("Authorization") != "Bearer sk-ant-oat-1" || got.Get("Anthropic-Beta") != "oauth-2025-04-20" ||
+		got.Get("Anthropic-Version") != anthropic.Version || got.Get("Content-Type") != "application/json" {
+		t.Errorf("headers = %v", got)
+	}
+	if _, ok := got["X-Api-Key"]; ok {
+		t.Errorf("x-api-key sent without an API key: %v", got)
+	}
+}
