@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 run: build
 	./bin/bullpen
 
-## build: build bin/bullpen and bin/bullpen-sandbox-init (the sandboxes' PID 1, found next to bin/bullpen), without debug tables, printing progress
+## build: build bin/bullpen and bin/bullpen-sandbox-init (the sandboxes' PID 1, found next to bin/bullpen), static and without debug tables, printing progress and figure lines
 build:
 	GO=$(GO) bash scripts/build.sh
 

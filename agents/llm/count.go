@@ -3,12 +3,14 @@ package llm
 import (
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 )
 
+// The codec package directly, not tokenizer.Get: Get's switch links all
+// five vocabularies into the binary, and Count needs one.
 var (
 	codecOnce sync.Once
-	codec     tokenizer.Codec
+	cl100k    *codec.Codec
 )
 
 // Count returns the number of cl100k_base tokens in text. The vocabulary is
@@ -18,14 +20,8 @@ func Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	codecOnce.Do(func() {
-		c, err := tokenizer.Get(tokenizer.Cl100kBase)
-		if err != nil {
-			panic("llm: cl100k_base tokenizer: " + err.Error()) // compiled in; cannot happen
-		}
-		codec = c
-	})
-	n, err := codec.Count(text)
+	codecOnce.Do(func() { cl100k = codec.NewCl100kBase() })
+	n, err := cl100k.Count(text)
 	if err != nil {
 		// Only strict UTF-8 mode errors, which is not the default; fall back
 		// to a rough estimate rather than fail a budget check.

@@ -1,5 +1,5 @@
-// Package anthropic is an llm.Provider for the Anthropic Messages API built
-// on anthropic-sdk-go. It streams, and it marks the stable prefix for prompt
+// Package anthropic is an llm.Provider for the Anthropic Messages API on
+// net/http. It streams, and it marks the stable prefix for prompt
 // caching: a cache breakpoint on the last tool definition and one on the
 // system block, so tools + system are read from the cache on every turn
 // after the first.
@@ -7,13 +7,9 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
+	"net/url"
 	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/internal/call"
@@ -22,9 +18,12 @@ import (
 // DefaultMaxTokens is sent when Request.MaxTokens is 0; the API requires one.
 const DefaultMaxTokens = 4096
 
+// DefaultBaseURL is Anthropic's API, used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.anthropic.com"
+
 // Config configures a Provider.
 type Config struct {
-	// BaseURL of the API without the /v1 path; empty means the SDK default.
+	// BaseURL of the API without the /v1 path; empty means DefaultBaseURL.
 	BaseURL string
 	// APIKey is sent as x-api-key.
 	APIKey string
@@ -57,32 +56,30 @@ type Config struct {
 // Provider talks to the Anthropic Messages API.
 type Provider struct {
 	cfg    Config
-	client sdk.Client
+	hc     *http.Client
+	header http.Header
 	policy call.Policy
 }
 
 var _ llm.Provider = (*Provider)(nil)
 
-// New returns a Provider for cfg. Configuration is explicit: the SDK's
-// environment defaults (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles) are
-// not read.
+// New returns a Provider for cfg. Configuration is explicit: no
+// environment variable (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) is read.
 func New(cfg Config) *Provider {
-	hc := call.Client(cfg.HTTPClient, cfg.Timeouts)
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // ours, in call.Do
-		option.WithAPIKey(cfg.APIKey),
-	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
+	h := http.Header{}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	h.Set("Anthropic-Version", Version)
+	if cfg.APIKey != "" {
+		h.Set("X-Api-Key", cfg.APIKey)
 	}
 	return &Provider{
 		cfg:    cfg,
-		client: sdk.NewClient(opts...),
+		hc:     call.Client(cfg.HTTPClient, cfg.Timeouts),
+		header: h,
 		policy: call.Policy{
 			Provider: "anthropic", Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries,
 			BaseDelay: cfg.BaseDelay, MaxDelay: cfg.MaxDelay,
@@ -96,98 +93,40 @@ func (p *Provider) Name() string { return "anthropic" }
 
 // Complete implements llm.Provider.
 func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(string)) (llm.Response, error) {
-	params, err := p.params(req)
+	model, body, err := p.body(req)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	endpoint, err := p.endpoint()
 	if err != nil {
 		return llm.Response{}, err
 	}
 	return call.Do(ctx, p.policy, func(ctx context.Context) (llm.Response, bool, error) {
-		return p.attempt(ctx, params, onDelta)
+		return p.attempt(ctx, endpoint, model, body, onDelta)
 	})
+}
+
+// endpoint is BaseURL + /v1/messages.
+func (p *Provider) endpoint() (string, error) {
+	base := p.cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", invalid("base URL %q is not an http(s) URL", base)
+	}
+	return u.JoinPath("v1/messages").String(), nil
 }
 
 // attempt makes one HTTP call and reports it to the context's recorder
 // (llm.WithRecorder) with the bodies as they went over the wire.
-func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onDelta func(string)) (llm.Response, bool, error) {
+func (p *Provider) attempt(ctx context.Context, endpoint, model string, body []byte, onDelta func(string)) (llm.Response, bool, error) {
 	var capture call.Capture
-	resp, streamed, err := p.stream(ctx, &capture, params, onDelta)
-	model := resp.Model
-	if model == "" {
-		model = string(params.Model)
+	resp, streamed, err := p.stream(ctx, &capture, endpoint, body, onDelta)
+	if resp.Model != "" {
+		model = resp.Model
 	}
 	capture.Report(ctx, call.Outcome{Provider: "anthropic", Model: model, Usage: resp.Usage, Err: err})
 	return resp, streamed, err
-}
-
-func (p *Provider) stream(ctx context.Context, capture *call.Capture, params sdk.MessageNewParams, onDelta func(string)) (llm.Response, bool, error) {
-	stream := p.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(capture.Middleware))
-	defer stream.Close()
-
-	var (
-		msg      sdk.Message
-		streamed bool
-		stopped  bool
-	)
-	for stream.Next() {
-		ev := stream.Current()
-		if err := msg.Accumulate(ev); err != nil {
-			return llm.Response{}, streamed, err
-		}
-		switch ev.Type {
-		case "content_block_delta":
-			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-				streamed = true
-				if onDelta != nil {
-					onDelta(ev.Delta.Text)
-				}
-			}
-		case "message_stop":
-			stopped = true
-		}
-	}
-	if err := stream.Err(); err != nil {
-		if se := capture.Err(); se != nil {
-			return llm.Response{}, streamed, se
-		}
-		return llm.Response{}, streamed, err
-	}
-	if !stopped {
-		return llm.Response{}, streamed, errors.New("stream ended before message_stop")
-	}
-	return response(&msg), streamed, nil
-}
-
-func response(msg *sdk.Message) llm.Response {
-	resp := llm.Response{
-		Model: msg.Model,
-		Usage: llm.Usage{
-			InputTokens: int(msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens +
-				msg.Usage.CacheCreationInputTokens),
-			CachedInputTokens: int(msg.Usage.CacheReadInputTokens),
-			CacheWriteTokens:  int(msg.Usage.CacheCreationInputTokens),
-			OutputTokens:      int(msg.Usage.OutputTokens),
-		},
-	}
-	var text []byte
-	for _, b := range msg.Content {
-		switch b.Type {
-		case "text":
-			text = append(text, b.Text...)
-		case "tool_use":
-			args := json.RawMessage(b.Input)
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
-			}
-			resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
-		}
-	}
-	resp.Text = string(text)
-	switch msg.StopReason {
-	case sdk.StopReasonToolUse:
-		resp.StopReason = llm.StopToolUse
-	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
-		resp.StopReason = llm.StopMaxTokens
-	default:
-		resp.StopReason = llm.StopEnd
-	}
-	return resp
 }

@@ -4,68 +4,63 @@ import (
 	"encoding/json"
 	"fmt"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
-// params maps an llm.Request to Messages API parameters with two cache
+// body maps an llm.Request to a Messages API request body with two cache
 // breakpoints: the last tool and the system block. The API caches the
 // prefix in the order tools → system → messages, so together they cover the
 // whole stable prefix, and a request without tools still caches the system.
-func (p *Provider) params(req llm.Request) (sdk.MessageNewParams, error) {
-	model := req.Model
+func (p *Provider) body(req llm.Request) (model string, body []byte, err error) {
+	model = req.Model
 	if model == "" {
 		model = p.cfg.Model
 	}
 	if model == "" {
-		return sdk.MessageNewParams{}, invalid("no model configured")
+		return "", nil, invalid("no model configured")
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = p.cfg.MaxTokens
-	}
-	if maxTokens <= 0 {
-		maxTokens = DefaultMaxTokens
-	}
-	params := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: int64(maxTokens)}
+	mr := messagesRequest{Model: model, MaxTokens: p.maxTokens(req.MaxTokens),
+		Temperature: req.Temperature, Stream: true}
 	if req.System != "" {
-		params.System = []sdk.TextBlockParam{{
-			Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam(),
-		}}
+		mr.System = []block{{Type: "text", Text: req.System, CacheControl: ephemeral}}
 	}
 	for i, t := range req.Tools {
 		schema, err := inputSchema(t.Parameters)
 		if err != nil {
-			return params, invalid("tool %q: parameters: %v", t.Name, err)
+			return "", nil, invalid("tool %q: parameters: %v", t.Name, err)
 		}
-		tool := sdk.ToolParam{Name: t.Name, InputSchema: schema}
-		if t.Description != "" {
-			tool.Description = sdk.String(t.Description)
-		}
+		tool := toolDef{Name: t.Name, Description: t.Description, InputSchema: schema}
 		if i == len(req.Tools)-1 {
-			tool.CacheControl = sdk.NewCacheControlEphemeralParam()
+			tool.CacheControl = ephemeral
 		}
-		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tool})
+		mr.Tools = append(mr.Tools, tool)
 	}
-	msgs, err := messages(req.Messages)
-	if err != nil {
-		return params, err
+	if mr.Messages, err = messages(req.Messages); err != nil {
+		return "", nil, err
 	}
-	params.Messages = msgs
-	if req.Temperature != nil {
-		params.Temperature = sdk.Float(*req.Temperature)
+	if body, err = json.Marshal(mr); err != nil {
+		return "", nil, invalid("encode request: %v", err)
 	}
-	return params, nil
+	return model, body, nil
+}
+
+func (p *Provider) maxTokens(n int) int {
+	if n <= 0 {
+		n = p.cfg.MaxTokens
+	}
+	if n <= 0 {
+		n = DefaultMaxTokens
+	}
+	return n
 }
 
 // messages maps the conversation. Tool results become tool_result blocks in
 // a user turn, and consecutive turns of one role are merged, as the API
 // wants results to several calls in the one user turn that follows them.
-func messages(in []llm.Message) ([]sdk.MessageParam, error) {
-	var out []sdk.MessageParam
-	add := func(role sdk.MessageParamRole, blocks ...sdk.ContentBlockParamUnion) {
+func messages(in []llm.Message) ([]turn, error) {
+	out := []turn{}
+	add := func(role string, blocks ...block) {
 		if len(blocks) == 0 {
 			return
 		}
@@ -73,39 +68,29 @@ func messages(in []llm.Message) ([]sdk.MessageParam, error) {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
 		}
-		out = append(out, sdk.MessageParam{Role: role, Content: blocks})
+		out = append(out, turn{Role: role, Content: blocks})
 	}
 	for i, m := range in {
 		switch m.Role {
 		case llm.RoleUser:
 			if m.Content != "" { // the API rejects empty text blocks
-				add(sdk.MessageParamRoleUser, sdk.NewTextBlock(m.Content))
+				add("user", block{Type: "text", Text: m.Content})
 			}
 		case llm.RoleAssistant:
-			var blocks []sdk.ContentBlockParamUnion
-			if m.Content != "" {
-				blocks = append(blocks, sdk.NewTextBlock(m.Content))
+			blocks, err := assistant(m)
+			if err != nil {
+				return nil, invalid("message %d: %v", i, err)
 			}
-			for _, tc := range m.ToolCalls {
-				args := tc.Arguments
-				if len(args) == 0 {
-					args = json.RawMessage("{}")
-				}
-				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, args, tc.Name))
-			}
-			add(sdk.MessageParamRoleAssistant, blocks...)
+			add("assistant", blocks...)
 		case llm.RoleTool:
 			if m.ToolCallID == "" {
 				return nil, invalid("message %d: tool result without ToolCallID", i)
 			}
-			r := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			r := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Content != "" {
-				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Content}}}
+				r.Content = []block{{Type: "text", Text: m.Content}}
 			}
-			if m.IsError {
-				r.IsError = sdk.Bool(true)
-			}
-			add(sdk.MessageParamRoleUser, sdk.ContentBlockParamUnion{OfToolResult: &r})
+			add("user", r)
 		default:
 			return nil, invalid("message %d: unknown role %q", i, m.Role)
 		}
@@ -113,33 +98,37 @@ func messages(in []llm.Message) ([]sdk.MessageParam, error) {
 	return out, nil
 }
 
-// inputSchema keeps the schema's values as raw JSON so the bytes sent are
-// the bytes given.
-func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
-	var s sdk.ToolInputSchemaParam
-	if len(raw) == 0 {
-		s.Properties = map[string]any{}
-		return s, nil
+func assistant(m llm.Message) ([]block, error) {
+	var blocks []block
+	if m.Content != "" {
+		blocks = append(blocks, block{Type: "text", Text: m.Content})
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return s, fmt.Errorf("not a JSON object")
-	}
-	for k, v := range top {
-		switch k {
-		case "type":
-		case "properties":
-			s.Properties = v
-		case "required":
-			if err := json.Unmarshal(v, &s.Required); err != nil {
-				return s, fmt.Errorf("required: %v", err)
-			}
-		default:
-			if s.ExtraFields == nil {
-				s.ExtraFields = map[string]any{}
-			}
-			s.ExtraFields[k] = v
+	for _, tc := range m.ToolCalls {
+		args := tc.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
 		}
+		if !json.Valid(args) {
+			return nil, fmt.Errorf("tool call %q: arguments are not JSON", tc.ID)
+		}
+		blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: args})
+	}
+	return blocks, nil
+}
+
+// inputSchema splits the schema into its top-level keys, values kept as
+// raw JSON so the bytes sent are the bytes given; "type" is always
+// "object", as the API requires.
+func inputSchema(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	s := map[string]json.RawMessage{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &s); err != nil || s == nil {
+			return nil, fmt.Errorf("not a JSON object")
+		}
+	}
+	s["type"] = json.RawMessage(`"object"`)
+	if _, ok := s["properties"]; !ok && len(raw) == 0 {
+		s["properties"] = json.RawMessage("{}")
 	}
 	return s, nil
 }

@@ -1,29 +1,28 @@
 // Package openai is an llm.Provider for OpenAI-compatible Chat Completions
-// APIs (OpenAI, Ollama, vLLM, LiteLLM, OpenRouter …) built on openai-go. It
-// always streams, asks for the usage chunk, and assembles tool calls from
-// the streamed fragments.
+// APIs (OpenAI, Ollama, vLLM, LiteLLM, OpenRouter …) on net/http. It always
+// streams, asks for the usage chunk, and assembles tool calls from the
+// streamed fragments.
 package openai
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
+	"net/url"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/internal/call"
 )
 
+// DefaultBaseURL is OpenAI's API, used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
 // Config configures a Provider. Only Model (or Request.Model) is required
 // in practice; BaseURL is required for anything but OpenAI itself.
 type Config struct {
 	// BaseURL of the API including its version path, such as
-	// "http://127.0.0.1:11434/v1" for Ollama. Empty means the SDK default.
+	// "http://127.0.0.1:11434/v1" for Ollama. Empty means DefaultBaseURL.
 	BaseURL string
 	// APIKey is sent as a Bearer token; empty sends none (Ollama, vLLM).
 	APIKey string
@@ -61,35 +60,32 @@ type Config struct {
 // Provider talks to an OpenAI-compatible Chat Completions endpoint.
 type Provider struct {
 	cfg    Config
-	client sdk.Client
+	hc     *http.Client
+	header http.Header
 	policy call.Policy
 }
 
 var _ llm.Provider = (*Provider)(nil)
 
-// New returns a Provider for cfg.
+// New returns a Provider for cfg. Configuration is explicit: no
+// environment variable, organization or project is read.
 func New(cfg Config) *Provider {
 	if cfg.Name == "" {
 		cfg.Name = "openai"
 	}
-	hc := call.Client(cfg.HTTPClient, cfg.Timeouts)
-	opts := []option.RequestOption{
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // ours, in call.Do
-		option.WithAPIKey(cfg.APIKey),
-		// Explicit config only: no ambient organization or project.
-		option.WithHeaderDel("OpenAI-Organization"),
-		option.WithHeaderDel("OpenAI-Project"),
-	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
+	h := http.Header{}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	return &Provider{
 		cfg:    cfg,
-		client: sdk.NewClient(opts...),
+		hc:     call.Client(cfg.HTTPClient, cfg.Timeouts),
+		header: h,
 		policy: call.Policy{
 			Provider: cfg.Name, Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries,
 			BaseDelay: cfg.BaseDelay, MaxDelay: cfg.MaxDelay,
@@ -103,149 +99,43 @@ func (p *Provider) Name() string { return p.cfg.Name }
 
 // Complete implements llm.Provider.
 func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(string)) (llm.Response, error) {
-	params, err := p.params(req)
+	model, body, err := p.body(req)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	endpoint, err := p.endpoint()
 	if err != nil {
 		return llm.Response{}, err
 	}
 	return call.Do(ctx, p.policy, func(ctx context.Context) (llm.Response, bool, error) {
-		return p.attempt(ctx, params, onDelta)
+		return p.attempt(ctx, endpoint, model, body, onDelta)
 	})
+}
+
+// endpoint is BaseURL + /chat/completions; a query in BaseURL (Azure's
+// api-version) is kept.
+func (p *Provider) endpoint() (string, error) {
+	base := p.cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", errInvalid(p, "base URL %q is not an http(s) URL", base)
+	}
+	return u.JoinPath("chat/completions").String(), nil
 }
 
 // attempt makes one HTTP call and reports it to the context's recorder
 // (llm.WithRecorder) with the bodies as they went over the wire.
-func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(string)) (llm.Response, bool, error) {
+func (p *Provider) attempt(ctx context.Context, endpoint, model string, body []byte, onDelta func(string)) (llm.Response, bool, error) {
 	var capture call.Capture
-	resp, streamed, err := p.stream(ctx, &capture, params, onDelta)
-	model := resp.Model
-	if model == "" {
-		model = params.Model
+	resp, streamed, err := p.stream(ctx, &capture, endpoint, body, onDelta)
+	if resp.Model != "" {
+		model = resp.Model
 	}
 	capture.Report(ctx, call.Outcome{Provider: p.cfg.Name, Model: model, Usage: resp.Usage, Err: err})
 	return resp, streamed, err
-}
-
-func (p *Provider) stream(ctx context.Context, capture *call.Capture, params sdk.ChatCompletionNewParams, onDelta func(string)) (llm.Response, bool, error) {
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(capture.Middleware))
-	defer stream.Close()
-
-	var (
-		resp     llm.Response
-		text     []byte
-		streamed bool
-		calls    toolCalls
-		finish   string
-	)
-	for stream.Next() {
-		chunk := stream.Current()
-		if chunk.Model != "" {
-			resp.Model = chunk.Model
-		}
-		if chunk.JSON.Usage.Valid() {
-			resp.Usage = usage(chunk.Usage)
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue // n is never set, but be safe
-			}
-			if d := ch.Delta.Content; d != "" {
-				text = append(text, d...)
-				streamed = true
-				if onDelta != nil {
-					onDelta(d)
-				}
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				calls.add(int(tc.Index), tc.ID, tc.Function.Name, tc.Function.Arguments)
-			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-		}
-	}
-	if err := stream.Err(); err != nil {
-		if se := capture.Err(); se != nil {
-			return llm.Response{}, streamed, se
-		}
-		return llm.Response{}, streamed, err
-	}
-	if finish == "" {
-		// The stream ended without a finish_reason: cut off, not complete.
-		return llm.Response{}, streamed, errors.New("stream ended before the answer was complete")
-	}
-	resp.Text = string(text)
-	resp.ToolCalls = calls.list()
-	resp.StopReason = stopReason(finish, len(resp.ToolCalls) > 0)
-	return resp, streamed, nil
-}
-
-func usage(u sdk.CompletionUsage) llm.Usage {
-	return llm.Usage{
-		InputTokens:       int(u.PromptTokens),
-		CachedInputTokens: int(u.PromptTokensDetails.CachedTokens),
-		CacheWriteTokens:  int(u.PromptTokensDetails.CacheWriteTokens),
-		OutputTokens:      int(u.CompletionTokens),
-	}
-}
-
-func stopReason(finish string, hasCalls bool) string {
-	switch {
-	case finish == "tool_calls" || finish == "function_call" || hasCalls && finish == "stop":
-		return llm.StopToolUse
-	case finish == "length":
-		return llm.StopMaxTokens
-	}
-	return llm.StopEnd
-}
-
-// toolCalls assembles streamed tool-call fragments. Fragments of one call
-// share an index; the first carries id and name, the rest pieces of the
-// arguments. A new id at a used index (some servers always send index 0)
-// starts a new call.
-type toolCalls struct {
-	calls []*partialCall
-	byIdx map[int]*partialCall
-}
-
-type partialCall struct {
-	id, name string
-	args     []byte
-}
-
-func (t *toolCalls) add(index int, id, name, args string) {
-	if t.byIdx == nil {
-		t.byIdx = map[int]*partialCall{}
-	}
-	c := t.byIdx[index]
-	if c == nil || id != "" && c.id != "" && id != c.id {
-		c = &partialCall{}
-		t.calls = append(t.calls, c)
-		t.byIdx[index] = c
-	}
-	if id != "" {
-		c.id = id
-	}
-	c.name += name
-	c.args = append(c.args, args...)
-}
-
-func (t *toolCalls) list() []llm.ToolCall {
-	if len(t.calls) == 0 {
-		return nil
-	}
-	out := make([]llm.ToolCall, 0, len(t.calls))
-	for i, c := range t.calls {
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		args := c.args
-		if len(args) == 0 {
-			args = []byte("{}")
-		}
-		out = append(out, llm.ToolCall{ID: id, Name: c.name, Arguments: args})
-	}
-	return out
 }
 
 func errInvalid(p *Provider, format string, args ...any) error {

@@ -1,7 +1,7 @@
 // Package call holds what the HTTP providers share: the per-attempt timeout,
 // retries with exponential backoff and jitter, Retry-After handling, and the
-// mapping of HTTP statuses to Bullpen error codes. The SDKs' own retries are
-// turned off so that this is the only retry loop, and it is tested.
+// mapping of HTTP statuses to Bullpen error codes. This is the only retry loop,
+// and it is tested.
 package call
 
 import (
@@ -173,12 +173,18 @@ func (p Policy) final(err error, attempts int, exhausted bool) error {
 	var se *StatusError
 	if !errors.As(err, &se) {
 		if te := (*llm.TimeoutError)(nil); errors.As(err, &te) {
-			err = te // the SDK's wrapping adds only the URL
+			err = te // *url.Error's wrapping adds only the URL
 		}
 		return &bullpen.Error{Code: bullpen.EUNAVAILABLE,
 			Message: fmt.Sprintf("%s: request failed: %v%s", p.Provider, err, suffix), Err: err}
 	}
-	msg := fmt.Sprintf("%s: HTTP %d %s", p.Provider, se.Status, http.StatusText(se.Status))
+	msg := fmt.Sprintf("%s: HTTP %d", p.Provider, se.Status)
+	if text := http.StatusText(se.Status); text != "" {
+		msg += " " + text // 529, Anthropic's overloaded, has none
+	}
+	if se.Event != "" {
+		msg = fmt.Sprintf("%s: error event in the stream: %s", p.Provider, se.Event)
+	}
 	if se.Message != "" {
 		msg += ": " + se.Message
 	}

@@ -27,8 +27,8 @@ type exchange struct {
 	status  int
 }
 
-// keep reads the request body (replacing it, so the SDK still sends it)
-// and wraps the response body so every byte the SDK reads is kept too.
+// keep reads the request body (replacing it, so it is still sent) and
+// wraps the response body so every byte the provider reads is kept too.
 func (x *exchange) keep(req *http.Request) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()

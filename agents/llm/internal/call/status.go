@@ -15,24 +15,32 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
-// StatusError is a non-2xx answer from a model API.
+// StatusError is a non-2xx answer from a model API, or an error event in
+// the middle of a 200 stream.
 type StatusError struct {
 	Status  int
 	Message string // the vendor's error message, if it sent one
 	Header  http.Header
+	// Event is the vendor's error type when the error came as an event in
+	// the stream ("overloaded_error"); Status is then the HTTP status that
+	// type stands for, which decides the error code and whether to retry.
+	Event string
 }
 
 func (e *StatusError) Error() string {
-	if e.Message == "" {
-		return fmt.Sprintf("HTTP %d", e.Status)
+	head := fmt.Sprintf("HTTP %d", e.Status)
+	if e.Event != "" {
+		head = "error event in the stream: " + e.Event
 	}
-	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
+	if e.Message == "" {
+		return head
+	}
+	return head + ": " + e.Message
 }
 
-// Capture records the last non-2xx response an SDK received. It is
-// installed as SDK middleware, so status, headers and the vendor's message
-// are known even when an OpenAI-compatible server sends an error body the
-// SDK cannot parse.
+// Capture records the last non-2xx response of an attempt (Post sends
+// through it), so status, headers and the vendor's message are known
+// whatever shape of error body an OpenAI-compatible server sends.
 //
 // When the request's context carries an llm.Recorder it also keeps the
 // request and response bodies as they went over the wire, and Report
@@ -43,8 +51,8 @@ type Capture struct {
 	x   exchange
 }
 
-// Middleware has the shape of both SDKs' option.Middleware.
-func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+// send runs next (the HTTP client) on req, keeping what Capture keeps.
+func (c *Capture) send(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	recording := llm.RecorderFrom(req.Context()) != nil
 	if recording {
 		if err := c.x.keep(req); err != nil {
