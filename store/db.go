@@ -57,11 +57,13 @@ type DB struct {
 	// numbers commit, and are published, in order. Across processes on
 	// PostgreSQL the transaction's advisory lock does the same (tx.go).
 	writeMu sync.Mutex
+	// group batches TransactGrouped's writes for one committer (group.go).
+	group *grouper
 }
 
 // Open connects, applies pending migrations and returns the database.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, dataDir: cfg.DataDir}
+	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, dataDir: cfg.DataDir, group: newGrouper()}
 	db.life, db.stop = context.WithCancel(context.Background())
 	if db.now == nil {
 		db.now = time.Now
@@ -105,6 +107,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	go db.runGroups()
 	return db, nil
 }
 
@@ -121,7 +124,8 @@ func (db *DB) SetPublisher(p func([]bullpen.Event)) { db.publish = p }
 // and closes the connection pool.
 func (db *DB) Close() error {
 	db.stop()
-	db.writeMu.Lock() // let a running write finish
+	<-db.group.stopped // the writes queued by now are committed
+	db.writeMu.Lock()  // let a running write finish
 	defer db.writeMu.Unlock()
 	sqlDB, err := db.gdb.DB()
 	if err != nil {

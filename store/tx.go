@@ -41,30 +41,50 @@ type Tx struct {
 func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.g.Rollback() // no-op after a commit
+	if err := fn(tx); err != nil {
+		return nil, err
+	}
+	if err := tx.commit(); err != nil {
+		return nil, err
+	}
+	return tx.events, nil
+}
+
+// begin opens a write transaction; the caller holds writeMu. On
+// PostgreSQL it takes the advisory lock that orders writers across
+// replicas.
+func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	g := db.gdb.WithContext(ctx).Begin()
 	if g.Error != nil {
 		return nil, fmt.Errorf("store: begin: %w", g.Error)
 	}
-	defer g.Rollback() // no-op after a commit
 	if db.dialect == Postgres {
 		if err := g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
+			g.Rollback()
 			return nil, fmt.Errorf("store: lock events: %w", err)
 		}
 	}
-	tx := &Tx{g: g, db: db, now: db.now().UTC()}
-	if err := fn(tx); err != nil {
-		return nil, err
-	}
+	return &Tx{g: g, db: db, now: db.now().UTC()}, nil
+}
+
+// commit announces, commits and publishes the transaction's events; the
+// caller holds writeMu, so publishing keeps sequence order.
+func (tx *Tx) commit() error {
 	if err := tx.notify(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := g.Commit().Error; err != nil {
-		return nil, fmt.Errorf("store: commit: %w", err)
+	if err := tx.g.Commit().Error; err != nil {
+		return fmt.Errorf("store: commit: %w", err)
 	}
-	if db.publish != nil && len(tx.events) > 0 {
-		db.publish(tx.events)
+	if tx.db.publish != nil && len(tx.events) > 0 {
+		tx.db.publish(tx.events)
 	}
-	return tx.events, nil
+	return nil
 }
 
 // notify tells the other replicas, on PostgreSQL, that this transaction
