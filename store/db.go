@@ -59,6 +59,9 @@ type DB struct {
 	writeMu sync.Mutex
 	// group batches TransactGrouped's writes for one committer (group.go).
 	group *grouper
+	// onAuth is told of commits that changed credentials or membership
+	// (authwatch.go).
+	onAuth []func()
 }
 
 // Open connects, applies pending migrations and returns the database.
@@ -91,6 +94,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", db.dialect, err)
+	}
+	if err := watchWrites(db.gdb); err != nil {
+		return nil, fmt.Errorf("store: register callbacks: %w", err)
 	}
 	sqlDB, err := db.gdb.DB()
 	if err != nil {

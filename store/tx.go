@@ -33,6 +33,7 @@ type Tx struct {
 	// advisory lock, so MAX(seq)+1 taken inside the transaction is never
 	// shared, and a rollback leaves no gap.
 	nextSeq int64
+	marks   *txMarks
 }
 
 // Transact runs fn in a transaction. When fn returns nil the transaction
@@ -59,7 +60,8 @@ func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event
 // PostgreSQL it takes the advisory lock that orders writers across
 // replicas.
 func (db *DB) begin(ctx context.Context) (*Tx, error) {
-	g := db.gdb.WithContext(ctx).Begin()
+	marks := &txMarks{}
+	g := db.gdb.WithContext(context.WithValue(ctx, marksKey{}, marks)).Begin()
 	if g.Error != nil {
 		return nil, fmt.Errorf("store: begin: %w", g.Error)
 	}
@@ -69,7 +71,7 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 			return nil, fmt.Errorf("store: lock events: %w", err)
 		}
 	}
-	return &Tx{g: g, db: db, now: db.now().UTC()}, nil
+	return &Tx{g: g, db: db, now: db.now().UTC(), marks: marks}, nil
 }
 
 // commit announces, commits and publishes the transaction's events; the
@@ -81,6 +83,11 @@ func (tx *Tx) commit() error {
 	if err := tx.g.Commit().Error; err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	if tx.marks.auth {
+		for _, fn := range tx.db.onAuth {
+			fn()
+		}
+	}
 	if tx.db.publish != nil && len(tx.events) > 0 {
 		tx.db.publish(tx.events)
 	}
@@ -90,7 +97,15 @@ func (tx *Tx) commit() error {
 // notify tells the other replicas, on PostgreSQL, that this transaction
 // stored events; NOTIFY is delivered only if the transaction commits.
 func (tx *Tx) notify() error {
-	if tx.db.dialect != Postgres || len(tx.events) == 0 {
+	if tx.db.dialect != Postgres {
+		return nil
+	}
+	if tx.marks.auth {
+		if err := tx.g.Exec("SELECT pg_notify(?, '')", AuthChannel).Error; err != nil {
+			return fmt.Errorf("store: notify auth change: %w", err)
+		}
+	}
+	if len(tx.events) == 0 {
 		return nil
 	}
 	last := strconv.FormatInt(tx.events[len(tx.events)-1].Seq, 10)
