@@ -31,21 +31,33 @@ type txMarks struct {
 // be added before the first write.
 func (db *DB) WatchAuth(fn func()) { db.onAuth = append(db.onAuth, fn) }
 
-// watchWrites registers the callbacks that mark a transaction whose
-// statements write to the auth tables, whichever store method wrote them
-// (now or later), so that no cache can miss a change.
-func watchWrites(g *gorm.DB) error {
-	cb := g.Callback()
-	if err := cb.Create().After("gorm:create").Register("bullpen:watch_create", markAuth); err != nil {
-		return err
+// Counts returns how many SQL statements the store has run since it
+// opened (BEGIN and COMMIT not counted) and how many write transactions
+// committed: a benchmark divides them by the work done.
+func (db *DB) Counts() (statements, commits int64) {
+	return db.statements.Load(), db.commits.Load()
+}
+
+// watch registers the callbacks that count statements and mark a
+// transaction whose statements write to the auth tables, whichever store
+// method wrote them (now or later), so that no cache can miss a change.
+func (db *DB) watch() error {
+	count := func(*gorm.DB) { db.statements.Add(1) }
+	write := func(d *gorm.DB) { count(d); markAuth(d) }
+	cb := db.gdb.Callback()
+	for _, err := range []error{
+		cb.Create().After("gorm:create").Register("bullpen:watch_create", write),
+		cb.Update().After("gorm:update").Register("bullpen:watch_update", write),
+		cb.Delete().After("gorm:delete").Register("bullpen:watch_delete", write),
+		cb.Raw().After("gorm:raw").Register("bullpen:watch_raw", write),
+		cb.Query().After("gorm:query").Register("bullpen:count_query", count),
+		cb.Row().After("gorm:row").Register("bullpen:count_row", count),
+	} {
+		if err != nil {
+			return err
+		}
 	}
-	if err := cb.Update().After("gorm:update").Register("bullpen:watch_update", markAuth); err != nil {
-		return err
-	}
-	if err := cb.Delete().After("gorm:delete").Register("bullpen:watch_delete", markAuth); err != nil {
-		return err
-	}
-	return cb.Raw().After("gorm:raw").Register("bullpen:watch_raw", markAuth)
+	return nil
 }
 
 func markAuth(d *gorm.DB) {

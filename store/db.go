@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -62,6 +63,8 @@ type DB struct {
 	// onAuth is told of commits that changed credentials or membership
 	// (authwatch.go).
 	onAuth []func()
+	// statements and commits count what ran (Counts).
+	statements, commits atomic.Int64
 }
 
 // Open connects, applies pending migrations and returns the database.
@@ -95,7 +98,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", db.dialect, err)
 	}
-	if err := watchWrites(db.gdb); err != nil {
+	if err := db.watch(); err != nil {
 		return nil, fmt.Errorf("store: register callbacks: %w", err)
 	}
 	sqlDB, err := db.gdb.DB()

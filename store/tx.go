@@ -83,6 +83,7 @@ func (tx *Tx) commit() error {
 	if err := tx.g.Commit().Error; err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	tx.db.commits.Add(1)
 	if tx.marks.auth {
 		for _, fn := range tx.db.onAuth {
 			fn()
