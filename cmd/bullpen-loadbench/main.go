@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/office"
@@ -79,8 +80,9 @@ type result struct {
 	posted, delivered float64 // messages/s: posted by all, and delivered to every client
 	p50, p99, max     time.Duration
 	deliveries        int64
-	statements        float64 // SQL statements per post, BEGIN/COMMIT not counted
-	perCommit         float64 // posts per committed transaction
+	statements        float64       // SQL statements per post, BEGIN/COMMIT not counted
+	perCommit         float64       // posts per committed transaction
+	cpuPerMsg         time.Duration // CPU time of the process (server and clients) per message
 }
 
 func (r result) print(cfg config) {
@@ -89,6 +91,8 @@ func (r result) print(cfg config) {
 		r.posted, r.delivered, cfg.clients, r.deliveries)
 	fmt.Printf("  post->delivery latency: p50=%.2fms p99=%.2fms max=%.2fms\n", ms(r.p50), ms(r.p99), ms(r.max))
 	fmt.Printf("  store: %.1f SQL statements per post (BEGIN/COMMIT not counted), %.1f posts per transaction\n", r.statements, r.perCommit)
+	fmt.Printf("  cpu: %.0fµs per message, server and its %d clients together (compare these on a busy machine)\n",
+		float64(r.cpuPerMsg)/float64(time.Microsecond), cfg.clients)
 }
 
 // printFigures prints the figure lines of the whole call: the lowest
@@ -166,6 +170,7 @@ func run(cfg config) (result, error) {
 		go receive(conn, total, lat, &wg)
 	}
 	stmts0, commits0 := srv.db.Counts()
+	cpu0 := cpuTime()
 	start := time.Now()
 	failed := postAll(srv, cfg, total, start)
 	postedIn := time.Since(start)
@@ -181,7 +186,7 @@ func run(cfg config) (result, error) {
 		return result{}, fmt.Errorf("%d posts failed", failed)
 	}
 	stmts, commits := srv.db.Counts()
-	r := result{posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
+	r := result{cpuPerMsg: (cpuTime() - cpu0) / time.Duration(total), posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
 		deliveries: lat.n.Load(), statements: float64(stmts-stmts0) / float64(total),
 		perCommit: float64(total) / float64(max(1, commits-commits0))}
 	r.p50, r.p99, r.max = lat.percentiles()
@@ -284,6 +289,13 @@ func (l *latencies) percentiles() (p50, p99, max time.Duration) {
 	}
 	at := func(q float64) time.Duration { return l.d[int(q*float64(len(l.d)-1))] }
 	return at(0.5), at(0.99), l.d[len(l.d)-1]
+}
+
+// cpuTime returns the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
