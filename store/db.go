@@ -65,6 +65,8 @@ type DB struct {
 	onAuth []func()
 	// statements and commits count what ran (Counts).
 	statements, commits atomic.Int64
+	// hot holds the prepared inserts of the post path (hot.go).
+	hot *hotStmts
 }
 
 // Open connects, applies pending migrations and returns the database.
@@ -116,6 +118,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	if err := db.prepareHot(ctx); err != nil {
+		db.stop()
+		sqlDB.Close()
+		return nil, err
+	}
 	go db.runGroups()
 	return db, nil
 }
@@ -140,6 +147,7 @@ func (db *DB) Close() error {
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
+	db.closeHot()
 	return sqlDB.Close()
 }
 

@@ -38,7 +38,7 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 	if channelID != 0 {
 		row.ChannelID = &channelID
 	}
-	if err := tx.g.Create(&row).Error; err != nil {
+	if err := tx.insertEvent(&row); err != nil {
 		return bullpen.Event{}, fmt.Errorf("store: insert %s event: %w", typ, err)
 	}
 	ev := row.toEvent()
