@@ -45,3 +45,33 @@ func TestHotInsertsMatchGORM(t *testing.T) {
 		}
 	})
 }
+
+// A message event's actor, taken from the message without decoding its
+// payload, is the one the decoder finds.
+func TestMessageEventActor(t *testing.T) {
+	openEach(t, func(t *testing.T, db *store.DB) {
+		ada, bob, ch := people(t, db)
+		var evs []bullpen.Event
+		write(t, db, func(tx *store.Tx) error {
+			for _, m := range []bullpen.Member{ada, bob} {
+				msg, err := tx.CreateMessage(bullpen.Message{ChannelID: ch.ID, AuthorID: m.ID, Body: "hi", Source: "api"})
+				if err != nil {
+					return err
+				}
+				for _, typ := range []string{bullpen.EventMessagePosted, bullpen.EventMessageEdited} {
+					ev, err := tx.Emit(typ, ch.ID, nil, msg)
+					if err != nil {
+						return err
+					}
+					evs = append(evs, ev)
+				}
+			}
+			return nil
+		})
+		for _, ev := range evs {
+			if want := bullpen.EventActorID(ev.Type, ev.Payload); ev.ActorID != want || want == 0 {
+				t.Errorf("%s event %d: actor %d, want %d", ev.Type, ev.Seq, ev.ActorID, want)
+			}
+		}
+	})
+}
