@@ -18,8 +18,9 @@ func (o *Office) Post(ctx context.Context, actor bullpen.Member, in bullpen.Post
 // transaction, after the message is stored, so that a feature's own rows
 // (a bridge's message mapping and update offset) commit or roll back
 // together with the message and its event. Concurrent posts are group
-// committed (store.DB.TransactGrouped): fn runs once, inside the post's
-// own savepoint, and must touch only tx.
+// committed (store.DB.TransactGrouped): fn must touch only tx, as it
+// runs again should another post of its batch fail (only one run
+// commits).
 func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.PostInput, fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error) {
 	if err := bullpen.ValidateBody(in.Body); err != nil {
 		return bullpen.Message{}, err

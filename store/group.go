@@ -39,12 +39,14 @@ type grouper struct {
 }
 
 // TransactGrouped is Transact for small, frequent writes (posting a
-// message): fn may share its transaction with other callers' writes, each
-// inside its own savepoint. When fn fails, only its own changes and
-// events are rolled back and its error is returned; the others commit.
-// fn runs exactly once, on the committer's goroutine, and must touch
-// nothing but tx (and reads). A write that returns nil is committed and
-// its events are published in sequence order, as with Transact.
+// message): fn may share its transaction with other callers' writes.
+// When fn fails, only its own changes and events are rolled back and its
+// error is returned; the others commit. fn runs on the committer's
+// goroutine and must touch nothing but tx (and reads): when another
+// write of its batch fails, the batch is rolled back and run again, each
+// write in a savepoint, so fn may run twice, and only one run commits.
+// A write that returns nil is committed and its events are published in
+// sequence order, as with Transact.
 func (db *DB) TransactGrouped(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
 	w := &groupWrite{ctx: ctx, fn: fn, done: make(chan groupResult, 1)}
 	g := db.group
@@ -107,6 +109,9 @@ func (db *DB) runGroups() {
 
 // commitGroup runs a batch of writes in one transaction and answers each
 // caller: its own error, or its events once the whole batch committed.
+// It first runs the writes one after the other, no savepoints (each
+// costs a statement, on PostgreSQL a round trip). Only when one of them
+// fails does it roll back and run the batch again with a savepoint each.
 func (db *DB) commitGroup(batch []*groupWrite) {
 	batch = dropEnded(batch)
 	if len(batch) == 0 {
@@ -114,37 +119,50 @@ func (db *DB) commitGroup(batch []*groupWrite) {
 	}
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
+	if !db.tryGroup(batch, false) {
+		db.tryGroup(batch, true)
+	}
+}
+
+// tryGroup runs the batch in one transaction and answers every write;
+// unless careful is false and a write of several failed: then nothing is
+// committed or answered, and it reports false.
+func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 	// No caller's context governs the shared transaction: one caller
 	// going away must not fail the others.
 	tx, err := db.begin(context.Background())
 	if err != nil {
 		answerAll(batch, err)
-		return
+		return true
 	}
 	defer tx.g.Rollback() // no-op after a commit
-	spans, errs, err := tx.runGroup(batch)
-	if err == nil && allFailed(errs) {
+	shared := len(batch) > 1
+	spans, errs, err := tx.runGroup(batch, careful && shared)
+	switch {
+	case err == nil && !careful && shared && !allSucceeded(errs):
+		return false
+	case err == nil && allFailed(errs):
 		answer(batch, spans, errs, nil) // nothing to commit
-		return
-	}
-	if err == nil {
+		return true
+	case err == nil:
 		err = tx.commit()
 	}
 	if err != nil {
 		answerAll(batch, err)
-		return
+		return true
 	}
 	answer(batch, spans, errs, tx.events)
+	return true
 }
 
-// runGroup runs each write in its own savepoint (none when it is alone:
-// then the transaction is the write). A write that fails is rolled back
-// to its savepoint, its events and sequence numbers given back, so the
-// next write's events continue the sequence without a gap. err is set
-// when the transaction itself broke; then nothing may commit.
-func (tx *Tx) runGroup(batch []*groupWrite) (spans [][2]int, errs []error, err error) {
+// runGroup runs the writes, each in its own savepoint when savepoints is
+// set, and otherwise stops at the first that fails. A write that fails
+// in its savepoint is rolled back to it, its events and sequence numbers
+// given back, so the next write's events continue the sequence without
+// a gap. err is set when the transaction itself broke; then nothing may
+// commit.
+func (tx *Tx) runGroup(batch []*groupWrite, savepoints bool) (spans [][2]int, errs []error, err error) {
 	spans, errs = make([][2]int, len(batch)), make([]error, len(batch))
-	savepoints := len(batch) > 1
 	for i, w := range batch {
 		from, seq := len(tx.events), tx.nextSeq
 		name := "w" + strconv.Itoa(i)
@@ -154,10 +172,11 @@ func (tx *Tx) runGroup(batch []*groupWrite) (spans [][2]int, errs []error, err e
 			}
 		}
 		if errs[i] = runOne(w.fn, tx); errs[i] != nil {
-			if savepoints {
-				if err := tx.g.Exec("ROLLBACK TO SAVEPOINT " + name).Error; err != nil {
-					return nil, nil, fmt.Errorf("store: roll back to savepoint: %w", err)
-				}
+			if !savepoints {
+				return spans, errs, nil
+			}
+			if err := tx.g.Exec("ROLLBACK TO SAVEPOINT " + name).Error; err != nil {
+				return nil, nil, fmt.Errorf("store: roll back to savepoint: %w", err)
 			}
 			tx.events, tx.nextSeq = tx.events[:from], seq
 			continue
@@ -190,6 +209,15 @@ func dropEnded(batch []*groupWrite) []*groupWrite {
 		out = append(out, w)
 	}
 	return out
+}
+
+func allSucceeded(errs []error) bool {
+	for _, err := range errs {
+		if err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func allFailed(errs []error) bool {
