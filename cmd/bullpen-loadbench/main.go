@@ -39,6 +39,7 @@ func main() {
 	rate := flag.Int("rate", 2000, "messages posted per second")
 	duration := flag.Duration("duration", 10*time.Second, "how long to post")
 	posters := flag.Int("posters", 16, "concurrent HTTP posters")
+	frameInterval := flag.Duration("frame-interval", 0, "least time between two websocket frames to a busy client (0: the server's default)")
 	runs := flag.Int("runs", 1, "runs, each on a fresh database; the figures are the worst rate and p99, the median p50")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	dbKind := flag.String("db", "sqlite", "database: sqlite, or postgres (a fresh database on BULLPEN_BENCH_POSTGRES_URL's server)")
@@ -52,7 +53,7 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	cfg := config{db: *dbKind, clients: *clients, rate: *rate, posters: *posters, duration: *duration}
+	cfg := config{db: *dbKind, clients: *clients, rate: *rate, posters: *posters, duration: *duration, frameInterval: *frameInterval}
 	var results []result
 	for i := 0; i < max(1, *runs); i++ {
 		r, err := run(cfg)
@@ -73,6 +74,7 @@ type config struct {
 	db                     string
 	clients, rate, posters int
 	duration               time.Duration
+	frameInterval          time.Duration
 }
 
 // result is what one run measured.
@@ -125,7 +127,7 @@ type server struct {
 	close func()
 }
 
-func startServer(ctx context.Context, kind string) (*server, error) {
+func startServer(ctx context.Context, kind string, wcfg web.Config) (*server, error) {
 	db, cleanup, err := openDB(ctx, kind)
 	if err != nil {
 		return nil, err
@@ -140,7 +142,7 @@ func startServer(ctx context.Context, kind string) (*server, error) {
 		cleanup()
 		return nil, err
 	}
-	srv := web.New(web.Config{}, web.Services{Office: off})
+	srv := web.New(wcfg, web.Services{Office: off})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		cleanup()
@@ -152,7 +154,7 @@ func startServer(ctx context.Context, kind string) (*server, error) {
 }
 
 func run(cfg config) (result, error) {
-	srv, err := startServer(context.Background(), cfg.db)
+	srv, err := startServer(context.Background(), cfg.db, web.Config{FrameInterval: cfg.frameInterval})
 	if err != nil {
 		return result{}, err
 	}
