@@ -22,6 +22,7 @@ type Feed struct {
 	last     int64 // highest sequence returned
 	storedTo int64 // events up to here come from the store
 	resumes  int
+	pending  []bullpen.Event // the rest of the last batch taken from the hub
 }
 
 // NewFeed starts a feed after sequence since.
@@ -56,16 +57,21 @@ func (f *Feed) Next(ctx context.Context, max int) ([]bullpen.Event, error) {
 			f.last = evs[n-1].Seq
 			return evs[:n], nil
 		}
+		if out := f.More(nil, max); len(out) > 0 {
+			return out, nil
+		}
+		if f.sub == nil {
+			continue // cut off: catch up from the store
+		}
 		select {
-		case ev, ok := <-f.sub.ch:
+		case batch, ok := <-f.sub.ch:
 			if !ok {
 				f.sub = nil
 				f.resumes++
 				continue
 			}
-			if out := f.More(f.take(nil, ev), max); len(out) > 0 {
-				return out, nil
-			}
+			f.sub.queued.Add(-int64(len(batch)))
+			f.pending = batch
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -77,15 +83,25 @@ func (f *Feed) Next(ctx context.Context, max int) ([]bullpen.Event, error) {
 // short pause. When the feed has been cut off, the next call to Next
 // catches up from the store.
 func (f *Feed) More(out []bullpen.Event, max int) []bullpen.Event {
-	for f.sub != nil && len(out) < max {
+	for len(out) < max {
+		if len(f.pending) > 0 {
+			ev := f.pending[0]
+			f.pending = f.pending[1:]
+			out = f.take(out, ev)
+			continue
+		}
+		if f.sub == nil {
+			return out
+		}
 		select {
-		case ev, ok := <-f.sub.ch:
+		case batch, ok := <-f.sub.ch:
 			if !ok {
 				f.sub = nil
 				f.resumes++
 				return out
 			}
-			out = f.take(out, ev)
+			f.sub.queued.Add(-int64(len(batch)))
+			f.pending = batch
 		default:
 			return out
 		}

@@ -5,6 +5,7 @@ package live
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -20,8 +21,12 @@ type Hub struct {
 	buffer int
 }
 
+// hubSub is one subscriber. The hub hands it each publish as one batch
+// (one channel send per subscriber, however many events), and counts the
+// events it has not taken yet against the buffer.
 type hubSub struct {
-	ch chan bullpen.Event
+	ch     chan []bullpen.Event
+	queued atomic.Int64
 }
 
 // NewHub returns a hub whose subscribers buffer up to buffer events; last
@@ -34,16 +39,20 @@ func NewHub(last int64, buffer int) *Hub {
 }
 
 // Publish delivers committed events, which must come in sequence order.
-// It never blocks.
+// It never blocks. Subscribers share evs: the caller must not change it
+// afterwards.
 func (h *Hub) Publish(evs []bullpen.Event) {
+	if len(evs) == 0 {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range evs {
 		if ev.Seq > h.last {
 			h.last = ev.Seq
 		}
-		h.send(ev)
 	}
+	h.send(evs)
 }
 
 // PublishEphemeral delivers an event that is not stored (Seq 0), such as
@@ -53,24 +62,37 @@ func (h *Hub) PublishEphemeral(ev bullpen.Event) {
 	ev.Seq = 0
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.send(ev)
+	h.send([]bullpen.Event{ev})
 }
 
-func (h *Hub) send(ev bullpen.Event) {
+func (h *Hub) send(evs []bullpen.Event) {
+	n := int64(len(evs))
 	for s := range h.subs {
+		// An idle subscriber takes a batch of any size: the bound is on
+		// how far one may lag, not on how much one write stores.
+		if q := s.queued.Load(); q > 0 && q+n > int64(h.buffer) {
+			h.cut(s)
+			continue
+		}
+		s.queued.Add(n)
 		select {
-		case s.ch <- ev:
+		case s.ch <- evs:
 		default:
-			close(s.ch)
-			delete(h.subs, s)
+			h.cut(s)
 		}
 	}
+}
+
+// cut cuts a subscriber off: it resumes from the store.
+func (h *Hub) cut(s *hubSub) {
+	close(s.ch)
+	delete(h.subs, s)
 }
 
 // attach registers a subscriber and returns the highest sequence published
 // before it: later events reach it live, earlier ones are in the store.
 func (h *Hub) attach() (*hubSub, int64) {
-	s := &hubSub{ch: make(chan bullpen.Event, h.buffer)}
+	s := &hubSub{ch: make(chan []bullpen.Event, h.buffer)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[s] = struct{}{}
@@ -82,8 +104,7 @@ func (h *Hub) detach(s *hubSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[s]; ok {
-		delete(h.subs, s)
-		close(s.ch)
+		h.cut(s)
 	}
 }
 

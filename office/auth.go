@@ -61,7 +61,7 @@ func (o *Office) AuthenticateTurn(ctx context.Context, secret string) (bullpen.M
 	if !strings.HasPrefix(secret, bullpen.TokenPrefix) || len(secret) > 200 {
 		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
 	}
-	t, err := o.db.TokenByHash(ctx, hashSecret(secret))
+	t, err := o.auth.token(ctx, hashSecret(secret))
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid or revoked token")
 	} else if err != nil {
@@ -78,7 +78,7 @@ func (o *Office) AuthenticateTurn(ctx context.Context, secret string) (bullpen.M
 			return bullpen.Member{}, 0, err
 		}
 	}
-	m, err := o.db.Member(ctx, t.MemberID)
+	m, err := o.auth.member(ctx, t.MemberID)
 	if err != nil {
 		return bullpen.Member{}, 0, err
 	}
@@ -161,7 +161,7 @@ func (o *Office) Session(ctx context.Context, cookie string) (bullpen.Member, st
 		}
 		return bullpen.Member{}, "", err
 	}
-	m, err := o.db.Member(ctx, s.MemberID)
+	m, err := o.auth.member(ctx, s.MemberID)
 	return m, s.CSRF, err
 }
 

@@ -76,7 +76,7 @@ func (o *Office) Channels(ctx context.Context, actor bullpen.Member) ([]bullpen.
 
 // Channel returns a channel actor may see.
 func (o *Office) Channel(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error) {
-	c, err := o.db.Channel(ctx, id)
+	c, err := o.auth.channel(ctx, id)
 	if err != nil {
 		return c, err
 	}

@@ -17,7 +17,10 @@ func (o *Office) Post(ctx context.Context, actor bullpen.Member, in bullpen.Post
 // PostWith is Post that also runs fn (when not nil) in the same
 // transaction, after the message is stored, so that a feature's own rows
 // (a bridge's message mapping and update offset) commit or roll back
-// together with the message and its event.
+// together with the message and its event. Concurrent posts are group
+// committed (store.DB.TransactGrouped): fn must touch only tx, as it
+// runs again should another post of its batch fail (only one run
+// commits).
 func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.PostInput, fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error) {
 	if err := bullpen.ValidateBody(in.Body); err != nil {
 		return bullpen.Message{}, err
@@ -43,7 +46,7 @@ func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.
 	}
 	msg := bullpen.Message{ChannelID: c.ID, AuthorID: actor.ID, ThreadID: in.ThreadID, Body: in.Body,
 		Mentions: bullpen.ParseMentions(in.Body), Source: in.Source, TurnID: in.TurnID}
-	_, err = o.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err = o.db.TransactGrouped(ctx, func(tx *store.Tx) error {
 		if c.Kind == bullpen.ChannelPublic && !slices.Contains(c.MemberIDs, actor.ID) {
 			if err := o.join(tx, c, actor); err != nil {
 				return err

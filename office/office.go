@@ -23,6 +23,7 @@ type Office struct {
 	hub    *live.Hub
 	render *render.Renderer
 	now    func() time.Time
+	auth   *authCache
 }
 
 // Config configures an Office.
@@ -41,10 +42,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
 	if err != nil {
 		return nil, fmt.Errorf("office: %w", err)
 	}
-	o := &Office{db: db, hub: live.NewHub(last, cfg.HubBuffer), render: render.New(), now: cfg.Now}
+	o := &Office{db: db, hub: live.NewHub(last, cfg.HubBuffer), render: render.New(), now: cfg.Now, auth: newAuthCache(db)}
 	if o.now == nil {
 		o.now = time.Now
 	}
+	db.WatchAuth(o.auth.clear)
 	if !db.Shared() {
 		db.SetPublisher(o.hub.Publish)
 		return o, nil
@@ -59,6 +61,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*Office, error) {
 	p := newPump(o.hub, db, log)
 	db.SetPublisher(p.local)
 	go db.Listen(context.Background(), store.EventsChannel, p.notified)
+	// Other replicas' credential and membership changes; the listener
+	// also clears after each (re)connect, having missed what came before.
+	go db.Listen(context.Background(), store.AuthChannel, func(string) { o.auth.clear() })
 	go p.run(db.Done())
 	return o, nil
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -57,11 +58,20 @@ type DB struct {
 	// numbers commit, and are published, in order. Across processes on
 	// PostgreSQL the transaction's advisory lock does the same (tx.go).
 	writeMu sync.Mutex
+	// group batches TransactGrouped's writes for one committer (group.go).
+	group *grouper
+	// onAuth is told of commits that changed credentials or membership
+	// (authwatch.go).
+	onAuth []func()
+	// statements and commits count what ran (Counts).
+	statements, commits atomic.Int64
+	// hot holds the prepared inserts of the post path (hot.go).
+	hot *hotStmts
 }
 
 // Open connects, applies pending migrations and returns the database.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, dataDir: cfg.DataDir}
+	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, dataDir: cfg.DataDir, group: newGrouper()}
 	db.life, db.stop = context.WithCancel(context.Background())
 	if db.now == nil {
 		db.now = time.Now
@@ -90,6 +100,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", db.dialect, err)
 	}
+	if err := db.watch(); err != nil {
+		return nil, fmt.Errorf("store: register callbacks: %w", err)
+	}
 	sqlDB, err := db.gdb.DB()
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -105,6 +118,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	if err := db.prepareHot(ctx); err != nil {
+		db.stop()
+		sqlDB.Close()
+		return nil, err
+	}
+	go db.runGroups()
 	return db, nil
 }
 
@@ -121,12 +140,14 @@ func (db *DB) SetPublisher(p func([]bullpen.Event)) { db.publish = p }
 // and closes the connection pool.
 func (db *DB) Close() error {
 	db.stop()
-	db.writeMu.Lock() // let a running write finish
+	<-db.group.stopped // the writes queued by now are committed
+	db.writeMu.Lock()  // let a running write finish
 	defer db.writeMu.Unlock()
 	sqlDB, err := db.gdb.DB()
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
+	db.closeHot()
 	return sqlDB.Close()
 }
 

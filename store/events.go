@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -33,12 +34,12 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 	if err != nil {
 		return bullpen.Event{}, err
 	}
-	row := eventRow{Seq: seq, Type: typ, ActorID: bullpen.EventActorID(typ, body), Audience: joinIDs(audience),
+	row := eventRow{Seq: seq, Type: typ, ActorID: actorOf(typ, payload, body), Audience: joinIDs(audience),
 		Payload: string(body), CreatedAt: tx.now}
 	if channelID != 0 {
 		row.ChannelID = &channelID
 	}
-	if err := tx.g.Create(&row).Error; err != nil {
+	if err := tx.insertEvent(&row); err != nil {
 		return bullpen.Event{}, fmt.Errorf("store: insert %s event: %w", typ, err)
 	}
 	ev := row.toEvent()
@@ -47,6 +48,16 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 	}
 	tx.events = append(tx.events, ev)
 	return ev, nil
+}
+
+// actorOf is bullpen.EventActorID without decoding what Emit just
+// encoded, for the payload written most (a message's events name its
+// author).
+func actorOf(typ string, payload any, body []byte) int64 {
+	if m, ok := payload.(bullpen.Message); ok && strings.HasPrefix(typ, "message.") {
+		return m.AuthorID
+	}
+	return bullpen.EventActorID(typ, body)
 }
 
 func (r *eventRow) toEvent() bullpen.Event {

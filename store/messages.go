@@ -60,7 +60,7 @@ func (tx *Tx) CreateMessage(m bullpen.Message) (bullpen.Message, error) {
 	if m.ThreadID != 0 {
 		row.ThreadID = &m.ThreadID
 	}
-	if err := tx.g.Create(&row).Error; err != nil {
+	if err := tx.insertMessage(&row); err != nil {
 		return bullpen.Message{}, fmt.Errorf("store: insert message: %w", err)
 	}
 	if m.ThreadID != 0 {

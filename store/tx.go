@@ -33,6 +33,7 @@ type Tx struct {
 	// advisory lock, so MAX(seq)+1 taken inside the transaction is never
 	// shared, and a rollback leaves no gap.
 	nextSeq int64
+	marks   *txMarks
 }
 
 // Transact runs fn in a transaction. When fn returns nil the transaction
@@ -41,36 +42,71 @@ type Tx struct {
 func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	g := db.gdb.WithContext(ctx).Begin()
-	if g.Error != nil {
-		return nil, fmt.Errorf("store: begin: %w", g.Error)
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer g.Rollback() // no-op after a commit
-	if db.dialect == Postgres {
-		if err := g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
-			return nil, fmt.Errorf("store: lock events: %w", err)
-		}
-	}
-	tx := &Tx{g: g, db: db, now: db.now().UTC()}
+	defer tx.g.Rollback() // no-op after a commit
 	if err := fn(tx); err != nil {
 		return nil, err
 	}
-	if err := tx.notify(); err != nil {
+	if err := tx.commit(); err != nil {
 		return nil, err
 	}
-	if err := g.Commit().Error; err != nil {
-		return nil, fmt.Errorf("store: commit: %w", err)
-	}
-	if db.publish != nil && len(tx.events) > 0 {
-		db.publish(tx.events)
-	}
 	return tx.events, nil
+}
+
+// begin opens a write transaction; the caller holds writeMu. On
+// PostgreSQL it takes the advisory lock that orders writers across
+// replicas.
+func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	marks := &txMarks{}
+	g := db.gdb.WithContext(context.WithValue(ctx, marksKey{}, marks)).Begin()
+	if g.Error != nil {
+		return nil, fmt.Errorf("store: begin: %w", g.Error)
+	}
+	if db.dialect == Postgres {
+		if err := g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
+			g.Rollback()
+			return nil, fmt.Errorf("store: lock events: %w", err)
+		}
+	}
+	return &Tx{g: g, db: db, now: db.now().UTC(), marks: marks}, nil
+}
+
+// commit announces, commits and publishes the transaction's events; the
+// caller holds writeMu, so publishing keeps sequence order.
+func (tx *Tx) commit() error {
+	if err := tx.notify(); err != nil {
+		return err
+	}
+	if err := tx.g.Commit().Error; err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	tx.db.commits.Add(1)
+	if tx.marks.auth {
+		for _, fn := range tx.db.onAuth {
+			fn()
+		}
+	}
+	if tx.db.publish != nil && len(tx.events) > 0 {
+		tx.db.publish(tx.events)
+	}
+	return nil
 }
 
 // notify tells the other replicas, on PostgreSQL, that this transaction
 // stored events; NOTIFY is delivered only if the transaction commits.
 func (tx *Tx) notify() error {
-	if tx.db.dialect != Postgres || len(tx.events) == 0 {
+	if tx.db.dialect != Postgres {
+		return nil
+	}
+	if tx.marks.auth {
+		if err := tx.g.Exec("SELECT pg_notify(?, '')", AuthChannel).Error; err != nil {
+			return fmt.Errorf("store: notify auth change: %w", err)
+		}
+	}
+	if len(tx.events) == 0 {
 		return nil
 	}
 	last := strconv.FormatInt(tx.events[len(tx.events)-1].Seq, 10)

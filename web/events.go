@@ -76,6 +76,17 @@ func (s *Server) websocketUpgrade(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// frameWait is how long a websocket waits, once an event is ready, for
+// more to share its frame: FrameLinger, or longer if the last frame went
+// out less than FrameInterval ago.
+func (s *Server) frameWait(lastWrite time.Time) time.Duration {
+	wait := s.cfg.FrameLinger
+	if s.cfg.FrameInterval > 0 {
+		wait = max(wait, s.cfg.FrameInterval-time.Since(lastWrite))
+	}
+	return wait
+}
+
 // websocket streams the events the member may see, from since on, with a
 // heartbeat. It ends when the client goes away or the server shuts down,
 // which it announces with a going-away close frame.
@@ -120,24 +131,26 @@ func (s *Server) websocket() fiber.Handler {
 		feed := s.off.Subscribe(since)
 		defer feed.Close()
 		var buf []byte
+		var lastWrite time.Time
 		for {
 			evs, err := feed.Next(ctx, maxFrame)
 			if err != nil {
 				break
 			}
-			if linger := s.cfg.FrameLinger; linger > 0 && len(evs) < maxFrame {
+			if wait := s.frameWait(lastWrite); wait > 0 && len(evs) < maxFrame {
 				// Let a busy feed fill the frame: one write for many events.
-				time.Sleep(linger)
+				time.Sleep(wait)
 				evs = feed.More(evs, maxFrame)
 			}
-			buf, n := encodeFrame(buf[:0], evs, me)
-			if n == 0 {
+			var n int
+			if buf, n = encodeFrame(buf[:0], evs, me); n == 0 {
 				continue
 			}
 			wc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			if err := wc.WriteMessage(websocket.TextMessage, buf); err != nil {
 				break
 			}
+			lastWrite = time.Now()
 		}
 		if s.ctx.Err() != nil {
 			msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")

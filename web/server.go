@@ -34,6 +34,12 @@ type Config struct {
 	// event to gather more into the same frame (default 1 ms; negative
 	// turns it off).
 	FrameLinger time.Duration
+	// FrameInterval is the least time between two frames to one
+	// websocket while events keep coming (default 5 ms; negative turns it
+	// off): a busy feed then sends one frame of many events rather than
+	// many small ones, each a system call on both ends. A feed that was
+	// quiet gets its next event after FrameLinger alone.
+	FrameInterval time.Duration
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
 	// Notice, when set, replaces ProviderNotice with one read at each page
@@ -158,6 +164,9 @@ func New(cfg Config, svc Services) *Server {
 	}
 	if cfg.FrameLinger == 0 {
 		cfg.FrameLinger = time.Millisecond
+	}
+	if cfg.FrameInterval == 0 {
+		cfg.FrameInterval = 5 * time.Millisecond
 	}
 	if cfg.OfficeName == "" {
 		cfg.OfficeName = "Bullpen"

@@ -2,10 +2,12 @@
 // PostgreSQL (-db): it starts the real server on a loopback port with a
 // fresh database, connects websocket clients, posts messages over the REST API
 // at a fixed rate, and prints the sustained rate and the post→delivery
-// latency seen by every client.
+// latency seen by every client. With -runs N it repeats that on fresh
+// databases and prints, besides each run, one set of figure lines for
+// the call: the lowest rate, the highest p99 and the median p50.
 //
-//	go run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s
-//	go run ./cmd/bullpen-loadbench -db postgres   # server: BULLPEN_BENCH_POSTGRES_URL
+//	go run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s -runs 3
+//	go run ./cmd/bullpen-loadbench -db postgres -rate 1000   # server: BULLPEN_BENCH_POSTGRES_URL
 package main
 
 import (
@@ -23,9 +25,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/gorilla/websocket"
 )
@@ -35,6 +39,8 @@ func main() {
 	rate := flag.Int("rate", 2000, "messages posted per second")
 	duration := flag.Duration("duration", 10*time.Second, "how long to post")
 	posters := flag.Int("posters", 16, "concurrent HTTP posters")
+	frameInterval := flag.Duration("frame-interval", 0, "least time between two websocket frames to a busy client (0: the server's default)")
+	runs := flag.Int("runs", 1, "runs, each on a fresh database; the figures are the worst rate and p99, the median p50")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	dbKind := flag.String("db", "sqlite", "database: sqlite, or postgres (a fresh database on BULLPEN_BENCH_POSTGRES_URL's server)")
 	flag.Parse()
@@ -47,68 +53,167 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*dbKind, *clients, *rate, *posters, *duration); err != nil {
-		fmt.Fprintln(os.Stderr, "loadbench:", err)
-		pprof.StopCPUProfile()
-		os.Exit(1)
+	cfg := config{db: *dbKind, clients: *clients, rate: *rate, posters: *posters, duration: *duration, frameInterval: *frameInterval}
+	var results []result
+	for i := 0; i < max(1, *runs); i++ {
+		r, err := run(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		fmt.Printf("run %d: ", i+1)
+		r.print(cfg)
+		results = append(results, r)
 	}
+	printFigures(cfg.db, results)
 }
 
-func run(dbKind string, clients, rate, posters int, duration time.Duration) error {
-	ctx := context.Background()
-	db, cleanup, err := openDB(ctx, dbKind)
-	if err != nil {
-		return err
+// config is one call's settings.
+type config struct {
+	db                     string
+	clients, rate, posters int
+	duration               time.Duration
+	frameInterval          time.Duration
+}
+
+// result is what one run measured.
+type result struct {
+	posted, delivered float64 // messages/s: posted by all, and delivered to every client
+	p50, p99, max     time.Duration
+	deliveries        int64
+	statements        float64       // SQL statements per post, BEGIN/COMMIT not counted
+	perCommit         float64       // posts per committed transaction
+	cpuPerMsg         time.Duration // CPU time of the process (server and clients) per message
+}
+
+func (r result) print(cfg config) {
+	fmt.Printf("db=%s clients=%d posted=%d target_rate=%d/s\n", cfg.db, cfg.clients, int(float64(cfg.rate)*cfg.duration.Seconds()), cfg.rate)
+	fmt.Printf("  sustained: %.0f messages/s posted, %.0f messages/s delivered to all %d clients (%d deliveries)\n",
+		r.posted, r.delivered, cfg.clients, r.deliveries)
+	fmt.Printf("  post->delivery latency: p50=%.2fms p99=%.2fms max=%.2fms\n", ms(r.p50), ms(r.p99), ms(r.max))
+	fmt.Printf("  store: %.1f SQL statements per post (BEGIN/COMMIT not counted), %.1f posts per transaction\n", r.statements, r.perCommit)
+	fmt.Printf("  cpu: %.0fµs per message, server and its %d clients together (compare these on a busy machine)\n",
+		float64(r.cpuPerMsg)/float64(time.Microsecond), cfg.clients)
+}
+
+// printFigures prints the figure lines of the whole call: the lowest
+// sustained rate, the highest p99 and the median p50 over the runs.
+func printFigures(db string, rs []result) {
+	rate, p99 := rs[0].delivered, rs[0].p99
+	p50s := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		rate, p99 = min(rate, r.delivered), max(p99, r.p99)
+		p50s[i] = r.p50
 	}
-	defer cleanup()
+	sort.Slice(p50s, func(i, j int) bool { return p50s[i] < p50s[j] })
+	p50 := p50s[len(p50s)/2]
+	if len(p50s)%2 == 0 {
+		p50 = (p50s[len(p50s)/2-1] + p50s[len(p50s)/2]) / 2
+	}
+	if len(rs) > 1 {
+		fmt.Printf("%d runs: min rate %.0f messages/s, max p99 %.2fms, median p50 %.2fms\n", len(rs), rate, ms(p99), ms(p50))
+	}
+	fmt.Printf("figure office_%s_rate %.0f msg/s\n", db, rate)
+	fmt.Printf("figure office_%s_p99 %.2f ms\n", db, ms(p99))
+	fmt.Printf("figure office_%s_p50 %.2f ms\n", db, ms(p50))
+}
+
+// server is the office under test on a loopback port.
+type server struct {
+	db    *store.DB
+	base  string
+	token string
+	close func()
+}
+
+func startServer(ctx context.Context, kind string, wcfg web.Config) (*server, error) {
+	db, cleanup, err := openDB(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
 	off, err := office.New(ctx, db, office.Config{})
 	if err != nil {
-		return err
+		cleanup()
+		return nil, err
 	}
 	token, err := off.Bootstrap(ctx, "admin")
 	if err != nil {
-		return err
+		cleanup()
+		return nil, err
 	}
-	srv := web.New(web.Config{}, web.Services{Office: off})
+	srv := web.New(wcfg, web.Services{Office: off})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		cleanup()
+		return nil, err
 	}
 	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	base := "http://" + ln.Addr().String()
+	stop := func() { srv.Shutdown(context.Background()); cleanup() }
+	return &server{db: db, base: "http://" + ln.Addr().String(), token: token, close: stop}, nil
+}
 
-	total := int(float64(rate) * duration.Seconds())
-	lat := newLatencies(clients * total)
+func run(cfg config) (result, error) {
+	srv, err := startServer(context.Background(), cfg.db, web.Config{FrameInterval: cfg.frameInterval})
+	if err != nil {
+		return result{}, err
+	}
+	defer srv.close()
+	total := int(float64(cfg.rate) * cfg.duration.Seconds())
+	lat := newLatencies(cfg.clients * total)
 	var wg sync.WaitGroup
-	for i := 0; i < clients; i++ {
-		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/v1/ws",
-			http.Header{"Authorization": {"Bearer " + token}})
+	for i := 0; i < cfg.clients; i++ {
+		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.base, "http")+"/api/v1/ws",
+			http.Header{"Authorization": {"Bearer " + srv.token}})
 		if err != nil {
-			return fmt.Errorf("dial client %d: %w", i, err)
+			return result{}, fmt.Errorf("dial client %d: %w", i, err)
 		}
 		wg.Add(1)
 		go receive(conn, total, lat, &wg)
 	}
-
+	stmts0, commits0 := srv.db.Counts()
+	cpu0 := cpuTime()
 	start := time.Now()
-	var posted, failed atomic.Int64
+	failed := postAll(srv, cfg, total, start)
+	postedIn := time.Since(start)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		return result{}, fmt.Errorf("clients did not receive every message within 60 s")
+	}
+	deliveredIn := time.Since(start)
+	if failed > 0 {
+		return result{}, fmt.Errorf("%d posts failed", failed)
+	}
+	stmts, commits := srv.db.Counts()
+	r := result{cpuPerMsg: (cpuTime() - cpu0) / time.Duration(total), posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
+		deliveries: lat.n.Load(), statements: float64(stmts-stmts0) / float64(total),
+		perCommit: float64(total) / float64(max(1, commits-commits0))}
+	r.p50, r.p99, r.max = lat.percentiles()
+	return r, nil
+}
+
+// postAll posts total messages at cfg.rate from cfg.posters concurrent
+// clients, each waiting for its answer, and returns how many failed.
+func postAll(srv *server, cfg config, total int, start time.Time) int64 {
+	var failed atomic.Int64
 	ticks := make(chan struct{}, total)
 	var pw sync.WaitGroup
-	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: posters}}
-	for p := 0; p < posters; p++ {
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.posters}}
+	for p := 0; p < cfg.posters; p++ {
 		pw.Add(1)
 		go func() {
 			defer pw.Done()
 			for range ticks {
-				if post(httpc, base, token) != nil {
+				if post(httpc, srv.base, srv.token) != nil {
 					failed.Add(1)
 				}
-				posted.Add(1)
 			}
 		}()
 	}
-	interval := time.Second / time.Duration(rate)
+	interval := time.Second / time.Duration(cfg.rate)
 	for i := 0; i < total; i++ {
 		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
 			time.Sleep(d)
@@ -117,29 +222,17 @@ func run(dbKind string, clients, rate, posters int, duration time.Duration) erro
 	}
 	close(ticks)
 	pw.Wait()
-	postedIn := time.Since(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		return fmt.Errorf("clients did not receive every message within 60 s")
-	}
-	deliveredIn := time.Since(start)
-	if failed.Load() > 0 {
-		return fmt.Errorf("%d posts failed", failed.Load())
-	}
-	p50, p99, max := lat.percentiles()
-	fmt.Printf("db=%s clients=%d posted=%d target_rate=%d/s\n", dbKind, clients, total, rate)
-	fmt.Printf("sustained: %.0f messages/s posted, %.0f messages/s delivered to all %d clients (%d deliveries)\n",
-		float64(total)/postedIn.Seconds(), float64(total)/deliveredIn.Seconds(), clients, lat.n.Load())
-	fmt.Printf("post->delivery latency: p50=%.2fms p99=%.2fms max=%.2fms\n", ms(p50), ms(p99), ms(max))
-	return nil
+	return failed.Load()
 }
+
+// sendMark starts each posted body, before its send time. It begins with
+// a byte that is rare in the JSON frames (the first byte of "§"), which
+// keeps the clients' scan for it fast; a quote would match everywhere.
+const sendMark = "§t="
 
 // post sends one message whose body carries its send time.
 func post(c *http.Client, base, token string) error {
-	body := fmt.Sprintf(`{"body":"t=%d"}`, time.Now().UnixNano())
+	body := fmt.Sprintf(`{"body":"%s%d"}`, sendMark, time.Now().UnixNano())
 	req, _ := http.NewRequest("POST", base+"/api/v1/channels/1/messages", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.Do(req)
@@ -160,22 +253,34 @@ func post(c *http.Client, base, token string) error {
 func receive(conn *websocket.Conn, n int, lat *latencies, wg *sync.WaitGroup) {
 	defer wg.Done()
 	defer conn.Close()
-	marker := []byte(`"body":"t=`)
+	marker, field := []byte(sendMark), []byte(`"body":"`)
+	var frame bytes.Buffer // reused: a busy client reads thousands of frames
+	mine := make([]time.Duration, 0, n)
+	defer func() { lat.add(mine) }() // one lock per client, not per message
 	for got := 0; got < n; {
-		_, data, err := conn.ReadMessage()
+		_, r, err := conn.NextReader()
 		if err != nil {
 			return
 		}
+		frame.Reset()
+		if _, err := frame.ReadFrom(r); err != nil {
+			return
+		}
 		now := time.Now().UnixNano()
+		data := frame.Bytes()
 		for {
 			i := bytes.Index(data, marker)
 			if i < 0 {
 				break
 			}
+			inBody := bytes.HasSuffix(data[:i], field) // not the rendered HTML
 			data = data[i+len(marker):]
+			if !inBody {
+				continue
+			}
 			end := bytes.IndexByte(data, '"')
 			sent, _ := strconv.ParseInt(string(data[:end]), 10, 64)
-			lat.add(time.Duration(now - sent))
+			mine = append(mine, time.Duration(now-sent))
 			got++
 		}
 	}
@@ -189,11 +294,11 @@ type latencies struct {
 
 func newLatencies(capacity int) *latencies { return &latencies{d: make([]time.Duration, 0, capacity)} }
 
-func (l *latencies) add(d time.Duration) {
+func (l *latencies) add(ds []time.Duration) {
 	l.mu.Lock()
-	l.d = append(l.d, d)
+	l.d = append(l.d, ds...)
 	l.mu.Unlock()
-	l.n.Add(1)
+	l.n.Add(int64(len(ds)))
 }
 
 func (l *latencies) percentiles() (p50, p99, max time.Duration) {
@@ -203,6 +308,13 @@ func (l *latencies) percentiles() (p50, p99, max time.Duration) {
 	}
 	at := func(q float64) time.Duration { return l.d[int(q*float64(len(l.d)-1))] }
 	return at(0.5), at(0.99), l.d[len(l.d)-1]
+}
+
+// cpuTime returns the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
