@@ -24,8 +24,11 @@ type options struct {
 	tools string // where the bench commands were built
 }
 
-// steps lists every figure's command, in the order the table reads. Go
-// benchmarks repeat inside one `go test` (-count) rather than as separate
+// steps lists every figure's command, in the order the table reads. The
+// load benches offer 5% more than their target rate: a run offered exactly
+// the target sustains a hair under it (the last answer's latency counts),
+// so judging "≥ 2,000/s" needs a server that keeps up with more.
+// Go benchmarks repeat inside one `go test` (-count) rather than as separate
 // runs, so their step runs once.
 func steps(o options) []step {
 	n, dur, wikiX, wakeX := "100", "10s", "1000x", "300x"
@@ -43,9 +46,9 @@ func steps(o options) []step {
 		{name: "library", runs: o.runs, argv: []string{tool("sandbox-bench"), "-init", "bin/bullpen-sandbox-init", "-n", n}},
 		{name: "rest", runs: o.runs, argv: []string{tool("bullpen-restbench"), "-bin", "bin/bullpen", "-n", n}},
 		{name: "office-sqlite", runs: o.runs, argv: []string{tool("bullpen-loadbench"), "-db", "sqlite",
-			"-clients", "100", "-rate", "2000", "-duration", dur}},
+			"-clients", "100", "-rate", "2100", "-duration", dur}},
 		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("bullpen-loadbench"), "-db", "postgres",
-			"-clients", "100", "-rate", "1000", "-duration", dur}},
+			"-clients", "100", "-rate", "1050", "-duration", dur}},
 		{name: "idle", runs: 1, argv: []string{tool("bullpen-idlebench"), "-bin", "bin/bullpen", "-idle", o.idle.String()}},
 		{name: "flood", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
 			"^TestSandboxOutputFloodBoundsMemory$", "./web/"}},
