@@ -42,6 +42,9 @@ func startFixtures(ctx context.Context, selected []step, log io.Writer) (*fixtur
 	for _, s := range selected {
 		needs[s.needs] = true
 	}
+	if needs["crun"] {
+		ensureCrun(ctx, log)
+	}
 	if needs["clis"] {
 		cmd := exec.CommandContext(ctx, "bash", "scripts/clis.sh")
 		cmd.Stdout, cmd.Stderr = log, log
@@ -55,6 +58,22 @@ func startFixtures(ctx context.Context, selected []step, log io.Writer) (*fixtur
 		}
 	}
 	return fx, nil
+}
+
+// ensureCrun installs Debian's crun for the REST bench's OCI reference when
+// it is missing. Without it (not root, no package) that reference is
+// skipped and the bench says so; nothing else depends on it.
+func ensureCrun(ctx context.Context, log io.Writer) {
+	if _, err := exec.LookPath("crun"); err == nil || os.Geteuid() != 0 {
+		return
+	}
+	fmt.Fprintln(log, "bench: installing crun (the REST bench's OCI runtime reference)")
+	cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "-q", "--no-install-recommends", "crun")
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(log, "bench: crun not installed:", err)
+	}
 }
 
 // postgres uses BULLPEN_BENCH_POSTGRES_URL when set; otherwise it starts a

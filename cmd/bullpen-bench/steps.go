@@ -44,7 +44,7 @@ func steps(o options) []step {
 	return []step{
 		{name: "build", runs: 1, argv: []string{"bash", "scripts/build.sh"}},
 		{name: "library", runs: o.runs, argv: []string{tool("sandbox-bench"), "-init", "bin/bullpen-sandbox-init", "-n", n}},
-		{name: "rest", runs: o.runs, argv: []string{tool("bullpen-restbench"), "-bin", "bin/bullpen", "-n", n}},
+		{name: "rest", runs: o.runs, needs: "crun", argv: []string{tool("bullpen-restbench"), "-bin", "bin/bullpen", "-n", n}},
 		{name: "office-sqlite", runs: o.runs, argv: []string{tool("bullpen-loadbench"), "-db", "sqlite",
 			"-clients", "100", "-rate", "2100", "-duration", dur}},
 		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("bullpen-loadbench"), "-db", "postgres",
