@@ -37,13 +37,14 @@ func main() {
 	noBwrap := flag.Bool("no-bwrap", false, "skip the bubblewrap comparison")
 	diskQuota := flag.String("disk-quota", "on", "on: every sandbox gets the default disk quota (an ext4 image on a loop device); off: unbounded writable layers, to compare")
 	initFlag := flag.String("init", "", "init binary: a path, \"self\" (re-execute this binary), or empty to build cmd/bullpen-sandbox-init")
+	cgroupLock := flag.String("cgroup-lock", "favordynmods", "favordynmods: the Manager's default (fast cgroup moves); default: the kernel's own lock mode, to compare")
 	flag.Parse()
 	initPath, cleanup, err := resolveInit(*initFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
 		os.Exit(1)
 	}
-	err = run(*n, *alive, !*noBwrap, initPath, *diskQuota == "off")
+	err = run(*n, *alive, !*noBwrap, initPath, *diskQuota == "off", *cgroupLock == "default")
 	cleanup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
@@ -73,14 +74,14 @@ func resolveInit(flagVal string) (string, func(), error) {
 	}
 }
 
-func run(n, alive int, bwrap bool, initPath string, diskQuotaOff bool) error {
+func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bool) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "sandbox-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir, InitPath: initPath, DiskQuotaOff: diskQuotaOff})
+	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir, InitPath: initPath, DiskQuotaOff: diskQuotaOff, DefaultCgroupLock: defaultLock})
 	if err != nil {
 		return err
 	}
