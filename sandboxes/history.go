@@ -70,7 +70,7 @@ func (s *Service) running(ctx context.Context, sandboxID string, done []bullpen.
 	if err != nil {
 		return nil, err
 	}
-	var out []bullpen.SandboxExecEntry
+	out := []bullpen.SandboxExecEntry{} // a page of none is [], never null
 	for _, ev := range started {
 		if p, err := ExecOf(ev); err == nil && ev.Seq > after && !ended[p.ExecID] {
 			out = append(out, entryOf(ev, p))

@@ -118,3 +118,17 @@ func TestExecHistoryWithholdsOutputOfSecretSandbox(t *testing.T) {
 		t.Errorf("the event log holds the secret: %s", body)
 	}
 }
+
+// A sandbox that has run nothing has an empty history: items is [], not
+// null, as the OpenAPI document says (the validating transport checks it).
+func TestExecHistoryOfANewSandboxIsEmptyList(t *testing.T) {
+	s := newSandboxServer(t, web.Config{})
+	var sb struct{ ID string }
+	if st := s.do("POST", "/api/v1/sandboxes", s.Token, map[string]any{}, &sb); st != 201 {
+		t.Fatalf("create: %d", st)
+	}
+	body := readAll(t, s.req("GET", "/api/v1/sandboxes/"+sb.ID+"/execs", s.Token, nil, ""))
+	if !strings.Contains(body, `"items":[]`) {
+		t.Errorf("history of a new sandbox = %s, want items []", body)
+	}
+}
