@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
@@ -75,6 +76,20 @@ func (t *fakeTurns) BudgetStopped(_ context.Context, _ int64, b Budget) error {
 	defer t.mu.Unlock()
 	t.stopped = append(t.stopped, b)
 	return nil
+}
+
+// usageSoon is the turn's usage once it equals want, or what it is after
+// 2 s: the gateway records usage after it has passed the stream's last
+// bytes on, so a client can finish reading first.
+func (t *fakeTurns) usageSoon(want llm.Usage) llm.Usage {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		u, _, _ := t.snapshot()
+		if u == want || time.Now().After(deadline) {
+			return u
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (t *fakeTurns) snapshot() (llm.Usage, int, []Budget) {

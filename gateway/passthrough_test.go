@@ -87,6 +87,7 @@ func TestPassThrough(t *testing.T) {
 				t.Errorf("not relayed as a stream: %s, %d events", hdr.Get("Content-Type"), bytes.Count(got, []byte("data:")))
 			}
 			checkCredentials(t, r.tap.headers[0], tc.kind, hdr, got)
+			r.turns.usageSoon(tc.wantUsage)
 			u, adds, _ := r.turns.snapshot()
 			if u != tc.wantUsage || adds != 1 {
 				t.Errorf("turn usage = %+v in %d adds, want %+v in 1", u, adds, tc.wantUsage)

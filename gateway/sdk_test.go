@@ -63,7 +63,7 @@ func TestAnthropicSDK(t *testing.T) {
 	if got := f.Requests()[0].Header.Get("X-Api-Key"); got != realKey {
 		t.Errorf("upstream key = %q", got)
 	}
-	if u, _, _ := r.turns.snapshot(); u != anthropicUsage {
+	if u := r.turns.usageSoon(anthropicUsage); u != anthropicUsage {
 		t.Errorf("turn usage = %+v, want %+v", u, anthropicUsage)
 	}
 	r.turns.stop = Budget{Limit: "daily_tokens", Detail: "@engineer has used its daily token budget"}
@@ -98,7 +98,7 @@ func TestOpenAISDK(t *testing.T) {
 	if len(acc.Choices) != 1 || acc.Choices[0].Message.Content != "Hello through the gateway." || acc.Usage.PromptTokens != int64(chatUsage.InputTokens) {
 		t.Errorf("accumulated = %+v usage %+v", acc.Choices, acc.Usage)
 	}
-	if u, _, _ := r.turns.snapshot(); u != chatUsage {
+	if u := r.turns.usageSoon(chatUsage); u != chatUsage {
 		t.Errorf("turn usage = %+v, want %+v", u, chatUsage)
 	}
 	r.turns.stop = Budget{Limit: "turn_tokens", Detail: "@engineer stopped"}
@@ -130,7 +130,7 @@ func TestOpenAISDKResponses(t *testing.T) {
 		t.Errorf("completed response %q usage %+v", done.OutputText(), done.Usage)
 	}
 	want := llm.Usage{InputTokens: respInput, CachedInputTokens: respCached, OutputTokens: respOutput}
-	if u, _, _ := r.turns.snapshot(); u != want {
+	if u := r.turns.usageSoon(want); u != want {
 		t.Errorf("turn usage = %+v, want %+v", u, want)
 	}
 }
