@@ -7,13 +7,14 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/client"
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
 // bench is one run against one server.
 type bench struct {
 	ctx     context.Context
 	cfg     config
-	srv     *server
+	srv     *benchkit.Server
 	c       *client.Client
 	w       *watch
 	channel int64
@@ -21,8 +22,8 @@ type bench struct {
 }
 
 // newBench hires the agents and opens the admin's websocket.
-func newBench(ctx context.Context, srv *server, cfg config) (*bench, error) {
-	c, err := client.New(srv.url, srv.token)
+func newBench(ctx context.Context, srv *benchkit.Server, cfg config) (*bench, error) {
+	c, err := client.New(srv.URL, srv.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func newBench(ctx context.Context, srv *server, cfg config) (*bench, error) {
 		}
 		b.agents = append(b.agents, h.Agent)
 	}
-	if b.w, err = openWatch(ctx, srv.url, srv.token); err != nil {
+	if b.w, err = openWatch(ctx, srv.URL, srv.Token); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -103,13 +104,13 @@ type idleResult struct {
 // and the model server around it.
 func (b *bench) idleWindow(m *model) (idleResult, error) {
 	calls0 := m.Calls()
-	s0, err := b.srv.sample()
+	s0, err := sample(b.srv.Cmd.Process.Pid)
 	if err != nil {
 		return idleResult{}, err
 	}
 	fmt.Printf("idle: leaving %d agents alone for %s ...\n", len(b.agents), b.cfg.idle)
 	time.Sleep(b.cfg.idle)
-	s1, err := b.srv.sample()
+	s1, err := sample(b.srv.Cmd.Process.Pid)
 	if err != nil {
 		return idleResult{}, err
 	}

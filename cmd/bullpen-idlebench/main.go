@@ -32,6 +32,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
 // config is the bench's flags.
@@ -77,18 +79,18 @@ func run(c config) (bool, error) {
 	}
 	m := newModel(c.modelDelay)
 	defer m.Close()
-	srv, err := startServer(c.bin, m.fake.BaseURL(), c.sandboxIdle)
+	srv, stop, err := startServer(c.bin, m.fake.BaseURL(), c.sandboxIdle)
 	if err != nil {
 		return false, err
 	}
-	defer srv.stop()
+	defer stop()
 	b, err := newBench(context.Background(), srv, c)
 	if err != nil {
 		return false, err
 	}
 	defer b.cleanup()
 	fmt.Printf("server %s (pid %d); %d agents (%s); sandboxes stop after %s idle; model answers after %s; load average %s\n",
-		srv.url, srv.cmd.Process.Pid, c.agents, c.role, c.sandboxIdle, c.modelDelay, loadAvg())
+		srv.URL, srv.Cmd.Process.Pid, c.agents, c.role, c.sandboxIdle, c.modelDelay, benchkit.LoadAvg())
 	if err := b.warmUp(); err != nil {
 		return false, err
 	}
@@ -102,7 +104,7 @@ func run(c config) (bool, error) {
 		return false, err
 	}
 	wk.print()
-	fmt.Printf("load average at the end %s\n", loadAvg())
+	fmt.Printf("load average at the end %s\n", benchkit.LoadAvg())
 	if err := idle.verdict(); err != nil {
 		fmt.Fprintln(os.Stderr, "idlebench: FAIL:", err)
 		return false, nil
@@ -116,17 +118,6 @@ func (r idleResult) verdict() error {
 		return fmt.Errorf("%d model calls while the agents were idle", r.calls)
 	}
 	return nil
-}
-
-// loadAvg is the first three fields of /proc/loadavg.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	var a, b1, c string
-	fmt.Sscan(string(b), &a, &b1, &c)
-	return a + " " + b1 + " " + c
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -29,8 +29,7 @@ func TestSampleReadsProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	s := &server{cmd: cmd}
-	first, err := s.sample()
+	first, err := sample(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +37,7 @@ func TestSampleReadsProc(t *testing.T) {
 	// busy, but a spinning process gets some CPU within seconds.
 	var second procSample
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if second, err = s.sample(); err != nil {
+		if second, err = sample(cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 		if second.cpu-first.cpu >= 50*time.Millisecond && second.anonBytes >= 64<<20 {

@@ -1,108 +1,41 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
-// server is the bin/bullpen process under test, in a throwaway data
-// directory, with its model provider pointed at the fake.
-type server struct {
-	cmd        *exec.Cmd
-	url, token string
-	dir        string
-}
-
-var (
-	urlRE   = regexp.MustCompile(`Bullpen is running: (\S+)`)
-	tokenRE = regexp.MustCompile(`^\s+(bp_\S{20,})\s*$`)
-)
-
-// startServer runs bin with a fresh data directory and waits for its URL
-// and first admin token. modelURL is an OpenAI-compatible base URL; an
-// agent's workspace is stopped after sandboxIdle without use.
-func startServer(bin, modelURL string, sandboxIdle time.Duration) (*server, error) {
-	dir, err := os.MkdirTemp("", "bullpen-idlebench-")
+// startServer runs bin with a fresh data directory, its model provider
+// pointed at modelURL (OpenAI-compatible), an agent's workspace stopped
+// after sandboxIdle without use. The server's log goes to a temporary
+// file, kept when IDLEBENCH_KEEPLOG is set; stop removes it otherwise.
+func startServer(bin, modelURL string, sandboxIdle time.Duration) (*benchkit.Server, func(), error) {
+	log, err := os.CreateTemp("", "bullpen-idlebench-*.log")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s := &server{dir: dir}
-	s.cmd = exec.Command(bin, "--data", dir, "--addr", "127.0.0.1:0", "--log-format", "json",
-		"--agent-sandbox-idle", sandboxIdle.String())
-	s.cmd.Env = append(os.Environ(), "BULLPEN_TELEGRAM_TOKEN=", "BULLPEN_OPENAI_BASE_URL="+modelURL,
-		"BULLPEN_OPENAI_API_KEY=fake", "BULLPEN_OPENAI_MODEL=fake-model", "BULLPEN_PROVIDER=openai",
-		"BULLPEN_ANTHROPIC_API_KEY=", "BULLPEN_ANTHROPIC_OAUTH_TOKEN=")
-	s.cmd.Stderr, _ = os.Create(dir + ".log")
-	out, err := s.cmd.StdoutPipe()
+	var mu sync.Mutex
+	write := func(l string) { mu.Lock(); fmt.Fprintln(log, l); mu.Unlock() }
+	srv, err := benchkit.Start(bin, []string{"--agent-sandbox-idle", sandboxIdle.String()},
+		[]string{"BULLPEN_OPENAI_BASE_URL=" + modelURL, "BULLPEN_OPENAI_API_KEY=fake", "BULLPEN_OPENAI_MODEL=fake-model",
+			"BULLPEN_PROVIDER=openai", "BULLPEN_ANTHROPIC_API_KEY=", "BULLPEN_ANTHROPIC_OAUTH_TOKEN="}, write)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("%w (log: %s)", err, log.Name())
 	}
-	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s (make build first): %w", bin, err)
-	}
-	if err := s.await(out); err != nil {
-		s.stop()
-		return nil, err
-	}
-	return s, nil
-}
-
-// await reads the server's stdout until it has printed its URL and token.
-func (s *server) await(out interface{ Read([]byte) (int, error) }) error {
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	deadline := time.After(60 * time.Second)
-	for s.url == "" || s.token == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				return fmt.Errorf("the server exited before it was ready (log: %s.log)", s.dir)
-			}
-			if m := urlRE.FindStringSubmatch(l); m != nil {
-				s.url = m[1]
-			}
-			if m := tokenRE.FindStringSubmatch(l); m != nil {
-				s.token = m[1]
-			}
-		case <-deadline:
-			return fmt.Errorf("the server was not ready in 60 s")
+	stop := func() {
+		srv.Stop()
+		log.Close()
+		if os.Getenv("IDLEBENCH_KEEPLOG") == "" {
+			os.Remove(log.Name())
 		}
 	}
-	go func() {
-		for range lines {
-		}
-	}()
-	return nil
-}
-
-// stop interrupts the server, kills it if it lingers, and removes its data.
-func (s *server) stop() {
-	s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		s.cmd.Process.Kill()
-		<-done
-	}
-	os.RemoveAll(s.dir)
-	if os.Getenv("IDLEBENCH_KEEPLOG") == "" {
-		os.Remove(s.dir + ".log")
-	}
+	return srv, stop, nil
 }
 
 // procSample is what /proc says about the server process at one moment.
@@ -120,9 +53,8 @@ type procSample struct {
 // ABI whatever the kernel's own tick rate.
 const userHZ = 100
 
-// sample reads the server's CPU time and resident memory.
-func (s *server) sample() (procSample, error) {
-	pid := s.cmd.Process.Pid
+// sample reads a process's CPU time and resident memory.
+func sample(pid int) (procSample, error) {
 	p := procSample{at: time.Now()}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

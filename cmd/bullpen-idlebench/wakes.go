@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
 // wake is one measured wake: the client's figure and the server's spans
@@ -121,7 +121,7 @@ func p50(ws []wake, span *string) time.Duration {
 			d = append(d, v)
 		}
 	}
-	return percentile(d, 50)
+	return benchkit.Percentile(d, 50)
 }
 
 func pct(ws []wake, p int) time.Duration {
@@ -129,14 +129,5 @@ func pct(ws []wake, p int) time.Duration {
 	for i, w := range ws {
 		d[i] = w.total
 	}
-	return percentile(d, p)
-}
-
-func percentile(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*p/100]
+	return benchkit.Percentile(d, p)
 }

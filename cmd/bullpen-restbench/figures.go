@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
 // figures prints the machine-readable lines: `figure <key> <value> <unit>`.
@@ -14,26 +16,26 @@ func figures(seq, stag, burst result, warm []time.Duration, r refTimes) {
 		name string
 		r    result
 	}{{"sequential", seq}, {"staggered", stag}, {"burst", burst}} {
-		figMS("rest_"+p.name+"_p50", percentile(p.r.first, 50))
-		figMS("rest_"+p.name+"_p95", percentile(p.r.first, 95))
-		figMS("rest_"+p.name+"_p99", percentile(p.r.first, 99))
+		figMS("rest_"+p.name+"_p50", benchkit.Percentile(p.r.first, 50))
+		figMS("rest_"+p.name+"_p95", benchkit.Percentile(p.r.first, 95))
+		figMS("rest_"+p.name+"_p99", benchkit.Percentile(p.r.first, 99))
 		fmt.Printf("figure rest_%s_success %.1f %%\n", p.name, p.r.success())
 	}
-	figMS("rest_create_p50", percentile(seq.create, 50))
+	figMS("rest_create_p50", benchkit.Percentile(seq.create, 50))
 	if len(warm) > 0 {
-		figMS("rest_warm_run_p50", percentile(warm, 50))
-		figMS("rest_warm_run_p95", percentile(warm, 95))
+		figMS("rest_warm_run_p50", benchkit.Percentile(warm, 50))
+		figMS("rest_warm_run_p95", benchkit.Percentile(warm, 95))
 	}
 	if len(r.library) > 0 {
-		lib := percentile(r.library, 50)
+		lib := benchkit.Percentile(r.library, 50)
 		figMS("rest_library_p50", lib)
-		figMS("rest_over_library_p50", percentile(seq.first, 50)-lib)
+		figMS("rest_over_library_p50", benchkit.Percentile(seq.first, 50)-lib)
 	}
 	if len(r.bwrap) > 0 {
-		figMS("rest_bwrap_p50", percentile(r.bwrap, 50))
+		figMS("rest_bwrap_p50", benchkit.Percentile(r.bwrap, 50))
 	}
 	if len(r.crun) > 0 {
-		figMS("rest_crun_p50", percentile(r.crun, 50))
+		figMS("rest_crun_p50", benchkit.Percentile(r.crun, 50))
 	}
 }
 
@@ -44,9 +46,9 @@ func figMS(key string, d time.Duration) {
 }
 
 func ratio(d, base []time.Duration) string {
-	b := percentile(base, 50)
+	b := benchkit.Percentile(base, 50)
 	if b == 0 || len(d) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2fx", float64(percentile(d, 50))/float64(b))
+	return fmt.Sprintf("%.2fx", float64(benchkit.Percentile(d, 50))/float64(b))
 }

@@ -25,12 +25,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/client"
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -69,14 +69,14 @@ func main() {
 }
 
 func run(o options) error {
-	srv, err := startServer(o.bin)
+	srv, err := benchkit.Start(o.bin, nil, nil, printErrors)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	// Keep-alive for every concurrent trial of a burst, not the default 2.
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
-	c, err := client.New(srv.url, srv.token, client.WithHTTPClient(hc))
+	c, err := client.New(srv.URL, srv.Token, client.WithHTTPClient(hc))
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func run(o options) error {
 		}
 	}
 	fmt.Printf("server %s; %d sandboxes per pattern; command via POST …/%s; measured at the client on loopback; load average %s\n",
-		srv.url, o.n, o.via, loadavg())
+		srv.URL, o.n, o.via, benchkit.LoadAvg())
 	fmt.Printf("%-34s %8s %8s %8s %8s %9s\n", "pattern", "median", "p95", "p99", "success", "create p50")
 	t := trialer{c: c, via: o.via}
 	if o.only != "" {
@@ -131,8 +131,8 @@ func runOnly(t trialer, o options) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("warm run p50 %s p95 %s (n=%d)\n", ms(percentile(warm, 50)), ms(percentile(warm, 95)), len(warm))
-		figMS("rest_warm_run_p50", percentile(warm, 50))
+		fmt.Printf("warm run p50 %s p95 %s (n=%d)\n", ms(benchkit.Percentile(warm, 50)), ms(benchkit.Percentile(warm, 95)), len(warm))
+		figMS("rest_warm_run_p50", benchkit.Percentile(warm, 50))
 		return nil
 	}
 	launch := map[string]func(int, func()){
@@ -145,7 +145,7 @@ func runOnly(t trialer, o options) error {
 	}
 	r := measure(t, o.n, launch)
 	report(o.only, r)
-	figMS("rest_"+o.only+"_p50", percentile(r.first, 50))
+	figMS("rest_"+o.only+"_p50", benchkit.Percentile(r.first, 50))
 	return nil
 }
 
@@ -157,21 +157,21 @@ func references(o options, lib *library, libTimes, warm []time.Duration) refTime
 	r := refTimes{library: libTimes}
 	fmt.Println()
 	if len(warm) > 0 {
-		fmt.Printf("%-34s %8s %8s   (n=%d, POST …/run echo on a started sandbox)\n", "warm run", ms(percentile(warm, 50)), ms(percentile(warm, 95)), len(warm))
+		fmt.Printf("%-34s %8s %8s   (n=%d, POST …/run echo on a started sandbox)\n", "warm run", ms(benchkit.Percentile(warm, 50)), ms(benchkit.Percentile(warm, 95)), len(warm))
 	}
 	if lib != nil && len(libTimes) > 0 {
-		fmt.Printf("%-34s %8s %8s   (create -> first output through package sandbox, in process)\n", "library reference", ms(percentile(libTimes, 50)), ms(percentile(libTimes, 95)))
+		fmt.Printf("%-34s %8s %8s   (create -> first output through package sandbox, in process)\n", "library reference", ms(benchkit.Percentile(libTimes, 50)), ms(benchkit.Percentile(libTimes, 95)))
 	}
 	r.bwrap = bwrapTimes(o.n)
 	if len(r.bwrap) > 0 {
-		fmt.Printf("%-34s %8s %8s\n", "bwrap --unshare-all echo hi", ms(percentile(r.bwrap, 50)), ms(percentile(r.bwrap, 95)))
+		fmt.Printf("%-34s %8s %8s\n", "bwrap --unshare-all echo hi", ms(benchkit.Percentile(r.bwrap, 50)), ms(benchkit.Percentile(r.bwrap, 95)))
 	}
 	if !o.noCrun {
 		var err error
 		if r.crun, err = crunTimes(o.n); err != nil {
 			fmt.Println("crun reference skipped:", err)
 		} else {
-			fmt.Printf("%-34s %8s %8s   (OCI bundle, host /usr read-only, user+pid+net+ipc+uts+mount namespaces)\n", "crun run echo hi", ms(percentile(r.crun, 50)), ms(percentile(r.crun, 95)))
+			fmt.Printf("%-34s %8s %8s   (OCI bundle, host /usr read-only, user+pid+net+ipc+uts+mount namespaces)\n", "crun run echo hi", ms(benchkit.Percentile(r.crun, 50)), ms(benchkit.Percentile(r.crun, 95)))
 		}
 	}
 	return r
@@ -298,28 +298,18 @@ func (w *firstWrite) Write(b []byte) (int, error) {
 }
 
 func report(name string, r result) {
-	fmt.Printf("%-34s %8s %8s %8s %7.0f%% %9s\n", name, ms(percentile(r.first, 50)), ms(percentile(r.first, 95)),
-		ms(percentile(r.first, 99)), r.success(), ms(percentile(r.create, 50)))
+	fmt.Printf("%-34s %8s %8s %8s %7.0f%% %9s\n", name, ms(benchkit.Percentile(r.first, 50)), ms(benchkit.Percentile(r.first, 95)),
+		ms(benchkit.Percentile(r.first, 99)), r.success(), ms(benchkit.Percentile(r.create, 50)))
 }
 
 func (r result) success() float64 { return float64(r.n-r.failed) / float64(r.n) * 100 }
 
-func percentile(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*p/100]
-}
-
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
 
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
+// printErrors passes the server's error lines on: they explain failed
+// trials.
+func printErrors(l string) {
+	if strings.Contains(l, `"level":"ERROR"`) {
+		fmt.Fprintln(os.Stderr, "server:", l)
 	}
-	return strings.Join(f[:3], " ")
 }
