@@ -125,19 +125,6 @@ func exports(out []byte) map[string]string {
 	return m
 }
 
-// loadLine is /proc/loadavg's three averages.
-func loadLine() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 // memTotal is the host's memory from /proc/meminfo.
 func memTotal() string {
 	b, err := os.ReadFile("/proc/meminfo")

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
 func main() {
@@ -74,7 +76,7 @@ func run(ctx context.Context, o options, only, logs string, verbose bool) (int, 
 	}
 	defer fx.stop()
 	r := &runner{env: fx.env, logDir: logs, verbose: os.Stderr, echo: verbose}
-	loadStart := loadLine()
+	loadStart := benchkit.LoadAvg()
 	var results []*result
 	for _, s := range selected {
 		if ctx.Err() != nil {
@@ -88,7 +90,7 @@ func run(ctx context.Context, o options, only, logs string, verbose bool) (int, 
 	}
 	w := os.Stdout
 	fmt.Fprintf(w, "\n# Bullpen benchmarks, %s\n\n", started.Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(w, "machine: %d cores, %s; load average at start %s, at end %s\n", runtime.NumCPU(), memTotal(), loadStart, loadLine())
+	fmt.Fprintf(w, "machine: %d cores, %s; load average at start %s, at end %s\n", runtime.NumCPU(), memTotal(), loadStart, benchkit.LoadAvg())
 	fmt.Fprintf(w, "runs: %d of each figure, shown min–max; targets judged on the worst run; logs in %s\n\n", o.runs, logs)
 	missed := printTable(w, results)
 	code := 0

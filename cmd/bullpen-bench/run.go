@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 )
 
 // result is what one step's runs produced.
@@ -79,14 +81,7 @@ func (r *runner) logPath(s step, i int) string {
 
 // loadAverage is the machine's 1-minute load average, or -1 if unreadable.
 func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return -1
-	}
+	f := strings.Fields(benchkit.LoadAvg())
 	v, err := strconv.ParseFloat(f[0], 64)
 	if err != nil {
 		return -1

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/internal/benchkit"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 )
@@ -87,7 +88,7 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bo
 	}
 	defer m.Close()
 	defer m.TerminateAll(ctx)
-	fmt.Printf("host: %d cores, %s, Go %s, load average %s\n", runtime.NumCPU(), kernel(), runtime.Version(), loadavg())
+	fmt.Printf("host: %d cores, %s, Go %s, load average %s\n", runtime.NumCPU(), kernel(), runtime.Version(), benchkit.LoadAvg())
 	fmt.Printf("disk quota: %s\n", map[bool]string{false: "on (default ext4 image per sandbox)", true: "off (unbounded writable layers)"}[diskQuotaOff])
 	desc := m.InitPath()
 	if desc == "/proc/self/exe" {
@@ -469,15 +470,6 @@ func smapsRollup(pid int) (pss, rss int64) {
 		}
 	}
 	return pss, rss
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func kernel() string {
