@@ -28,7 +28,10 @@ func (c *Client) Events(ctx context.Context, since int64, limit int) ([]bullpen.
 // Feed is a live event subscription over the websocket (/api/v1/ws).
 // Next returns events in order; when the connection drops (the server
 // restarts, the network blinks) Feed reconnects from the last sequence it
-// returned, so the caller sees every event once, with no gap.
+// returned, so the caller sees every stored event once, with no gap.
+// Ephemeral events (Seq 0: live sandbox output, agents' streamed text)
+// are returned as they come; those sent while the feed was disconnected
+// are lost, as they are for the dashboard.
 type Feed struct {
 	c       *Client
 	last    int64
@@ -91,7 +94,9 @@ func (f *Feed) Next(ctx context.Context) (bullpen.Event, error) {
 	}
 	ev := f.pending[0]
 	f.pending = f.pending[1:]
-	f.last = ev.Seq
+	if ev.Seq > 0 { // ephemeral events (live output, deltas) have none
+		f.last = ev.Seq
+	}
 	return ev, nil
 }
 
@@ -153,7 +158,9 @@ func (f *Feed) read(ctx context.Context) error {
 		return fmt.Errorf("client: websocket frame: %w", err)
 	}
 	for _, ev := range frame.Events {
-		if ev.Seq > f.last { // a resumed feed never repeats what was returned
+		// A resumed feed never repeats a stored event it returned; an
+		// ephemeral one (Seq 0) is never resent, so it always passes.
+		if ev.Seq == 0 || ev.Seq > f.last {
 			f.pending = append(f.pending, ev)
 		}
 	}
