@@ -28,6 +28,7 @@ func rows() []row {
 		{"library_first_output_p95", "  the same, p95", "", 0},
 		{"library_bwrap_p50", "  bwrap --unshare-all echo hi in the same run, p50", "", 0},
 		{"library_bwrap_ratio", "  library p50 / bwrap p50", "le", 1.5},
+		{"library_cold_first_output_p50", "  the same without the init pool (cold start), p50", "", 0},
 		{"rest_sequential_p50", "REST create → first output, sequential ×N, p50", "le", 12},
 		{"rest_sequential_p95", "  p95", "", 0},
 		{"rest_sequential_p99", "  p99", "", 0},
