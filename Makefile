@@ -33,6 +33,10 @@ bench:
 
 ## screenshots: start a seeded demo office (real sandboxes: run as root) and write docs/screenshots/*.png at 1400x900, 1024x768 and 800x700 with headless Chromium
 screenshots:
+	@# the emoji in the demo's messages need a colour emoji font (headless Chromium draws boxes without one)
+	@fc-list 2>/dev/null | grep -q NotoColorEmoji || [ "$$(id -u)" != 0 ] || \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-color-emoji >/dev/null || \
+		echo "screenshots: fonts-noto-color-emoji not installed: emoji will show as boxes" >&2
 	BULLPEN_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestScreenshots$$' -v ./cmd/bullpen/
 
 ## vendor: fetch the pinned browser libraries (xterm.js) into static/vendor again
