@@ -78,7 +78,19 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 		sp.Workdir = workdir
 	}
 	now := m.now()
+	// A pre-started init brings its id (its cgroups and socket are named
+	// after it); Create owns it from here and discards it unless it
+	// assigns it.
+	pe := m.takePooled()
 	id := newID()
+	if pe != nil {
+		id = pe.id
+		defer func() {
+			if pe != nil {
+				m.discardPooled(pe)
+			}
+		}()
+	}
 	s := &sandbox{id: id, dir: filepath.Join(m.sbDir, id), rootfs: filepath.Join(m.runDir, id),
 		sock: filepath.Join(m.runDir, id+".sock"), ports: map[int]*portProxy{}, lastAct: now,
 		secrets: append([]Secret(nil), sp.Secrets...)}
@@ -132,7 +144,11 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	if cerr := <-cgErr; err == nil {
 		err = cerr
 	}
-	if err == nil {
+	if err == nil && pe != nil {
+		e := pe
+		pe = nil // assignLocked kills it on error, destroyLocked removes the rest
+		err = m.assignLocked(ctx, s, e)
+	} else if err == nil {
 		err = m.startLocked(ctx, s, true)
 	}
 	if err == nil {

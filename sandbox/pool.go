@@ -1,0 +1,263 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	bullpen "github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
+)
+
+// DefaultInitPool is the pool size when Config.InitPool is nil.
+const DefaultInitPool = 2
+
+// initPool holds inits started ahead of time (see Config.InitPool). Each
+// entry has its sandbox id, its cgroups (default limits) with init and its
+// spawner thread moved in, its control socket and its key; its init has
+// pivoted into a staging root (sbinit.Config.Stage) and waits for an
+// assignment. A fresh Create takes one instead of starting an init.
+type initPool struct {
+	ready chan *poolEntry
+	wake  chan struct{} // a take happened: refill
+	dir   string        // StateDir/pool: the entries' logs
+	stage string        // runDir + ".stage": the inits' staging mount point (traversable)
+	taken atomic.Int64  // Creates served from the pool
+}
+
+// poolEntry is one pre-started init.
+type poolEntry struct {
+	id      string
+	p       *initProc
+	f       *initFiles
+	st      *initStatus
+	logPath string
+}
+
+// poolSize validates Config.InitPool.
+func poolSize(cfg *Config) (int, error) {
+	if cfg.InitPool == nil {
+		return DefaultInitPool, nil
+	}
+	if *cfg.InitPool < 0 {
+		return 0, bullpen.Errorf(bullpen.EINVALID, "Config.InitPool must not be negative")
+	}
+	return *cfg.InitPool, nil
+}
+
+// startPool cleans what pooled entries of a dead process left and, with
+// n > 0, starts filling a pool of n inits.
+func (m *Manager) startPool(n int) error {
+	dir := filepath.Join(m.cfg.StateDir, "pool")
+	m.cleanPoolDir(dir)
+	if n == 0 {
+		return nil
+	}
+	if ok, err := m.shareRunDir(); err != nil || !ok {
+		return err // !ok: no pool, creates start their own inits
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("sandbox: pool dir: %w", err)
+	}
+	// Beside runDir, as the cgroup-lock mount point: not a sandbox's.
+	stage := m.runDir + ".stage"
+	if err := os.Mkdir(stage, 0o711); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("sandbox: pool dir: %w", err)
+	}
+	m.pool = &initPool{ready: make(chan *poolEntry, n), wake: make(chan struct{}, 1), dir: dir, stage: stage}
+	m.wg.Add(1)
+	go m.fillPool()
+	return nil
+}
+
+// PoolTaken reports how many Creates were served by a pre-started init.
+func (m *Manager) PoolTaken() int64 {
+	if m.pool == nil {
+		return 0
+	}
+	return m.pool.taken.Load()
+}
+
+// takePooled returns a ready entry, or nil when the pool is off or empty
+// (the caller then starts an init itself: a create never waits for one).
+func (m *Manager) takePooled() *poolEntry {
+	if m.pool == nil {
+		return nil
+	}
+	select {
+	case e := <-m.pool.ready:
+		select {
+		case m.pool.wake <- struct{}{}:
+		default:
+		}
+		m.pool.taken.Add(1)
+		return e
+	default:
+		return nil
+	}
+}
+
+// fillPool keeps the pool full until the Manager closes.
+func (m *Manager) fillPool() {
+	defer m.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-m.stop
+		cancel()
+	}()
+	for {
+		for len(m.pool.ready) < cap(m.pool.ready) {
+			e, err := m.startPooled(ctx)
+			if err != nil {
+				// Creates fall back to starting their own init; try
+				// again after the next take or a pause.
+				fmt.Fprintf(os.Stderr, "sandbox: init pool: %v\n", err)
+				break
+			}
+			select {
+			case m.pool.ready <- e:
+			case <-m.stop:
+				m.discardPooled(e)
+				return
+			}
+		}
+		select {
+		case <-m.stop:
+			return
+		case <-m.pool.wake:
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// startPooled starts one pooled init and waits until it is staged.
+func (m *Manager) startPooled(ctx context.Context) (_ *poolEntry, err error) {
+	id := newID()
+	c := &m.cfg
+	if err := m.cg.create(id, c.DefaultCPU, c.DefaultMemoryBytes, c.DefaultPids); err != nil {
+		return nil, err
+	}
+	e := &poolEntry{id: id, logPath: filepath.Join(m.pool.dir, id+".log")}
+	defer func() {
+		if err != nil {
+			m.discardPooled(e)
+		}
+	}()
+	if e.f, err = openInitFiles(filepath.Join(m.runDir, id+".sock"), e.logPath); err != nil {
+		return nil, err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("sandbox: init key: %w", err)
+	}
+	key := hex.EncodeToString(b[:])
+	cfg := initConfig{Rootfs: m.runDir, Binds: m.binds, Key: key, Stage: m.pool.stage}
+	cmd, err := m.initCmdFor(id, cfg, int(c.IDMapBase), e.f)
+	if err != nil {
+		return nil, err
+	}
+	err = cmd.Start()
+	e.f.closeChildEnds()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start pooled init: %w", err)
+	}
+	e.p = &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
+	e.st = newInitStatus(ctx, e.f.statusR, e.logPath)
+	if err := m.enterCgroups(id, e.p.pid, 0, e.st); err != nil {
+		return nil, err
+	}
+	if _, err := e.st.next("pooled"); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// discardPooled kills an entry's init and removes what it had.
+func (m *Manager) discardPooled(e *poolEntry) {
+	if e.p != nil {
+		_ = e.p.cmd.Process.Kill()
+		_ = e.p.cmd.Wait()
+	}
+	if e.st != nil {
+		e.st.close()
+	}
+	if e.f != nil {
+		e.f.close()
+	}
+	_ = m.cg.remove(e.id)
+	os.Remove(filepath.Join(m.runDir, e.id+".sock"))
+	os.Remove(e.logPath)
+}
+
+// assignLocked makes the pooled init of e (e.id == s.id) the init of the
+// provisioned sandbox s, whose cgroups have its limits already (caller
+// holds s.mu). On error e's init is killed; the caller destroys s.
+func (m *Manager) assignLocked(ctx context.Context, s *sandbox, e *poolEntry) error {
+	defer e.f.close()
+	defer os.Remove(e.logPath) // if not moved into s.dir
+	return m.attachInit(s, e.p, func() error {
+		defer e.st.close()
+		if err := os.WriteFile(filepath.Join(s.dir, initKeyFile), []byte(e.p.key), 0o600); err != nil {
+			return fmt.Errorf("sandbox: init key: %w", err)
+		}
+		logPath := filepath.Join(s.dir, "init.log")
+		if err := os.Rename(e.logPath, logPath); err != nil {
+			return fmt.Errorf("sandbox: init log: %w", err)
+		}
+		e.st.logPath, e.st.ctx = logPath, ctx
+		e.st.timer.Reset(initReadyTimeout)
+		if s.meta.NoFile != 0 && s.meta.NoFile != m.cfg.DefaultNoFile {
+			if err := m.setNoFile(e.p.pid, s.meta.NoFile); err != nil {
+				return err
+			}
+		}
+		if _, err := e.f.goW.Write(sbinit.Assignment(s.id, s.hostname(), s.meta.HostBase)); err != nil {
+			return fmt.Errorf("sandbox: assign pooled init: %w", err)
+		}
+		return e.st.ready()
+	})
+}
+
+// closePool kills the pooled inits (after the filler stopped).
+func (m *Manager) closePool() {
+	if m.pool == nil {
+		return
+	}
+	defer os.Remove(m.pool.stage)
+	for {
+		select {
+		case e := <-m.pool.ready:
+			m.discardPooled(e)
+		default:
+			return
+		}
+	}
+}
+
+// cleanPoolDir removes what pooled entries of a process that died left:
+// their inits exit by themselves once the pool's end of GoFd closes; their
+// cgroups, sockets and logs stay.
+func (m *Manager) cleanPoolDir(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, ent := range ents {
+		id := strings.TrimSuffix(ent.Name(), ".log")
+		if !idRe.MatchString(id) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(m.sbDir, id)); err == nil {
+			continue // assigned meanwhile: restore's to adopt
+		}
+		if m.cg.exists(id) {
+			_ = m.cg.remove(id)
+		}
+		os.Remove(filepath.Join(m.runDir, id+".sock"))
+		os.Remove(filepath.Join(dir, ent.Name()))
+	}
+}
