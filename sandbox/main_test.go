@@ -111,11 +111,15 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 		t.Fatalf("New: %v", err)
 	}
 	e.m = m
+	// Creates take pre-started inits only once the pool has filled: wait,
+	// so that the tests exercise the pooled path they would get in use.
+	e.waitPool()
 	t.Cleanup(func() {
 		if e.m == nil {
 			return
 		}
 		ids := e.ids()
+		pooled := e.pooled()
 		if err := e.m.TerminateAll(context.Background()); err != nil {
 			t.Errorf("TerminateAll: %v", err)
 		}
@@ -123,6 +127,7 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 		for _, id := range ids {
 			e.checkGone(id)
 		}
+		e.checkPoolGone(pooled)
 	})
 	return e
 }

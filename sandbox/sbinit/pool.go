@@ -115,6 +115,11 @@ func stage(cfg *Config) error {
 			return err
 		}
 	}
+	// The kernel lets a user namespace mount a procfs only where one is
+	// fully visible already (mount_too_revealing): keep the host's.
+	if err := bindAt("/proc", filepath.Join(t, "proc")); err != nil {
+		return err
+	}
 	if err := unix.Chdir(t); err != nil {
 		return wrap("chdir staging root", err)
 	}

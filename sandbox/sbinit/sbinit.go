@@ -69,7 +69,7 @@ type Bind struct {
 
 // Config is what the host tells init about the sandbox to build.
 type Config struct {
-	Version  int    `json:"version"`
+	Version int `json:"version"`
 	// Rootfs is the sandbox's root filesystem; for a pooled init, the
 	// directory the sandboxes' root filesystems will be mounted in.
 	Rootfs   string `json:"rootfs"`
@@ -88,7 +88,7 @@ type Config struct {
 	// Stage, when set, makes this a pooled init, started before its
 	// sandbox exists: it builds a staging root on a tmpfs mounted at
 	// Stage, holding only what an assignment needs (Rootfs, the Binds'
-	// sources, a few /dev nodes), pivots into it, reports "pooled" and
+	// sources, a few /dev nodes, /proc), pivots into it, reports "pooled" and
 	// waits for its assignment on GoFd.
 	Stage string `json:"stage,omitempty"`
 }
