@@ -238,7 +238,7 @@ func (m *Manager) Close() error {
 		s.mu.Unlock()
 	}
 	err := unfavorDynMods(m.fdmDir)
-	m.unshareRunDir() // also one a killed process with a pool left
+	m.unshareRunDir()   // also one a killed process with a pool left
 	os.Remove(m.runDir) // only if empty: no sandbox left behind
 	return err
 }
