@@ -27,7 +27,9 @@ type initPool struct {
 	ready chan *poolEntry
 	wake  chan struct{} // a take happened: refill
 	dir   string        // StateDir/pool: the entries' logs
-	stage string        // runDir + ".stage": the inits' staging mount point (traversable)
+	// stage is runDir + ".pool", in each init's own mount namespace its
+	// staging mount point (so: traversable).
+	stage string
 	taken atomic.Int64  // Creates served from the pool
 }
 
@@ -66,7 +68,7 @@ func (m *Manager) startPool(n int) error {
 		return fmt.Errorf("sandbox: pool dir: %w", err)
 	}
 	// Beside runDir, as the cgroup-lock mount point: not a sandbox's.
-	stage := m.runDir + ".stage"
+	stage := m.runDir + ".pool"
 	if err := os.Mkdir(stage, 0o711); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("sandbox: pool dir: %w", err)
 	}
@@ -150,7 +152,7 @@ func (m *Manager) startPooled(ctx context.Context) (_ *poolEntry, err error) {
 			m.discardPooled(e)
 		}
 	}()
-	if e.f, err = openInitFiles(filepath.Join(m.runDir, id+".sock"), e.logPath); err != nil {
+	if e.f, err = openInitFiles(e.sock(m), e.logPath); err != nil {
 		return nil, err
 	}
 	var b [32]byte
@@ -179,6 +181,9 @@ func (m *Manager) startPooled(ctx context.Context) (_ *poolEntry, err error) {
 	return e, nil
 }
 
+// sock is the entry's control socket, the sandbox's once assigned.
+func (e *poolEntry) sock(m *Manager) string { return filepath.Join(m.runDir, e.id+".sock") }
+
 // discardPooled kills an entry's init and removes what it had.
 func (m *Manager) discardPooled(e *poolEntry) {
 	if e.p != nil {
@@ -192,7 +197,7 @@ func (m *Manager) discardPooled(e *poolEntry) {
 		e.f.close()
 	}
 	_ = m.cg.remove(e.id)
-	os.Remove(filepath.Join(m.runDir, e.id+".sock"))
+	os.Remove(e.sock(m))
 	os.Remove(e.logPath)
 }
 
@@ -243,7 +248,7 @@ func (m *Manager) closePool() {
 
 // cleanPoolDir removes what pooled entries of a process that died left:
 // their inits exit by themselves once the pool's end of GoFd closes; their
-// cgroups, sockets and logs stay.
+// cgroups, sockets and logs (in dir) stay.
 func (m *Manager) cleanPoolDir(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, ent := range ents {
@@ -260,4 +265,5 @@ func (m *Manager) cleanPoolDir(dir string) {
 		os.Remove(filepath.Join(m.runDir, id+".sock"))
 		os.Remove(filepath.Join(dir, ent.Name()))
 	}
+	os.Remove(m.runDir + ".pool") // if empty; startPool makes it again
 }

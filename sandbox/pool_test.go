@@ -308,7 +308,8 @@ func TestPoolHostKilled(t *testing.T) {
 // poolChild is the host TestPoolHostKilled kills: it reports its pool and
 // one sandbox made from it, then waits to be killed.
 func poolChild(t *testing.T, dir string) {
-	m, err := New(context.Background(), Config{StateDir: dir, InitPath: os.Getenv(testInitEnv)})
+	// The default cgroup lock: a killed host would leave the other mounted.
+	m, err := New(context.Background(), Config{StateDir: dir, InitPath: os.Getenv(testInitEnv), DefaultCgroupLock: true})
 	if err != nil {
 		t.Fatal(err)
 	}
