@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -102,6 +103,14 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 			e.events = append(e.events, ev)
 			e.mu.Unlock()
 		},
+	}
+	// BULLPEN_TEST_INIT_POOL=0 runs the suite on the cold start path.
+	if v, ok := os.LookupEnv("BULLPEN_TEST_INIT_POOL"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("BULLPEN_TEST_INIT_POOL: %v", err)
+		}
+		e.cfg.InitPool = &n
 	}
 	for _, f := range mod {
 		f(&e.cfg)

@@ -30,7 +30,7 @@ type initPool struct {
 	// stage is runDir + ".pool", in each init's own mount namespace its
 	// staging mount point (so: traversable).
 	stage string
-	taken atomic.Int64  // Creates served from the pool
+	taken atomic.Int64 // Creates served from the pool
 }
 
 // poolEntry is one pre-started init.
