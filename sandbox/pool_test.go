@@ -90,6 +90,9 @@ func alive(pid int) bool {
 	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
 }
 
+// poolOn sets the default pool whatever BULLPEN_TEST_INIT_POOL says.
+func poolOn(c *Config) { c.InitPool = new(DefaultInitPool) }
+
 func nsOf(t *testing.T, pid int, ns string) string {
 	t.Helper()
 	l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/" + ns)
@@ -101,7 +104,7 @@ func nsOf(t *testing.T, pid int, ns string) string {
 
 func TestPoolCreateUsesPrestartedInit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, poolOn)
 	before := e.pooled()
 	if len(before) != DefaultInitPool {
 		t.Fatalf("pool holds %d inits, want %d", len(before), DefaultInitPool)
@@ -144,7 +147,7 @@ func TestPoolCreateUsesPrestartedInit(t *testing.T) {
 
 func TestPoolInitsNotShared(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, poolOn)
 	a, b := e.create(Spec{}), e.create(Spec{})
 	if e.m.PoolTaken() != 2 {
 		t.Fatalf("%d of 2 creates used the pool", e.m.PoolTaken())
@@ -187,7 +190,7 @@ func TestPoolOff(t *testing.T) {
 // keep that disk's loop device attached once the sandbox is destroyed.
 func TestPoolDestroyDetachesDisk(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.DefaultDiskBytes = 48 << 20 })
+	e := newEnv(t, poolOn, func(c *Config) { c.DefaultDiskBytes = 48 << 20 })
 	before := e.pooled()
 	a := e.create(Spec{})
 	e.waitPool() // refilled while a's disk is mounted
