@@ -89,6 +89,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 			if pe != nil {
 				m.discardPooled(pe)
 			}
+			m.refillPool()
 		}()
 	}
 	s := &sandbox{id: id, dir: filepath.Join(m.sbDir, id), rootfs: filepath.Join(m.runDir, id),
@@ -138,8 +139,13 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	}
 
 	// The cgroups do not depend on the filesystem: make them meanwhile.
+	// A pooled init's have the default limits: most creates keep them.
 	cgErr := make(chan error, 1)
-	go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
+	if pe != nil && pe.sameLimits(sp.CPU, sp.MemoryBytes, sp.Pids, m.cfg.DefaultCPU) {
+		cgErr <- nil
+	} else {
+		go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
+	}
 	err = m.provision(s)
 	if cerr := <-cgErr; err == nil {
 		err = cerr

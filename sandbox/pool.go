@@ -36,6 +36,9 @@ type initPool struct {
 // poolEntry is one pre-started init.
 type poolEntry struct {
 	id      string
+	cpu     float64 // the limits its cgroups have
+	mem     int64
+	pids    int64
 	p       *initProc
 	f       *initFiles
 	st      *initStatus
@@ -88,21 +91,37 @@ func (m *Manager) PoolTaken() int64 {
 
 // takePooled returns a ready entry, or nil when the pool is off or empty
 // (the caller then starts an init itself: a create never waits for one).
+// The caller calls refillPool once it is done.
 func (m *Manager) takePooled() *poolEntry {
 	if m.pool == nil {
 		return nil
 	}
 	select {
 	case e := <-m.pool.ready:
-		select {
-		case m.pool.wake <- struct{}{}:
-		default:
-		}
 		m.pool.taken.Add(1)
 		return e
 	default:
 		return nil
 	}
+}
+
+// refillPool wakes the filler. Creates call it when they are done, not
+// when they take an entry: a refill (a clone, an init's runtime start,
+// cgroup moves) would otherwise compete with the create that took one.
+func (m *Manager) refillPool() {
+	select {
+	case m.pool.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sameLimits reports whether the entry's cgroups have these limits
+// already (cpu 0: the default), so that assignment need not write them.
+func (e *poolEntry) sameLimits(cpu float64, mem, pids int64, defaultCPU float64) bool {
+	if cpu == 0 {
+		cpu = defaultCPU
+	}
+	return cpu == e.cpu && mem == e.mem && pids == e.pids
 }
 
 // fillPool keeps the pool full until the Manager closes.
@@ -146,7 +165,8 @@ func (m *Manager) startPooled(ctx context.Context) (_ *poolEntry, err error) {
 	if err := m.cg.create(id, c.DefaultCPU, c.DefaultMemoryBytes, c.DefaultPids); err != nil {
 		return nil, err
 	}
-	e := &poolEntry{id: id, logPath: filepath.Join(m.pool.dir, id+".log")}
+	e := &poolEntry{id: id, logPath: filepath.Join(m.pool.dir, id+".log"),
+		cpu: c.DefaultCPU, mem: c.DefaultMemoryBytes, pids: c.DefaultPids}
 	defer func() {
 		if err != nil {
 			m.discardPooled(e)
