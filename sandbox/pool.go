@@ -139,7 +139,9 @@ func (m *Manager) fillPool() {
 			if err != nil {
 				// Creates fall back to starting their own init; try
 				// again after the next take or a pause.
-				fmt.Fprintf(os.Stderr, "sandbox: init pool: %v\n", err)
+				if ctx.Err() == nil {
+					m.pool.err.Store(&err)
+				}
 				break
 			}
 			select {
@@ -156,6 +158,18 @@ func (m *Manager) fillPool() {
 		case <-time.After(5 * time.Second):
 		}
 	}
+}
+
+// PoolError is the last error of starting a pooled init (nil if none or
+// no pool): while it persists, Creates start their own inits.
+func (m *Manager) PoolError() error {
+	if m.pool == nil {
+		return nil
+	}
+	if p := m.pool.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // startPooled starts one pooled init and waits until it is staged.

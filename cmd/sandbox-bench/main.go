@@ -179,6 +179,9 @@ func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 	}
 	report("teardown (terminate)", teardown)
 	fmt.Printf("creates served by a pre-started init: %d\n", m.PoolTaken())
+	if err := m.PoolError(); err != nil {
+		fmt.Printf("init pool error: %v\n", err)
+	}
 
 	in, err := m.Create(ctx, sandbox.Spec{})
 	if err != nil {
