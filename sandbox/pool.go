@@ -30,7 +30,8 @@ type initPool struct {
 	// stage is runDir + ".pool", in each init's own mount namespace its
 	// staging mount point (so: traversable).
 	stage string
-	taken atomic.Int64 // Creates served from the pool
+	taken atomic.Int64          // Creates served from the pool
+	err   atomic.Pointer[error] // the last error of starting one
 }
 
 // poolEntry is one pre-started init.
