@@ -153,7 +153,9 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	if err == nil && pe != nil {
 		e := pe
 		pe = nil // assignLocked kills it on error, destroyLocked removes the rest
-		err = m.assignLocked(ctx, s, e)
+		if err = m.assignLocked(ctx, s, e); errors.Is(err, errPooledDead) {
+			err = m.startLocked(ctx, s, true) // its cgroups have the limits
+		}
 	} else if err == nil {
 		err = m.startLocked(ctx, s, true)
 	}

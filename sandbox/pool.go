@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	bullpen "github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultInitPool is the pool size when Config.InitPool is nil.
@@ -236,6 +238,11 @@ func (m *Manager) discardPooled(e *poolEntry) {
 	os.Remove(e.logPath)
 }
 
+// errPooledDead is assignLocked's error when the pooled init had died
+// before it was assigned: nothing of the sandbox ran, the caller may
+// start an init of its own instead.
+var errPooledDead = errors.New("sandbox: pooled init died before its assignment")
+
 // assignLocked makes the pooled init of e (e.id == s.id) the init of the
 // provisioned sandbox s, whose cgroups have its limits already (caller
 // holds s.mu). On error e's init is killed; the caller destroys s.
@@ -253,13 +260,17 @@ func (m *Manager) assignLocked(ctx context.Context, s *sandbox, e *poolEntry) er
 		}
 		e.st.logPath, e.st.ctx = logPath, ctx
 		e.st.timer.Reset(initReadyTimeout)
+		if _, err := e.f.goW.Write(sbinit.Assignment(s.id, s.hostname(), s.meta.HostBase)); err != nil {
+			if errors.Is(err, unix.EPIPE) { // it died while pooled
+				return fmt.Errorf("%w: %w", errPooledDead, err)
+			}
+			return fmt.Errorf("sandbox: assign pooled init: %w", err)
+		}
+		// Before "ok": init forks no command before it reports ready.
 		if s.meta.NoFile != 0 && s.meta.NoFile != m.cfg.DefaultNoFile {
 			if err := m.setNoFile(e.p.pid, s.meta.NoFile); err != nil {
 				return err
 			}
-		}
-		if _, err := e.f.goW.Write(sbinit.Assignment(s.id, s.hostname(), s.meta.HostBase)); err != nil {
-			return fmt.Errorf("sandbox: assign pooled init: %w", err)
 		}
 		return e.st.ready()
 	})

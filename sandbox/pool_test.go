@@ -109,7 +109,7 @@ func TestPoolCreateUsesPrestartedInit(t *testing.T) {
 	if len(before) != DefaultInitPool {
 		t.Fatalf("pool holds %d inits, want %d", len(before), DefaultInitPool)
 	}
-	in := e.create(Spec{Name: "pooled-one", MemoryBytes: 64 << 20})
+	in := e.create(Spec{Name: "pooled-one", MemoryBytes: 64 << 20, NoFile: 2048})
 	pid, ok := before[in.ID]
 	if !ok || e.m.PoolTaken() != 1 {
 		t.Fatalf("sandbox %s is not one of the pooled %v (taken %d)", in.ID, before, e.m.PoolTaken())
@@ -118,8 +118,8 @@ func TestPoolCreateUsesPrestartedInit(t *testing.T) {
 	if s.meta.InitPid != pid {
 		t.Fatalf("init pid %d, the pooled init was %d", s.meta.InitPid, pid)
 	}
-	if out := e.sh(in.ID, "hostname; echo hi > /home/sandbox/f; cat /home/sandbox/f"); out != "pooled-one\nhi\n" {
-		t.Errorf("hostname and file: %q", out)
+	if out := e.sh(in.ID, "hostname; echo hi > /home/sandbox/f; cat /home/sandbox/f; ulimit -n"); out != "pooled-one\nhi\n2048\n" {
+		t.Errorf("hostname, file and open files limit: %q", out)
 	}
 	if r := e.run(in.ID, "sh", "-c", "touch /usr/bin/pooled-x"); r.ExitCode == 0 {
 		t.Errorf("the host's /usr is writable in a pooled sandbox")
@@ -166,6 +166,32 @@ func TestPoolInitsNotShared(t *testing.T) {
 	e.sh(a.ID, "echo secret > /tmp/a-only; echo secret > /home/sandbox/a-only")
 	if out := e.sh(b.ID, "ls /tmp/a-only /home/sandbox/a-only 2>&1; true"); strings.Count(out, "No such file") != 2 {
 		t.Errorf("b sees a's files: %q", out)
+	}
+}
+
+// A pooled init that died while it waited is no failed Create: the
+// Create starts an init of its own.
+func TestPoolDeadEntry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, poolOn)
+	pooled := e.pooled()
+	for _, pid := range pooled {
+		if err := syscallKill(pid); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pooled init %d did not die", pid)
+			}
+		}
+	}
+	in := e.create(Spec{NoFile: 2048})
+	s, _ := e.m.lookup(in.ID)
+	if _, ok := pooled[in.ID]; !ok || e.m.PoolTaken() != 1 || s.meta.InitPid == pooled[in.ID] {
+		t.Fatalf("create %s (init %d) did not take and replace a dead pooled init %v", in.ID, s.meta.InitPid, pooled)
+	}
+	if out := e.sh(in.ID, "echo alive; ulimit -n"); out != "alive\n2048\n" {
+		t.Fatalf("sandbox on its own init: %q", out)
 	}
 }
 
