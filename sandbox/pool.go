@@ -260,18 +260,23 @@ func (m *Manager) assignLocked(ctx context.Context, s *sandbox, e *poolEntry) er
 		}
 		e.st.logPath, e.st.ctx = logPath, ctx
 		e.st.timer.Reset(initReadyTimeout)
+		// Before the assignment: once it confined itself, init's limits
+		// are no longer the host's to change.
+		if s.meta.NoFile != 0 && s.meta.NoFile != m.cfg.DefaultNoFile {
+			if err := m.setNoFile(e.p.pid, s.meta.NoFile); err != nil {
+				if errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("%w: %w", errPooledDead, err)
+				}
+				return err
+			}
+		}
 		if _, err := e.f.goW.Write(sbinit.Assignment(s.id, s.hostname(), s.meta.HostBase)); err != nil {
 			if errors.Is(err, unix.EPIPE) { // it died while pooled
 				return fmt.Errorf("%w: %w", errPooledDead, err)
 			}
 			return fmt.Errorf("sandbox: assign pooled init: %w", err)
 		}
-		// Before "ok": init forks no command before it reports ready.
-		if s.meta.NoFile != 0 && s.meta.NoFile != m.cfg.DefaultNoFile {
-			if err := m.setNoFile(e.p.pid, s.meta.NoFile); err != nil {
-				return err
-			}
-		}
+
 		return e.st.ready()
 	})
 }
