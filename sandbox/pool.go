@@ -209,7 +209,7 @@ func (m *Manager) startPooled(ctx context.Context) (_ *poolEntry, err error) {
 	}
 	e.p = &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
 	e.st = newInitStatus(ctx, e.f.statusR, e.logPath)
-	if err := m.enterCgroups(id, e.p.pid, 0, e.st); err != nil {
+	if err := m.enterCgroups(id, e.p.pid, -1, e.st); err != nil {
 		return nil, err
 	}
 	if _, err := e.st.next("pooled"); err != nil {
@@ -260,15 +260,13 @@ func (m *Manager) assignLocked(ctx context.Context, s *sandbox, e *poolEntry) er
 		}
 		e.st.logPath, e.st.ctx = logPath, ctx
 		e.st.timer.Reset(initReadyTimeout)
-		// Before the assignment: once it confined itself, init's limits
-		// are no longer the host's to change.
-		if s.meta.NoFile != 0 && s.meta.NoFile != m.cfg.DefaultNoFile {
-			if err := m.setNoFile(e.p.pid, s.meta.NoFile); err != nil {
-				if errors.Is(err, unix.ESRCH) {
-					return fmt.Errorf("%w: %w", errPooledDead, err)
-				}
-				return err
+		// Init kept the host's open files limit while pooled: lowering
+		// it to the sandbox's needs no CAP_SYS_RESOURCE, raising would.
+		if err := m.setNoFile(e.p.pid, s.meta.NoFile); err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("%w: %w", errPooledDead, err)
 			}
+			return err
 		}
 		if _, err := e.f.goW.Write(sbinit.Assignment(s.id, s.hostname(), s.meta.HostBase)); err != nil {
 			if errors.Is(err, unix.EPIPE) { // it died while pooled

@@ -237,12 +237,15 @@ func (m *Manager) initHandshake(ctx context.Context, s *sandbox, pid int, f *ini
 
 // enterCgroups moves a started init (host pid) into the cgroups of id and
 // its spawner thread, once init reports it on st, into the commands' one.
+// It sets init's open files limit unless nofile is negative.
 func (m *Manager) enterCgroups(id string, pid int, nofile int64, st *initStatus) error {
 	if err := m.cg.add(id, pid); err != nil {
 		return err
 	}
-	if err := m.setNoFile(pid, nofile); err != nil {
-		return err
+	if nofile >= 0 {
+		if err := m.setNoFile(pid, nofile); err != nil {
+			return err
+		}
 	}
 	// init itself should be the last thing the OOM killer picks; it resets
 	// the score of each command it starts.
