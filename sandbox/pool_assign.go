@@ -47,6 +47,13 @@ func (m *Manager) assignLocked(ctx context.Context, s *sandbox, e *poolEntry) er
 			}
 			return fmt.Errorf("sandbox: assign pooled init: %w", err)
 		}
-		return e.st.ready()
+		if err := e.st.ready(); errors.Is(err, errInitExited) {
+			// It died while pooled, or on reading the assignment: in its
+			// own namespaces, before anything of the sandbox ran.
+			return fmt.Errorf("%w: %w", errPooledDead, err)
+		} else if err != nil {
+			return err
+		}
+		return nil
 	})
 }
