@@ -31,6 +31,9 @@ type initPool struct {
 	stage string
 	taken atomic.Int64          // Creates served from the pool
 	err   atomic.Pointer[error] // the last error of starting one
+	// lastCreate is when the last Create that took an entry finished
+	// (unix nanoseconds).
+	lastCreate atomic.Int64
 }
 
 // poolEntry is one pre-started init.
@@ -81,6 +84,14 @@ func (m *Manager) startPool(n int) error {
 	return nil
 }
 
+// PoolReady reports how many pre-started inits are ready to be taken.
+func (m *Manager) PoolReady() int {
+	if m.pool == nil {
+		return 0
+	}
+	return len(m.pool.ready)
+}
+
 // PoolTaken reports how many Creates were served by a pre-started init.
 func (m *Manager) PoolTaken() int64 {
 	if m.pool == nil {
@@ -109,6 +120,7 @@ func (m *Manager) takePooled() *poolEntry {
 // when they take an entry: a refill (a clone, an init's runtime start,
 // cgroup moves) would otherwise compete with the create that took one.
 func (m *Manager) refillPool() {
+	m.pool.lastCreate.Store(time.Now().UnixNano())
 	select {
 	case m.pool.wake <- struct{}{}:
 	default:
@@ -135,6 +147,9 @@ func (m *Manager) fillPool() {
 	}()
 	for {
 		for len(m.pool.ready) < cap(m.pool.ready) {
+			if !m.awaitQuiet() {
+				return
+			}
 			e, err := m.startPooled(ctx)
 			if err != nil {
 				// Creates fall back to starting their own init; try
@@ -156,6 +171,28 @@ func (m *Manager) fillPool() {
 			return
 		case <-m.pool.wake:
 		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// refillQuiet is how long after the last Create the pool waits before it
+// starts an init. Starting one clones this process, and the clone's copy
+// of its page tables stalls every thread of it that faults meanwhile: the
+// first commands a client runs right after its Create should not wait.
+const refillQuiet = 15 * time.Millisecond
+
+// awaitQuiet waits until no Create finished for refillQuiet; false if the
+// Manager closes meanwhile.
+func (m *Manager) awaitQuiet() bool {
+	for {
+		d := time.Until(time.Unix(0, m.pool.lastCreate.Load()).Add(refillQuiet))
+		if d <= 0 {
+			return true
+		}
+		select {
+		case <-m.stop:
+			return false
+		case <-time.After(d):
 		}
 	}
 }

@@ -166,6 +166,9 @@ func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 		}
 		create, createFirst, teardown = append(create, c), append(createFirst, f), append(teardown, td)
 		if mc != nil {
+			// Not while the other Manager refills its pool: its clone
+			// would be timed as part of this create.
+			waitPoolFull(m, poolN)
 			if _, f, _, err = createOnce(ctx, mc); err != nil {
 				return err
 			}
@@ -255,6 +258,13 @@ func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 		fmt.Printf("figure library_bwrap_ratio %.2f x\n", float64(median(createFirst))/float64(bwMedian))
 	}
 	return nil
+}
+
+// waitPoolFull waits (up to a second) until m has n inits ready.
+func waitPoolFull(m *sandbox.Manager, n int) {
+	for deadline := time.Now().Add(time.Second); m.PoolReady() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // createOnce times Create, Create -> first byte of an echo and Terminate.
