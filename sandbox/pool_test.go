@@ -121,6 +121,12 @@ func TestPoolCreateUsesPrestartedInit(t *testing.T) {
 	if out := e.sh(in.ID, "hostname; echo hi > /home/sandbox/f; cat /home/sandbox/f; ulimit -n"); out != "pooled-one\nhi\n2048\n" {
 		t.Errorf("hostname, file and open files limit: %q", out)
 	}
+	// Nothing of the staging root is left in the sandbox's mount table
+	// (its tmpfs is named "stage"; the binds' sources were /b/<i>).
+	mi := e.sh(in.ID, "cat /proc/self/mountinfo")
+	if strings.Contains(mi, " stage ") || strings.Contains(mi, " /b/") || strings.Contains(mi, " /run/sb_") {
+		t.Errorf("sandbox mount table has staging mounts:\n%s", mi)
+	}
 	if r := e.run(in.ID, "sh", "-c", "touch /usr/bin/pooled-x"); r.ExitCode == 0 {
 		t.Errorf("the host's /usr is writable in a pooled sandbox")
 	}
@@ -147,7 +153,16 @@ func TestPoolCreateUsesPrestartedInit(t *testing.T) {
 
 func TestPoolInitsNotShared(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, poolOn)
+	for mode, path := range initModes() {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, poolOn, func(c *Config) { c.InitPath = path })
+			poolInitsNotShared(t, e)
+		})
+	}
+}
+
+func poolInitsNotShared(t *testing.T, e *testEnv) {
 	a, b := e.create(Spec{}), e.create(Spec{})
 	if e.m.PoolTaken() != 2 {
 		t.Fatalf("%d of 2 creates used the pool", e.m.PoolTaken())
