@@ -179,7 +179,7 @@ func (m *Manager) fillPool() {
 // starts an init. Starting one clones this process, and the clone's copy
 // of its page tables stalls every thread of it that faults meanwhile: the
 // first commands a client runs right after its Create should not wait.
-const refillQuiet = 15 * time.Millisecond
+const refillQuiet = 5 * time.Millisecond
 
 // awaitQuiet waits until no Create finished for refillQuiet; false if the
 // Manager closes meanwhile.
