@@ -67,8 +67,8 @@ func (m *Manager) startPool(n int) error {
 	if n == 0 {
 		return nil
 	}
-	if ok, err := m.shareRunDir(); err != nil || !ok {
-		return err // !ok: no pool, creates start their own inits
+	if err := m.shareRunDir(); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("sandbox: pool dir: %w", err)

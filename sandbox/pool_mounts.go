@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -16,11 +17,11 @@ import (
 // overlay (and the disk under it) is not held by pooled inits.
 
 // mountState reports whether dir is a mount point, whether it is shared,
-// and whether anything is mounted below it.
-func mountState(dir string) (mounted, shared, below bool, err error) {
+// and the mount points below it, in mount order.
+func mountState(dir string) (mounted, shared bool, below []string, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return false, false, false, fmt.Errorf("sandbox: mountinfo: %w", err)
+		return false, false, nil, fmt.Errorf("sandbox: mountinfo: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -41,43 +42,56 @@ func mountState(dir string) (mounted, shared, below bool, err error) {
 				shared = shared || strings.HasPrefix(o, "shared:")
 			}
 		case strings.HasPrefix(mp, dir+"/"):
-			below = true
+			below = append(below, mp)
 		}
 	}
 	return mounted, shared, below, sc.Err()
 }
 
-// shareRunDir makes runDir a shared mount: a bind onto itself if it is no
-// mount point yet. It reports false (and the pool stays off) when runDir
-// is no mount point but has sandboxes mounted below it, left by a process
-// that ran without a pool: a bind would hide those mounts, not carry them.
-func (m *Manager) shareRunDir() (bool, error) {
+// shareRunDir makes runDir a shared mount: a recursive bind onto itself
+// if it is no mount point yet (sandboxes a process without a pool left
+// mounted below it are carried into the bind).
+func (m *Manager) shareRunDir() error {
 	mounted, shared, below, err := mountState(m.runDir)
-	if err != nil {
-		return false, err
-	}
-	if shared {
-		return true, nil
+	if err != nil || shared {
+		return err
 	}
 	if !mounted {
-		if below {
-			return false, nil
-		}
-		if err := unix.Mount(m.runDir, m.runDir, "", unix.MS_BIND, ""); err != nil {
-			return false, fmt.Errorf("sandbox: bind run dir: %w", err)
+		if err := bindOverMounts(m.runDir, below); err != nil {
+			return err
 		}
 	}
 	if err := unix.Mount("", m.runDir, "", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
-		return false, fmt.Errorf("sandbox: share run dir: %w", err)
+		return fmt.Errorf("sandbox: share run dir: %w", err)
 	}
-	return true, nil
+	return nil
+}
+
+// bindOverMounts binds dir recursively onto itself and detaches the
+// mounts (below, in mount order) that the bind copied and now covers:
+// left there, out of sight, they would pin those sandboxes' disks.
+func bindOverMounts(dir string, below []string) error {
+	under, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: run dir: %w", err)
+	}
+	defer unix.Close(under)
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("sandbox: bind run dir: %w", err)
+	}
+	// Through the fd opened before the bind, paths resolve beneath it.
+	for i := len(below) - 1; i >= 0; i-- {
+		p := "/proc/self/fd/" + strconv.Itoa(under) + strings.TrimPrefix(below[i], dir)
+		_ = unix.Unmount(p, unix.MNT_DETACH)
+	}
+	return nil
 }
 
 // unshareRunDir undoes shareRunDir's bind when no sandbox is mounted
 // below runDir any more (sandboxes outlive the Manager).
 func (m *Manager) unshareRunDir() {
 	mounted, _, below, err := mountState(m.runDir)
-	if err != nil || !mounted || below {
+	if err != nil || !mounted || len(below) > 0 {
 		return
 	}
 	_ = unix.Unmount(m.runDir, 0)

@@ -272,6 +272,56 @@ func TestPoolDestroyDetachesDisk(t *testing.T) {
 	}
 }
 
+// A Manager with a pool, started on sandboxes a Manager without one left
+// mounted under a run dir that is no mount point, carries them into the
+// shared bind, and nothing of them is left out of sight.
+func TestPoolAfterPoolOff(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	off, err := New(context.Background(), Config{StateDir: dir, InitPath: testInitPath, InitPool: new(0),
+		DefaultDiskBytes: 48 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := off.Create(context.Background(), Spec{Mounts: []Mount{{HostPath: t.TempDir(), Path: "/opt/x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.Close()
+	e := &testEnv{t: t, cfg: Config{StateDir: dir, InitPath: testInitPath, DefaultDiskBytes: 48 << 20}}
+	if e.m, err = New(context.Background(), e.cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		pooled := e.pooled()
+		_ = e.m.TerminateAll(context.Background())
+		e.m.Close()
+		e.checkGone(old.ID)
+		e.checkPoolGone(pooled)
+	}()
+	if mounted, shared, _, _ := mountState(e.m.runDir); !mounted || !shared || e.m.pool == nil {
+		t.Fatalf("run dir mounted %v shared %v, pool %v", mounted, shared, e.m.pool != nil)
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	if n := strings.Count(string(mi), e.m.runDir+"/"+old.ID+" "); n != 1 {
+		t.Errorf("the old sandbox's root filesystem is mounted %d times, want once", n)
+	}
+	if out := e.sh(old.ID, "echo still; ls -d /opt/x"); out != "still\n/opt/x\n" {
+		t.Errorf("old sandbox: %q", out)
+	}
+	if err := e.m.WriteFile(context.Background(), old.ID, "/home/sandbox/f", strings.NewReader("via host"), 0o644); err != nil {
+		t.Errorf("host-side file write into the old sandbox: %v", err)
+	}
+	if out := e.sh(old.ID, "cat /home/sandbox/f"); out != "via host" {
+		t.Errorf("old sandbox sees %q", out)
+	}
+	e.waitPool()
+	in := e.create(Spec{})
+	if e.m.PoolTaken() != 1 || e.sh(in.ID, "echo new") != "new\n" {
+		t.Errorf("pooled create after the pool-off Manager: taken %d", e.m.PoolTaken())
+	}
+}
+
 const poolChildEnv = "BULLPEN_TEST_POOL_CHILD"
 
 // A killed host's pooled inits exit by themselves; the next Manager adopts
