@@ -83,13 +83,17 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	// assigns it.
 	pe := m.takePooled()
 	id := newID()
+	if m.pool != nil {
+		// Any create, pooled or not (a burst emptied the pool), holds
+		// the refill off until creates pause.
+		defer m.refillPool()
+	}
 	if pe != nil {
 		id = pe.id
 		defer func() {
 			if pe != nil {
 				m.discardPooled(pe)
 			}
-			m.refillPool()
 		}()
 	}
 	s := &sandbox{id: id, dir: filepath.Join(m.sbDir, id), rootfs: filepath.Join(m.runDir, id),

@@ -31,8 +31,7 @@ type initPool struct {
 	stage string
 	taken atomic.Int64          // Creates served from the pool
 	err   atomic.Pointer[error] // the last error of starting one
-	// lastCreate is when the last Create that took an entry finished
-	// (unix nanoseconds).
+	// lastCreate is when the last Create finished (unix nanoseconds).
 	lastCreate atomic.Int64
 }
 
