@@ -134,6 +134,9 @@ func checkInitPeer(c *net.UnixConn, pid int) error {
 	return nil
 }
 
+// errInitExited: init closed its status pipe (it exited) during setup.
+var errInitExited = errors.New("init exited during setup")
+
 // initStatus reads the lines init writes on its status pipe during setup:
 // "tid <n>", then "ok"; "error: <msg>" at any point.
 type initStatus struct {
@@ -202,7 +205,7 @@ func (st *initStatus) next(prefix string) (string, error) {
 		}
 		msg := strings.TrimSpace(strings.TrimPrefix(line, "error: "))
 		if msg == "" {
-			msg = "init exited during setup" + st.logTail()
+			return "", fmt.Errorf("sandbox: init: %w%s", errInitExited, st.logTail())
 		}
 		return "", fmt.Errorf("sandbox: init: %s", msg)
 	case <-st.timer.C:

@@ -78,7 +78,24 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 		sp.Workdir = workdir
 	}
 	now := m.now()
+	// A pre-started init brings its id (its cgroups and socket are named
+	// after it); Create owns it from here and discards it unless it
+	// assigns it.
+	pe := m.takePooled()
 	id := newID()
+	if m.pool != nil {
+		// Any create, pooled or not (a burst emptied the pool), holds
+		// the refill off until creates pause.
+		defer m.refillPool()
+	}
+	if pe != nil {
+		id = pe.id
+		defer func() {
+			if pe != nil {
+				m.discardPooled(pe)
+			}
+		}()
+	}
 	s := &sandbox{id: id, dir: filepath.Join(m.sbDir, id), rootfs: filepath.Join(m.runDir, id),
 		sock: filepath.Join(m.runDir, id+".sock"), ports: map[int]*portProxy{}, lastAct: now,
 		secrets: append([]Secret(nil), sp.Secrets...)}
@@ -126,13 +143,24 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	}
 
 	// The cgroups do not depend on the filesystem: make them meanwhile.
+	// A pooled init's have the default limits: most creates keep them.
 	cgErr := make(chan error, 1)
-	go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
+	if pe != nil && pe.sameLimits(sp.CPU, sp.MemoryBytes, sp.Pids, m.cfg.DefaultCPU) {
+		cgErr <- nil
+	} else {
+		go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
+	}
 	err = m.provision(s)
 	if cerr := <-cgErr; err == nil {
 		err = cerr
 	}
-	if err == nil {
+	if err == nil && pe != nil {
+		e := pe
+		pe = nil // assignLocked kills it on error, destroyLocked removes the rest
+		if err = m.assignLocked(ctx, s, e); errors.Is(err, errPooledDead) {
+			err = m.startLocked(ctx, s, true) // its cgroups have the limits
+		}
+	} else if err == nil {
 		err = m.startLocked(ctx, s, true)
 	}
 	if err == nil {

@@ -41,6 +41,19 @@
 // Uid 0..65535 inside map to host ids IDMapBase.. (default 100000), so
 // nothing in a sandbox runs as a host uid anyone else uses.
 //
+// A fresh Create usually skips starting init: the Manager keeps
+// Config.InitPool (default 2) inits started ahead, each with its sandbox
+// id, its cgroups (default limits) and its control socket (pool.go). A
+// pooled init pivots at once into a staging tmpfs that holds only what it
+// will need (a recursive bind of RunDir/<hash>, the host binds' sources,
+// six /dev nodes, /proc), so it pins none of the host's other mounts, and
+// waits. RunDir/<hash> is a shared mount, so the overlay the Create
+// mounts there later reaches the pooled init by propagation; Create then
+// writes the sandbox's limits if they differ, and the assignment (id,
+// hostname, host binds or not) on the init's go-ahead pipe. The pool
+// refills once Creates pause; Start of a stopped sandbox, and a Create
+// that finds the pool empty, start an init as before.
+//
 // init bind-mounts the host binds read-only, mounts /proc (with /proc/sys
 // and friends read-only and kcore, keys, timer_list masked), a minimal /dev
 // (null, zero, full, random, urandom, tty, a private devpts, /dev/shm), and

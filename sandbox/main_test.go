@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +104,14 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 			e.mu.Unlock()
 		},
 	}
+	// BULLPEN_TEST_INIT_POOL=0 runs the suite on the cold start path.
+	if v, ok := os.LookupEnv("BULLPEN_TEST_INIT_POOL"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("BULLPEN_TEST_INIT_POOL: %v", err)
+		}
+		e.cfg.InitPool = &n
+	}
 	for _, f := range mod {
 		f(&e.cfg)
 	}
@@ -111,11 +120,15 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 		t.Fatalf("New: %v", err)
 	}
 	e.m = m
+	// Creates take pre-started inits only once the pool has filled: wait,
+	// so that the tests exercise the pooled path they would get in use.
+	e.waitPool()
 	t.Cleanup(func() {
 		if e.m == nil {
 			return
 		}
 		ids := e.ids()
+		pooled := e.pooled()
 		if err := e.m.TerminateAll(context.Background()); err != nil {
 			t.Errorf("TerminateAll: %v", err)
 		}
@@ -123,6 +136,7 @@ func newEnv(t *testing.T, mod ...func(*Config)) *testEnv {
 		for _, id := range ids {
 			e.checkGone(id)
 		}
+		e.checkPoolGone(pooled)
 	})
 	return e
 }

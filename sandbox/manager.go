@@ -49,6 +49,7 @@ type Manager struct {
 
 	fdmDir    string        // the favordynmods hierarchy (cgrouplock.go); "" if none
 	createSem chan struct{} // a slot per create provisioning (Config.MaxParallelCreates)
+	pool      *initPool     // nil: Config.InitPool 0 (or runDir could not be shared)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -128,6 +129,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.OnRestart != RestartAdopt && cfg.OnRestart != RestartReap {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.OnRestart must be %q or %q", RestartAdopt, RestartReap)
 	}
+	poolN, err := poolSize(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256([]byte(cfg.StateDir))
 	m := &Manager{
 		cfg: cfg, now: cfg.Now,
@@ -145,7 +150,6 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if len(m.runDir)+len("/sb_0123456789abcdef.sock") > 100 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "Config.RunDir is too long for unix socket paths")
 	}
-	var err error
 	if m.init, err = findInit(ctx, cfg.InitPath); err != nil {
 		return nil, err
 	}
@@ -190,6 +194,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := m.restore(ctx); err != nil {
 		return nil, err
 	}
+	if err := m.startPool(poolN); err != nil {
+		return nil, err
+	}
 	started = true
 	m.wg.Add(1)
 	go m.loop()
@@ -212,6 +219,7 @@ func (m *Manager) Close() error {
 	}
 	close(m.stop)
 	m.wg.Wait()
+	m.closePool()
 	m.clearReady()
 	m.mu.Lock()
 	sbs := make([]*sandbox, 0, len(m.sbs))
@@ -230,6 +238,7 @@ func (m *Manager) Close() error {
 		s.mu.Unlock()
 	}
 	err := unfavorDynMods(m.fdmDir)
+	m.unshareRunDir()   // also one a killed process with a pool left
 	os.Remove(m.runDir) // only if empty: no sandbox left behind
 	return err
 }

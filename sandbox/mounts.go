@@ -5,7 +5,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	bullpen "github.com/bullpen-hq/bullpen"
@@ -144,16 +143,21 @@ func bindOne(rootfs, src, dst string) error {
 		return bullpen.Errorf(bullpen.EINVALID, "mount: mount point %s in the sandbox: %v", dst, err)
 	}
 	defer unix.Close(fd)
-	at := "/proc/self/fd/" + strconv.Itoa(fd)
-	if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
+	// The bind is made read-only while still detached, then attached:
+	// a mount propagates with the flags it had when it was attached (into
+	// a pooled init, which was cloned before it; see pool_mounts.go), a
+	// later remount does not.
+	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
 		return fmt.Errorf("sandbox: mount %s at %s: %w", src, dst, err)
 	}
-	// The new mount is stacked on the directory fd names; remount what is
-	// now at the path (resolved again, the bind itself).
-	t := filepath.Join(rootfs, dst)
-	if err := unix.Mount("", t, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		_ = unix.Unmount(t, unix.MNT_DETACH)
+	defer unix.Close(tree)
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
 		return fmt.Errorf("sandbox: mount %s read-only: %w", dst, err)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("sandbox: mount %s at %s: %w", src, dst, err)
 	}
 	return nil
 }

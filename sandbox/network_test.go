@@ -141,6 +141,9 @@ func TestNetworkAllowlist(t *testing.T) {
 	if out := string(e.run(none.ID, "python3", "-c", pyConnect, "10.199.0.1:8080").Stdout); !strings.Contains(out, "blocked") {
 		t.Fatalf("no-network sandbox reached the allowlisted address: %s", out)
 	}
+	if e.m.pool != nil && e.m.PoolTaken() != 2 {
+		t.Errorf("%d of the 2 creates used a pooled init", e.m.PoolTaken())
+	}
 	// Network comes back after Stop/Start.
 	if err := e.m.Stop(ctx, in.ID); err != nil {
 		t.Fatal(err)

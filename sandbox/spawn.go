@@ -44,14 +44,14 @@ const initReadyTimeout = 30 * time.Second
 // startLocked starts the sandbox's init (caller holds s.mu): cgroups
 // (unless the caller made them), the init binary in new namespaces,
 // network, and a wait for init to report ready.
-func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool) (err error) {
+func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool) error {
 	md := &s.meta
 	if !cgroupsMade {
 		if err := m.cg.create(s.id, md.CPU, md.MemoryBytes, md.Pids); err != nil {
 			return err
 		}
 	}
-	f, err := openInitFiles(s)
+	f, err := openInitFiles(s.sock, filepath.Join(s.dir, "init.log"))
 	if err != nil {
 		return err
 	}
@@ -70,10 +70,18 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 		return fmt.Errorf("sandbox: start init: %w", err)
 	}
 	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
+	return m.attachInit(s, p, func() error { return m.initHandshake(ctx, s, p.pid, f) })
+}
+
+// attachInit runs handshake (which lets the started init p build the
+// sandbox and waits for its "ok"), then attaches the host's side: pidfd,
+// network, bridges, metadata and the exit watch. On error it kills p.
+func (m *Manager) attachInit(s *sandbox, p *initProc, handshake func() error) (err error) {
+	md := &s.meta
 	defer func() {
 		if err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
 			if p.pidfd != nil {
 				p.pidfd.Close()
 			}
@@ -85,7 +93,7 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 			}
 		}
 	}()
-	if err := m.initHandshake(ctx, s, p.pid, f); err != nil {
+	if err := handshake(); err != nil {
 		return err
 	}
 	if p.pidfd, err = openPidfd(p.pid); err != nil {
@@ -125,7 +133,9 @@ type initFiles struct {
 	statusR, goW, log    *os.File
 }
 
-func openInitFiles(s *sandbox) (_ *initFiles, err error) {
+// openInitFiles binds the control socket at sock and opens the pipes and
+// the log (logPath) of an init about to start.
+func openInitFiles(sock, logPath string) (_ *initFiles, err error) {
 	f := &initFiles{}
 	defer func() {
 		if err != nil {
@@ -133,7 +143,7 @@ func openInitFiles(s *sandbox) (_ *initFiles, err error) {
 			f.close()
 		}
 	}()
-	if f.listen, err = bindControl(s.sock); err != nil {
+	if f.listen, err = bindControl(sock); err != nil {
 		return nil, err
 	}
 	if f.statusR, f.statusW, err = os.Pipe(); err != nil {
@@ -142,7 +152,7 @@ func openInitFiles(s *sandbox) (_ *initFiles, err error) {
 	if f.goR, f.goW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("sandbox: go pipe: %w", err)
 	}
-	f.log, err = os.OpenFile(filepath.Join(s.dir, "init.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f.log, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: init log: %w", err)
 	}
@@ -168,21 +178,26 @@ func (f *initFiles) close() {
 // initCmd is the command that starts the sandbox's init in its new
 // namespaces.
 func (m *Manager) initCmd(s *sandbox, f *initFiles, key string) (*exec.Cmd, error) {
-	md := &s.meta
+	cfg := initConfig{Rootfs: s.rootfs, Hostname: s.hostname(), Key: key}
+	if s.meta.HostBase {
+		cfg.Binds = m.binds
+	}
+	return m.initCmdFor(s.id, cfg, int(s.meta.IDMapBase), f)
+}
+
+// initCmdFor is the command that starts an init for sandbox id with cfg
+// (Version, UID, GID and Seccomp filled in here), mapping the sandbox's
+// ids to host ids from base.
+func (m *Manager) initCmdFor(id string, cfg initConfig, base int, f *initFiles) (*exec.Cmd, error) {
 	filter, err := seccompFilter()
 	if err != nil {
 		return nil, err
 	}
-	cfg := initConfig{Version: sbinit.Version, Rootfs: s.rootfs, Hostname: s.hostname(),
-		UID: sandboxUID, GID: sandboxUID, Seccomp: filter, Key: key}
-	if md.HostBase {
-		cfg.Binds = m.binds
-	}
+	cfg.Version, cfg.UID, cfg.GID, cfg.Seccomp = sbinit.Version, sandboxUID, sandboxUID, filter
 	raw, _ := json.Marshal(cfg)
-	base := int(md.IDMapBase)
 	return &exec.Cmd{
 		Path: m.init.execPath(),
-		Args: []string{InitBinaryName, s.id},
+		Args: []string{InitBinaryName, id},
 		// One P, a small heap target, freed memory returned at once and no
 		// heap profiling: init is idle most of its life.
 		Env:        []string{initEnv + "=" + string(raw), "GOMAXPROCS=1", "GOGC=50", "GODEBUG=madvdontneed=1,memprofilerate=0"},
@@ -209,17 +224,32 @@ func (m *Manager) initCmd(s *sandbox, f *initFiles, key string) (*exec.Cmd, erro
 // its spawner thread into the commands' one, lets it go on and waits for
 // it to report ready.
 func (m *Manager) initHandshake(ctx context.Context, s *sandbox, pid int, f *initFiles) error {
-	if err := m.cg.add(s.id, pid); err != nil {
+	st := newInitStatus(ctx, f.statusR, filepath.Join(s.dir, "init.log"))
+	defer st.close()
+	if err := m.enterCgroups(s.id, pid, s.meta.NoFile, st); err != nil {
 		return err
 	}
-	if err := m.setNoFile(pid, s.meta.NoFile); err != nil {
+	if _, err := f.goW.Write([]byte("g")); err != nil {
+		return fmt.Errorf("sandbox: init go-ahead: %w", err)
+	}
+	return st.ready()
+}
+
+// enterCgroups moves a started init (host pid) into the cgroups of id and
+// its spawner thread, once init reports it on st, into the commands' one.
+// It sets init's open files limit unless nofile is negative.
+func (m *Manager) enterCgroups(id string, pid int, nofile int64, st *initStatus) error {
+	if err := m.cg.add(id, pid); err != nil {
 		return err
+	}
+	if nofile >= 0 {
+		if err := m.setNoFile(pid, nofile); err != nil {
+			return err
+		}
 	}
 	// init itself should be the last thing the OOM killer picks; it resets
 	// the score of each command it starts.
 	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte("-900"), 0)
-	st := newInitStatus(ctx, f.statusR, filepath.Join(s.dir, "init.log"))
-	defer st.close()
 	nsTid, err := st.spawnerTid()
 	if err != nil {
 		return err
@@ -228,13 +258,7 @@ func (m *Manager) initHandshake(ctx context.Context, s *sandbox, pid int, f *ini
 	if err != nil {
 		return err
 	}
-	if err := m.cg.addThread(s.id, tid); err != nil {
-		return err
-	}
-	if _, err := f.goW.Write([]byte("g")); err != nil {
-		return fmt.Errorf("sandbox: init go-ahead: %w", err)
-	}
-	return st.ready()
+	return m.cg.addThread(id, tid)
 }
 
 // hostTid maps a thread id inside init's pid namespace to the host's.

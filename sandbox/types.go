@@ -88,6 +88,11 @@ type Config struct {
 	// (in a burst, each create would otherwise take as long as all of
 	// them together). Default: twice GOMAXPROCS.
 	MaxParallelCreates int
+	// InitPool is how many sandbox inits the Manager keeps started ahead
+	// of time, each already in its own cgroups, for fresh Creates to take
+	// (Start of a stopped sandbox starts a new one). nil: DefaultInitPool;
+	// 0: none, every Create starts its init; negative: invalid.
+	InitPool *int
 	// RunOutputLimit caps the stdout and the stderr Run captures (each);
 	// the rest is read and discarded and RunResult.Truncated is set.
 	// Default 16 MiB.

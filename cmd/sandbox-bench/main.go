@@ -39,13 +39,19 @@ func main() {
 	diskQuota := flag.String("disk-quota", "on", "on: every sandbox gets the default disk quota (an ext4 image on a loop device); off: unbounded writable layers, to compare")
 	initFlag := flag.String("init", "", "init binary: a path, \"self\" (re-execute this binary), or empty to build cmd/bullpen-sandbox-init")
 	cgroupLock := flag.String("cgroup-lock", "favordynmods", "favordynmods: the Manager's default (fast cgroup moves); default: the kernel's own lock mode, to compare")
+	pool := flag.Int("pool", -1, "pre-started inits (Config.InitPool); -1: the Manager's default")
+	cold := flag.Bool("cold", true, "also time creates on a second Manager without a pool, interleaved (library_cold_first_output_p50)")
 	flag.Parse()
 	initPath, cleanup, err := resolveInit(*initFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
 		os.Exit(1)
 	}
-	err = run(*n, *alive, !*noBwrap, initPath, *diskQuota == "off", *cgroupLock == "default")
+	cfg := sandbox.Config{InitPath: initPath, DiskQuotaOff: *diskQuota == "off", DefaultCgroupLock: *cgroupLock == "default"}
+	if *pool >= 0 {
+		cfg.InitPool = pool
+	}
+	err = run(*n, *alive, !*noBwrap, *cold, cfg)
 	cleanup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-bench:", err)
@@ -75,21 +81,48 @@ func resolveInit(flagVal string) (string, func(), error) {
 	}
 }
 
-func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bool) error {
-	ctx := context.Background()
+// newManager starts a Manager with cfg on a fresh state directory.
+func newManager(ctx context.Context, cfg sandbox.Config) (*sandbox.Manager, func(), error) {
 	dir, err := os.MkdirTemp("", "sandbox-bench-")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
-	m, err := sandbox.New(ctx, sandbox.Config{StateDir: dir, InitPath: initPath, DiskQuotaOff: diskQuotaOff, DefaultCgroupLock: defaultLock})
+	cfg.StateDir = dir
+	m, err := sandbox.New(ctx, cfg)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return m, func() {
+		m.TerminateAll(ctx)
+		m.Close()
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
+	ctx := context.Background()
+	m, done, err := newManager(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	defer m.TerminateAll(ctx)
+	defer done()
+	var mc *sandbox.Manager // the cold path, for comparison
+	if cold {
+		cc := cfg
+		cc.InitPool = new(0)
+		if mc, done, err = newManager(ctx, cc); err != nil {
+			return err
+		}
+		defer done()
+	}
 	fmt.Printf("host: %d cores, %s, Go %s, load average %s\n", runtime.NumCPU(), kernel(), runtime.Version(), benchkit.LoadAvg())
-	fmt.Printf("disk quota: %s\n", map[bool]string{false: "on (default ext4 image per sandbox)", true: "off (unbounded writable layers)"}[diskQuotaOff])
+	fmt.Printf("disk quota: %s\n", map[bool]string{false: "on (default ext4 image per sandbox)", true: "off (unbounded writable layers)"}[cfg.DiskQuotaOff])
+	poolN := sandbox.DefaultInitPool
+	if cfg.InitPool != nil {
+		poolN = *cfg.InitPool
+	}
+	fmt.Printf("init pool: %d pre-started inits; cgroup lock: %s\n", poolN, map[bool]string{false: "favordynmods", true: "default"}[cfg.DefaultCgroupLock])
 	desc := m.InitPath()
 	if desc == "/proc/self/exe" {
 		exe, _ := os.Executable()
@@ -118,7 +151,7 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bo
 			fmt.Println("bwrap comparison skipped:", err)
 		}
 	}
-	var createFirst, teardown, create, bwTimes []time.Duration
+	var createFirst, teardown, create, bwTimes, coldFirst []time.Duration
 	for i := 0; i < n; i++ {
 		if bw != nil { // interleaved with ours, so that both see the same load
 			d, err := bw.once()
@@ -127,32 +160,31 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bo
 			}
 			bwTimes = append(bwTimes, d)
 		}
-		t0 := time.Now()
-		in, err := m.Create(ctx, sandbox.Spec{})
+		c, f, td, err := createOnce(ctx, m)
 		if err != nil {
 			return err
 		}
-		create = append(create, time.Since(t0))
-		p, err := m.Exec(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}})
-		if err != nil {
-			return err
+		create, createFirst, teardown = append(create, c), append(createFirst, f), append(teardown, td)
+		if mc != nil {
+			// Not while the other Manager refills its pool: its clone
+			// would be timed as part of this create.
+			waitPoolFull(m, poolN)
+			if _, f, _, err = createOnce(ctx, mc); err != nil {
+				return err
+			}
+			coldFirst = append(coldFirst, f)
 		}
-		b := make([]byte, 1)
-		if _, err := io.ReadFull(p.Stdout(), b); err != nil {
-			return err
-		}
-		createFirst = append(createFirst, time.Since(t0))
-		p.Wait()
-		p.Close()
-		t1 := time.Now()
-		if err := m.Terminate(ctx, in.ID); err != nil {
-			return err
-		}
-		teardown = append(teardown, time.Since(t1))
 	}
 	report("create (sandbox ready)", create)
 	report("create -> first exec output", createFirst)
+	if mc != nil {
+		report("create -> first exec output, no pool", coldFirst)
+	}
 	report("teardown (terminate)", teardown)
+	fmt.Printf("creates served by a pre-started init: %d\n", m.PoolTaken())
+	if err := m.PoolError(); err != nil {
+		fmt.Printf("init pool error: %v\n", err)
+	}
 
 	in, err := m.Create(ctx, sandbox.Spec{})
 	if err != nil {
@@ -209,6 +241,9 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bo
 	}
 	figMS("library_first_output_p50", median(createFirst))
 	figMS("library_first_output_p95", pct(sorted(createFirst), 95))
+	if mc != nil {
+		figMS("library_cold_first_output_p50", median(coldFirst))
+	}
 	figMS("library_create_p50", median(create))
 	figMS("library_teardown_p50", median(teardown))
 	figMS("library_warm_exec_first_output_p50", median(warmFirst))
@@ -223,6 +258,39 @@ func run(n, alive int, bwrap bool, initPath string, diskQuotaOff, defaultLock bo
 		fmt.Printf("figure library_bwrap_ratio %.2f x\n", float64(median(createFirst))/float64(bwMedian))
 	}
 	return nil
+}
+
+// waitPoolFull waits (up to a second) until m has n inits ready.
+func waitPoolFull(m *sandbox.Manager, n int) {
+	for deadline := time.Now().Add(time.Second); m.PoolReady() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// createOnce times Create, Create -> first byte of an echo and Terminate.
+func createOnce(ctx context.Context, m *sandbox.Manager) (create, first, teardown time.Duration, err error) {
+	t0 := time.Now()
+	in, err := m.Create(ctx, sandbox.Spec{})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	create = time.Since(t0)
+	p, err := m.Exec(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"echo", "hi"}})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(p.Stdout(), b); err != nil {
+		return 0, 0, 0, err
+	}
+	first = time.Since(t0)
+	p.Wait()
+	p.Close()
+	t1 := time.Now()
+	if err := m.Terminate(ctx, in.ID); err != nil {
+		return 0, 0, 0, err
+	}
+	return create, first, time.Since(t1), nil
 }
 
 // figMS prints a `figure <key> <ms> ms` line (make bench reads them).

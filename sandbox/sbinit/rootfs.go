@@ -63,13 +63,16 @@ func setReadonly(path string) error {
 		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
 }
 
+// devNodes are the host's device nodes bound into every sandbox's /dev.
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
 // setupDev builds a minimal /dev: a tmpfs with the host's null, zero,
 // full, random, urandom and tty bound in, a private devpts and /dev/shm.
 func setupDev(dev string) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=755,size=256k"); err != nil {
 		return wrap("mount /dev", err)
 	}
-	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+	for _, n := range devNodes {
 		t := filepath.Join(dev, n)
 		fd, err := unix.Open(t, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o666)
 		if err != nil {

@@ -27,7 +27,7 @@ import (
 
 // Version is the version of the Config and wire protocol. The host checks
 // that the init binary it runs speaks the same one.
-const Version = 3
+const Version = 4
 
 // Environment variables the host sets.
 const (
@@ -51,7 +51,9 @@ const (
 	StatusFd = 4
 	// GoFd is a pipe from which init reads one byte, "g", once the host
 	// has moved the spawner thread: only then does the spawner enter its
-	// own cgroup namespace, rooted at the commands' cgroup.
+	// own cgroup namespace, rooted at the commands' cgroup. A pooled init
+	// (Config.Stage set) reads its assignment line from it instead (see
+	// Assignment); EOF before that makes it exit at once.
 	GoFd = 5
 )
 
@@ -67,7 +69,9 @@ type Bind struct {
 
 // Config is what the host tells init about the sandbox to build.
 type Config struct {
-	Version  int    `json:"version"`
+	Version int `json:"version"`
+	// Rootfs is the sandbox's root filesystem; for a pooled init, the
+	// directory the sandboxes' root filesystems will be mounted in.
 	Rootfs   string `json:"rootfs"`
 	Hostname string `json:"hostname"`
 	Binds    []Bind `json:"binds,omitempty"`
@@ -81,6 +85,12 @@ type Config struct {
 	// knows it, so that even a process holding a leaked listener fd could
 	// not receive one. Required.
 	Key string `json:"key"`
+	// Stage, when set, makes this a pooled init, started before its
+	// sandbox exists: it builds a staging root on a tmpfs mounted at
+	// Stage, holding only what an assignment needs (Rootfs, the Binds'
+	// sources, a few /dev nodes, /proc), pivots into it, reports "pooled" and
+	// waits for its assignment on GoFd.
+	Stage string `json:"stage,omitempty"`
 }
 
 // EncodeFilter packs BPF instructions as Config.Seccomp expects them.
@@ -159,10 +169,12 @@ func run(raw string, status *os.File) error {
 	if _, err := status.WriteString("tid " + strconv.Itoa(tid) + "\n"); err != nil {
 		return err
 	}
-	if err := setup(&cfg); err != nil {
-		return err
+	if cfg.Stage != "" {
+		err = runPooled(&cfg, status)
+	} else {
+		err = runCold(&cfg)
 	}
-	if err := awaitGo(os.NewFile(GoFd, "go")); err != nil {
+	if err != nil {
 		return err
 	}
 	if err := confine(); err != nil {
@@ -177,6 +189,15 @@ func run(raw string, status *os.File) error {
 	// the first exec usually follows at once.
 	srv.end()
 	return srv.serve(os.NewFile(ListenFd, "listener"))
+}
+
+// runCold builds the sandbox while the host moves init into its cgroups,
+// then waits for the host's go-ahead.
+func runCold(cfg *Config) error {
+	if err := setup(cfg); err != nil {
+		return err
+	}
+	return awaitGo(os.NewFile(GoFd, "go"))
 }
 
 // setup builds the sandbox from the inside: root filesystem, hostname,

@@ -335,6 +335,8 @@ func decodeConfig(b []byte, c *Config) error {
 			c.GID = int(d.int())
 		case "key":
 			c.Key = d.str()
+		case "stage":
+			c.Stage = d.str()
 		case "seccomp":
 			s := d.str()
 			var err error
