@@ -66,7 +66,7 @@ func (p *Process) Kill() error {
 
 // release ends the exec on its connection: handed back to init and kept
 // for the next exec if no kill frame crossed the exit, closed otherwise.
-func (p *Process) release(s *sandbox, proc *initProc) {
+func (p *Process) release(m *Manager, s *sandbox, proc *initProc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ended = true
@@ -74,7 +74,7 @@ func (p *Process) release(s *sandbox, proc *initProc) {
 		p.conn.Close()
 		return
 	}
-	s.conns.put(proc, p.conn)
+	s.conns.put(proc, p.conn, m.stop)
 }
 
 // Close releases the output pipes (and kills the command if it still runs).
@@ -161,7 +161,7 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 		switch {
 		case rerr == nil && r.Exit != nil:
 			p.res = *r.Exit
-			p.release(s, proc)
+			p.release(m, s, proc)
 		case rerr == nil:
 			p.err = fmt.Errorf("sandbox: exec: %s", r.Error)
 			p.conn.Close()

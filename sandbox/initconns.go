@@ -41,8 +41,10 @@ func (ic *initConns) get(proc *initProc) *net.UnixConn {
 	return nil
 }
 
-// put keeps c for the next exec on proc's init, or closes it.
-func (ic *initConns) put(proc *initProc, c *net.UnixConn) {
+// put keeps c for the next exec on proc's init, or closes it. stop is the
+// Manager's: once it closes, the connections are closed too (the init
+// keeps running, for the next Manager to adopt).
+func (ic *initConns) put(proc *initProc, c *net.UnixConn, stop <-chan struct{}) {
 	ic.mu.Lock()
 	defer ic.mu.Unlock()
 	if ic.proc != proc {
@@ -51,7 +53,10 @@ func (ic *initConns) put(proc *initProc, c *net.UnixConn) {
 		// Once that init is gone its connections are dead: close them
 		// then rather than hold the fds until the next exec.
 		go func() {
-			<-proc.exited
+			select {
+			case <-proc.exited:
+			case <-stop:
+			}
 			ic.mu.Lock()
 			if ic.proc == proc {
 				ic.dropLocked()
@@ -59,7 +64,7 @@ func (ic *initConns) put(proc *initProc, c *net.UnixConn) {
 			ic.mu.Unlock()
 		}()
 	}
-	if ic.off || exited(proc) || len(ic.idle) >= maxIdleConns {
+	if ic.off || exited(proc) || closed(stop) || len(ic.idle) >= maxIdleConns {
 		c.Close()
 		return
 	}
@@ -74,9 +79,11 @@ func (ic *initConns) dropLocked() {
 	ic.idle = nil
 }
 
-func exited(p *initProc) bool {
+func exited(p *initProc) bool { return closed(p.exited) }
+
+func closed(c <-chan struct{}) bool {
 	select {
-	case <-p.exited:
+	case <-c:
 		return true
 	default:
 		return false
@@ -101,3 +108,33 @@ func (m *Manager) conn(ctx context.Context, s *sandbox, sock string, proc *initP
 // then a fresh dial fails too), so a retry on a fresh dial cannot run the
 // command twice.
 var errStale = errors.New("sandbox: stale control connection")
+
+// Preconnect dials a running sandbox's init and keeps the checked
+// connection for its next exec, so that the first command after a create
+// skips the dial and the key exchange too. Best effort: a sandbox that is
+// not running, or a pool already holding a connection, is left alone.
+func (m *Manager) Preconnect(ctx context.Context, id string) error {
+	s, err := m.lookup(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	sock, proc := s.sock, s.proc
+	running := s.meta.State == StateRunning && proc != nil
+	s.mu.Unlock()
+	if !running {
+		return nil
+	}
+	s.conns.mu.Lock()
+	have := s.conns.proc == proc && len(s.conns.idle) > 0
+	s.conns.mu.Unlock()
+	if have {
+		return nil
+	}
+	c, _, err := m.conn(ctx, s, sock, proc)
+	if err != nil {
+		return err
+	}
+	s.conns.put(proc, c, m.stop)
+	return nil
+}

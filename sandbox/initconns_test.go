@@ -159,3 +159,49 @@ func TestExecInitConnDeadInit(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Preconnect leaves a checked connection that the first exec uses; a
+// closed Manager closes its kept connections and the next one adopts the
+// sandbox and dials afresh.
+func TestPreconnect(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sb := e.create(Spec{})
+	if err := e.m.Preconnect(context.Background(), sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	s, pid := initPid(t, e.m, sb.ID)
+	idle, dials := s.connStats()
+	if dials != 1 || len(idle) != 1 || peerPid(t, idle[0]) != pid {
+		t.Fatalf("after Preconnect: %d dials, %d idle", dials, len(idle))
+	}
+	if err := e.m.Preconnect(context.Background(), sb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.sh(sb.ID, "echo first"); out != "first\n" {
+		t.Fatalf("first exec: %q", out)
+	}
+	if _, dials := s.connStats(); dials != 1 {
+		t.Fatalf("%d dials, want 1: the first exec should use the preconnected connection", dials)
+	}
+	e.m.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for idle, _ := s.connStats(); len(idle) > 0; idle, _ = s.connStats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle connections held after Close", len(idle))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	m2, err := New(context.Background(), e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m2
+	if out := e.sh(sb.ID, "echo adopted"); out != "adopted\n" {
+		t.Fatalf("after adoption: %q", out)
+	}
+	s2, _ := initPid(t, m2, sb.ID)
+	if _, dials := s2.connStats(); dials != 1 {
+		t.Fatalf("the new Manager dialled %d times, want 1", dials)
+	}
+}
