@@ -351,6 +351,19 @@ func (m *Manager) Run(ctx context.Context, id string, req ExecRequest) (RunResul
 	return rr, nil
 }
 
+// ReadFrom reads r to its end, keeping the first limit bytes; io.Copy
+// uses it instead of a fresh 32 KiB buffer per stream, and most commands
+// write a line.
+func (c *capBuffer) ReadFrom(r io.Reader) (int64, error) {
+	n, err := c.buf.ReadFrom(io.LimitReader(r, max(c.limit-int64(c.buf.Len()), 0)))
+	if err != nil {
+		return n, err
+	}
+	rest, err := io.Copy(io.Discard, r)
+	c.over = c.over || rest > 0
+	return n + rest, err
+}
+
 // capBuffer keeps the first limit bytes written to it.
 type capBuffer struct {
 	buf   bytes.Buffer

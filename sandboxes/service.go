@@ -70,9 +70,10 @@ type Service struct {
 	q      *queue
 	owners *imageOwners
 
-	createMu sync.Mutex // serializes admissions (the per-member count and names) and Ensure
-	pending  *pending   // creates admitted and still provisioning
-	bg       sync.WaitGroup
+	createMu sync.Mutex     // serializes admissions (the per-member count and names) and Ensure
+	pending  *pending       // creates admitted and still provisioning
+	bg       sync.WaitGroup // preconnects in flight
+	bufs     sync.Pool      // *[]byte read buffers of the output pumps
 }
 
 // Open creates the Manager (re-adopting sandboxes a previous process left)
