@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
 )
 
 // Process is a command running in a sandbox.
@@ -25,7 +27,11 @@ type Process struct {
 	done           chan struct{}
 	res            ExitResult
 	err            error
-	killOnce       sync.Once
+	// mu orders Kill against the end of the command: a connection that
+	// carried a kill frame is never handed back for another exec.
+	mu     sync.Mutex
+	killed bool // a kill frame was sent
+	ended  bool // the exit status arrived; the connection is released
 }
 
 // Stdout returns the command's standard output, streamed while it runs.
@@ -49,16 +55,26 @@ func (p *Process) Wait() (ExitResult, error) {
 
 // Kill kills the command's process group.
 func (p *Process) Kill() error {
-	var err error
-	p.killOnce.Do(func() {
-		select {
-		case <-p.done:
-			return
-		default:
-		}
-		err = writeFrame(p.conn, initRequest{Op: "kill"}, nil)
-	})
-	return err
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.killed || p.ended {
+		return nil
+	}
+	p.killed = true
+	return writeFrame(p.conn, initRequest{Op: "kill"}, nil)
+}
+
+// release ends the exec on its connection: handed back to init and kept
+// for the next exec if no kill frame crossed the exit, closed otherwise.
+func (p *Process) release(m *Manager, s *sandbox, proc *initProc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ended = true
+	if p.killed || writeFrame(p.conn, initRequest{Op: sbinit.OpRelease}, nil) != nil {
+		p.conn.Close()
+		return
+	}
+	s.conns.put(proc, p.conn, m.stop)
 }
 
 // Close releases the output pipes (and kills the command if it still runs).
@@ -145,12 +161,14 @@ func (m *Manager) Exec(ctx context.Context, id string, req ExecRequest) (*Proces
 		switch {
 		case rerr == nil && r.Exit != nil:
 			p.res = *r.Exit
+			p.release(m, s, proc)
 		case rerr == nil:
 			p.err = fmt.Errorf("sandbox: exec: %s", r.Error)
+			p.conn.Close()
 		default:
 			p.err = bullpen.Errorf(bullpen.ECONFLICT, "sandbox %s stopped while the command ran", s.id)
+			p.conn.Close()
 		}
-		p.conn.Close()
 		if p.tree != "" {
 			// Nothing the command started outlives it.
 			if kerr := killTree(p.tree, p.treeTasks); kerr != nil && p.err == nil {
@@ -181,83 +199,118 @@ func (m *Manager) execDone(s *sandbox) {
 	s.mu.Unlock()
 }
 
+// execPipes are the host's ends and the command's ends of its stdio.
+type execPipes struct {
+	outR, outW, errR, errW, inR, inW *os.File
+}
+
+func newExecPipes(stdin bool) (*execPipes, error) {
+	var p execPipes
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err == nil {
+		if p.errR, p.errW, err = os.Pipe(); err == nil && stdin {
+			p.inR, p.inW, err = os.Pipe()
+		}
+	}
+	if err != nil {
+		p.close(p.outR, p.outW, p.errR, p.errW)
+		return nil, fmt.Errorf("sandbox: pipe: %w", err)
+	}
+	return &p, nil
+}
+
+// theirs returns the fds that go to the command, stdin first if any.
+func (p *execPipes) theirs() []int {
+	if p.inR != nil {
+		return []int{int(p.inR.Fd()), int(p.outW.Fd()), int(p.errW.Fd())}
+	}
+	return []int{int(p.outW.Fd()), int(p.errW.Fd())}
+}
+
+func (p *execPipes) close(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
 func (m *Manager) startExec(ctx context.Context, s *sandbox, sock string, proc *initProc, req *ExecRequest, dir string, env []string) (*Process, error) {
-	outR, outW, err := os.Pipe()
+	pp, err := newExecPipes(req.Stdin != nil)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: pipe: %w", err)
+		return nil, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, fmt.Errorf("sandbox: pipe: %w", err)
+	frame := initRequest{Op: "exec", Cmd: req.Cmd, Env: env, Dir: dir, Timeout: int64(req.Timeout), Stdin: req.Stdin != nil}
+	conn, r, tree, err := m.sendExec(ctx, s, sock, proc, req.KillTree, frame, pp.theirs())
+	if errors.Is(err, errStale) {
+		conn, r, tree, err = m.sendExec(ctx, s, sock, proc, req.KillTree, frame, pp.theirs())
 	}
-	var inR, inW *os.File
-	fds := []int{int(outW.Fd()), int(errW.Fd())}
-	if req.Stdin != nil {
-		if inR, inW, err = os.Pipe(); err != nil {
-			outR.Close()
-			outW.Close()
-			errR.Close()
-			errW.Close()
-			return nil, fmt.Errorf("sandbox: pipe: %w", err)
-		}
-		fds = append([]int{int(inR.Fd())}, fds...)
-	}
-	closeAll := func(fs ...*os.File) {
-		for _, f := range fs {
-			if f != nil {
-				f.Close()
-			}
+	// The command has its own copies now (or never will).
+	pp.close(pp.outW, pp.errW, pp.inR)
+	if err == nil && r.Pid == 0 {
+		conn.Close()
+		if r.NotFound {
+			err = bullpen.Errorf(bullpen.EINVALID, "%s", r.Error)
+		} else {
+			err = fmt.Errorf("sandbox: %s", r.Error)
 		}
 	}
-	conn, err := dialInit(ctx, sock, proc.pid, proc.key)
 	if err != nil {
-		closeAll(outR, outW, errR, errW, inR, inW)
-		return nil, bullpen.Errorf(bullpen.ECONFLICT, "sandbox is not reachable: %v", err)
+		pp.close(pp.outR, pp.errR, pp.inW)
+		return nil, err
+	}
+	p := &Process{stdout: pp.outR, stderr: pp.errR, conn: conn, pid: r.Pid, done: make(chan struct{}),
+		tree: tree, treeTasks: m.cg.tasksFile()}
+	if pp.inW != nil {
+		go func() {
+			_, _ = io.Copy(pp.inW, req.Stdin)
+			pp.inW.Close()
+		}()
+	}
+	return p, nil
+}
+
+// sendExec sends the exec request on a connection to init and reads the
+// answer (the pid, or why not). Forks are serialized per sandbox (spawnMu)
+// so that a KillTree exec's cgroup switch of init's spawner thread catches
+// only its own command. errStale: a reused connection failed before init
+// read the request; nothing ran, and a fresh dial may be tried.
+func (m *Manager) sendExec(ctx context.Context, s *sandbox, sock string, proc *initProc, withTree bool, frame initRequest, fds []int) (*net.UnixConn, initReply, string, error) {
+	var r initReply
+	conn, reused, err := m.conn(ctx, s, sock, proc)
+	if err != nil {
+		return nil, r, "", bullpen.Errorf(bullpen.ECONFLICT, "sandbox is not reachable: %v", err)
 	}
 	s.spawnMu.Lock()
 	tree, leave := "", func() {}
-	if req.KillTree {
+	if withTree {
 		if tree, leave, err = m.cg.treeEnter(s.id, proc.pid); err != nil {
 			s.spawnMu.Unlock()
 			conn.Close()
-			closeAll(outR, outW, errR, errW, inR, inW)
-			return nil, err
+			return nil, r, "", err
 		}
 	}
-	err = writeFrame(conn, initRequest{Op: "exec", Cmd: req.Cmd, Env: env, Dir: dir,
-		Timeout: int64(req.Timeout), Stdin: req.Stdin != nil}, fds)
-	closeAll(outW, errW, inR)
-	var r initReply
+	err = writeFrame(conn, frame, fds)
 	if err == nil {
 		_, err = readFrame(conn, &r)
 	}
 	leave()
 	s.spawnMu.Unlock()
-	if err != nil || r.Pid == 0 {
-		if tree != "" {
-			_ = killTree(tree, m.cg.tasksFile())
-		}
+	if err == nil && r.Pid != 0 {
+		return conn, r, tree, nil
+	}
+	if tree != "" {
+		_ = killTree(tree, m.cg.tasksFile())
+	}
+	if err != nil {
 		conn.Close()
-		closeAll(outR, errR, inW)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: exec: %w", err)
+		if reused {
+			return nil, r, "", errStale
 		}
-		if r.NotFound {
-			return nil, bullpen.Errorf(bullpen.EINVALID, "%s", r.Error)
-		}
-		return nil, fmt.Errorf("sandbox: %s", r.Error)
+		// Only a dying init drops a fresh connection before it answers.
+		return nil, r, "", bullpen.Errorf(bullpen.ECONFLICT, "sandbox is not reachable: %v", err)
 	}
-	p := &Process{stdout: outR, stderr: errR, conn: conn, pid: r.Pid, done: make(chan struct{}),
-		tree: tree, treeTasks: m.cg.tasksFile()}
-	if inW != nil {
-		go func() {
-			_, _ = io.Copy(inW, req.Stdin)
-			inW.Close()
-		}()
-	}
-	return p, nil
+	return conn, r, "", nil
 }
 
 // Run runs a command to completion and returns its output. Each of stdout
@@ -296,6 +349,19 @@ func (m *Manager) Run(ctx context.Context, id string, req ExecRequest) (RunResul
 		return rr, err
 	}
 	return rr, nil
+}
+
+// ReadFrom reads r to its end, keeping the first limit bytes; io.Copy
+// uses it instead of a fresh 32 KiB buffer per stream, and most commands
+// write a line.
+func (c *capBuffer) ReadFrom(r io.Reader) (int64, error) {
+	n, err := c.buf.ReadFrom(io.LimitReader(r, max(c.limit-int64(c.buf.Len()), 0)))
+	if err != nil {
+		return n, err
+	}
+	rest, err := io.Copy(io.Discard, r)
+	c.over = c.over || rest > 0
+	return n + rest, err
 }
 
 // capBuffer keeps the first limit bytes written to it.

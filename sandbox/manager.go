@@ -71,6 +71,7 @@ type sandbox struct {
 	// until init reports the pid), so a KillTree exec's cgroup switch of
 	// init's spawner thread catches only that command.
 	spawnMu  sync.Mutex
+	conns    initConns // idle control connections to init (initconns.go)
 	inflight int
 	lastAct  time.Time
 	// creating is set while Create provisions the sandbox (holding mu for

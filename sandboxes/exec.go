@@ -198,7 +198,16 @@ func (b *liveBudget) take(n int) (int, bool) {
 
 // pump reads one stream into chunks: to the caller and, within budget, live.
 func (s *Service) pump(e *Exec, stream string, r io.Reader, sbID string, owner int64, live *liveBudget) {
-	buf := make([]byte, 32<<10)
+	// The read buffer is reused across commands (what leaves the pump is
+	// copied): two fresh 32 KiB buffers per command were most of what a
+	// warm run allocated, and so of the server's GC work.
+	bp, _ := s.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 32<<10)
+		bp = &b
+	}
+	defer s.bufs.Put(bp)
+	buf := *bp
 	var off int64
 	carry := 0 // bytes of an incomplete UTF-8 character kept for the next read
 	for {

@@ -31,7 +31,7 @@ type fixture struct {
 
 // newFixture opens the Service with its state in temp dirs. Cleanup
 // terminates every sandbox before closing the Service.
-func newFixture(t *testing.T, cfg sandboxes.Config) *fixture {
+func newFixture(t testing.TB, cfg sandboxes.Config) *fixture {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("sandboxes tests need root (namespaces, cgroups, overlayfs)")
@@ -74,7 +74,7 @@ func newFixture(t *testing.T, cfg sandboxes.Config) *fixture {
 	return f
 }
 
-func (f *fixture) member(t *testing.T, handle string, kind bullpen.MemberKind) bullpen.Member {
+func (f *fixture) member(t testing.TB, handle string, kind bullpen.MemberKind) bullpen.Member {
 	t.Helper()
 	m, err := f.off.CreateMember(context.Background(), f.admin, bullpen.MemberInput{Handle: handle, DisplayName: handle, Kind: kind})
 	if err != nil {

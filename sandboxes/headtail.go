@@ -17,18 +17,27 @@ type headTail struct {
 	total      int64 // bytes written
 }
 
+// newHeadTail keeps up to head and tail bytes. Each is allocated, at its
+// bound, by the first write that reaches it: most commands write a line
+// or two to stdout and nothing to stderr.
 func newHeadTail(head, tail int) *headTail {
-	return &headTail{headCap: head, tailCap: tail, head: make([]byte, 0, head), tail: make([]byte, 0, tail)}
+	return &headTail{headCap: head, tailCap: tail}
 }
 
 // Write implements io.Writer; it never fails.
 func (h *headTail) Write(p []byte) (int, error) {
 	n := len(p)
 	h.total += int64(n)
-	if room := h.headCap - len(h.head); room > 0 {
+	if room := h.headCap - len(h.head); room > 0 && len(p) > 0 {
+		if h.head == nil {
+			h.head = make([]byte, 0, h.headCap)
+		}
 		k := min(room, len(p))
 		h.head = append(h.head, p[:k]...)
 		p = p[k:]
+	}
+	if len(p) > 0 && h.tail == nil {
+		h.tail = make([]byte, 0, h.tailCap)
 	}
 	if len(p) >= h.tailCap { // only the last tailCap bytes can stay
 		h.tail = append(h.tail[:0], p[len(p)-h.tailCap:]...)

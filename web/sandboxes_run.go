@@ -2,9 +2,11 @@ package web
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -28,8 +30,8 @@ type runIn struct {
 // runSandbox runs a command to completion: {exit_code, …, stdout, stderr};
 // output that is not valid UTF-8 comes as stdout_b64 / stderr_b64. Each
 // stream is captured up to the output limit (stdout_truncated and
-// stdout_bytes tell what was dropped); the answer is written out as it is
-// encoded, never held whole.
+// stdout_bytes tell what was dropped); a large answer is written out as
+// it is encoded, never held whole.
 func (s *Server) runSandbox(c *fiber.Ctx) error {
 	var in runIn
 	if err := decode(c, &in); err != nil {
@@ -46,32 +48,60 @@ func (s *Server) runSandbox(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { _ = writeRunResult(w, rr) })
+	if len(rr.Stdout)+len(rr.Stderr) <= runInlineMax {
+		// The usual small answer goes out whole, with a Content-Length:
+		// one write, read by the client in one go, where a streamed body
+		// is chunks and a terminating chunk.
+		var buf bytes.Buffer
+		buf.Grow(256 + len(rr.Stdout) + len(rr.Stderr))
+		writeRunResult(&buf, rr)
+		return c.Send(buf.Bytes())
+	}
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		writeRunResult(w, rr)
+		_ = w.Flush()
+	})
 	return nil
 }
 
-// writeRunResult writes rr as one JSON object, the output in pieces.
-func writeRunResult(w *bufio.Writer, rr bullpen.SandboxRunResult) error {
-	head := map[string]any{"exit_code": rr.ExitCode, "timed_out": rr.TimedOut, "truncated": rr.Truncated,
-		"stdout_truncated": rr.StdoutTruncated, "stderr_truncated": rr.StderrTruncated,
-		"stdout_bytes": rr.StdoutBytes, "stderr_bytes": rr.StderrBytes, "duration_ms": rr.Duration.Milliseconds()}
+// runInlineMax is the most output an answer to …/run holds in memory
+// whole; larger answers are streamed as they are encoded.
+const runInlineMax = 64 << 10
+
+// jsonWriter is what the answer is written to: a bufio.Writer (streamed)
+// or a bytes.Buffer (whole).
+type jsonWriter interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
+// writeRunResult writes rr as one JSON object, the output in pieces. The
+// head is written by hand (no reflection on this hot path), its keys in
+// the order encoding/json gives a map.
+func writeRunResult(w jsonWriter, rr bullpen.SandboxRunResult) {
+	b := make([]byte, 0, 256)
+	b = strconv.AppendInt(append(b, `{"duration_ms":`...), rr.Duration.Milliseconds(), 10)
+	b = strconv.AppendInt(append(b, `,"exit_code":`...), int64(rr.ExitCode), 10)
 	if rr.Signal != "" {
-		head["signal"] = rr.Signal
+		q, _ := json.Marshal(rr.Signal)
+		b = append(append(b, `,"signal":`...), q...)
 	}
-	b, err := json.Marshal(head)
-	if err != nil {
-		return err
-	}
-	w.Write(b[:len(b)-1]) // the object stays open for the output
+	b = strconv.AppendInt(append(b, `,"stderr_bytes":`...), rr.StderrBytes, 10)
+	b = strconv.AppendBool(append(b, `,"stderr_truncated":`...), rr.StderrTruncated)
+	b = strconv.AppendInt(append(b, `,"stdout_bytes":`...), rr.StdoutBytes, 10)
+	b = strconv.AppendBool(append(b, `,"stdout_truncated":`...), rr.StdoutTruncated)
+	b = strconv.AppendBool(append(b, `,"timed_out":`...), rr.TimedOut)
+	b = strconv.AppendBool(append(b, `,"truncated":`...), rr.Truncated)
+	w.Write(b) // the object stays open for the output
 	writeOutput(w, "stdout", rr.Stdout)
 	writeOutput(w, "stderr", rr.Stderr)
 	w.WriteByte('}')
-	return w.Flush()
 }
 
 // writeOutput writes `,"name":"…"` (or name_b64 when b is not UTF-8),
 // escaping 32 KiB at a time.
-func writeOutput(w *bufio.Writer, name string, b []byte) {
+func writeOutput(w jsonWriter, name string, b []byte) {
 	if !utf8.Valid(b) {
 		w.WriteString(`,"` + name + `_b64":"`)
 		enc := base64.NewEncoder(base64.StdEncoding, w)

@@ -115,11 +115,15 @@ func run(o options) error {
 	report(fmt.Sprintf("staggered (one every %s)", o.stagger), stag)
 	burst := measure(t, o.n, func(i int, start func()) { go start() })
 	report("burst (all at once)", burst)
-	warm, err := warmRuns(c, o.warm)
+	warm, libWarm, err := warmRuns(c, o.warm, lib)
 	if err != nil {
 		fmt.Println("warm run failed:", err)
 	}
 	refs := references(o, lib, libTimes, warm)
+	if len(libWarm) > 0 {
+		fmt.Printf("%-34s %8s %8s   (the same echo through package sandbox, in process, interleaved; REST adds %s at the p50)\n", "library warm run",
+			ms(benchkit.Percentile(libWarm, 50)), ms(benchkit.Percentile(libWarm, 95)), ms(benchkit.Percentile(warm, 50)-benchkit.Percentile(libWarm, 50)))
+	}
 	figures(seq, stag, burst, warm, refs)
 	return nil
 }
@@ -127,7 +131,7 @@ func run(o options) error {
 // runOnly runs one pattern, for profiling the server while it runs.
 func runOnly(t trialer, o options) error {
 	if o.only == "warm" {
-		warm, err := warmRuns(t.c, o.warm)
+		warm, _, err := warmRuns(t.c, o.warm, nil)
 		if err != nil {
 			return err
 		}
@@ -264,27 +268,41 @@ func echo(ctx context.Context, c *client.Client, id, via string) (time.Time, err
 }
 
 // warmRuns times n runs of echo (request to answer) on one sandbox that
-// has run a command already.
-func warmRuns(c *client.Client, n int) ([]time.Duration, error) {
+// has run a command already. With lib, each is followed by the same run
+// through the library (libWarm), so both see the same load.
+func warmRuns(c *client.Client, n int, lib *library) (warm, libWarm []time.Duration, err error) {
 	ctx := context.Background()
 	sb, err := c.CreateSandbox(ctx, client.SandboxSpec{Timeout: "10m"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.TerminateSandbox(ctx, sb.ID)
 	if _, err := echo(ctx, c, sb.ID, "run"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]time.Duration, 0, n)
+	var libRun func() (time.Duration, error)
+	if lib != nil {
+		if libRun, err = lib.warm(); err != nil {
+			fmt.Fprintln(os.Stderr, "library warm run skipped:", err)
+		}
+	}
+	warm = make([]time.Duration, 0, n)
 	for range n {
 		t0 := time.Now()
 		at, err := echo(ctx, c, sb.ID, "run")
 		if err != nil {
-			return out, err
+			return warm, libWarm, err
 		}
-		out = append(out, at.Sub(t0))
+		warm = append(warm, at.Sub(t0))
+		if libRun != nil {
+			d, err := libRun()
+			if err != nil {
+				return warm, libWarm, err
+			}
+			libWarm = append(libWarm, d)
+		}
 	}
-	return out, nil
+	return warm, libWarm, nil
 }
 
 // firstWrite notes when the first byte arrived.
