@@ -9,16 +9,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The host talks to init over a unix stream socket: one connection per
-// exec. Frames are a 4-byte big-endian length and a JSON body; the request
-// frame carries the exec's stdio pipe ends as SCM_RIGHTS.
+// The host talks to init over a unix stream socket, one exec at a time
+// per connection: after the exit reply the host may send a "release"
+// frame and keep the connection for its next exec (a connection that
+// carried a kill or an error is closed). Frames are a 4-byte big-endian
+// length and a JSON body; the request frame carries the exec's stdio pipe
+// ends as SCM_RIGHTS.
 
 // MaxFrame is the largest frame either side accepts.
 const MaxFrame = 4 << 20
 
 // Request is sent by the host to init.
 type Request struct {
-	Op      string   `json:"op"` // "exec", "ping", "kill"
+	Op      string   `json:"op"` // "exec", "ping", "kill", OpRelease
 	Cmd     []string `json:"cmd,omitempty"`
 	Env     []string `json:"env,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
