@@ -137,7 +137,17 @@ func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 	}
 	defer tx.g.Rollback() // no-op after a commit
 	shared := len(batch) > 1
+	if !careful && db.dialect == Postgres {
+		tx.startBatch(len(batch))
+	}
 	spans, errs, err := tx.runGroup(batch, careful && shared)
+	if err == nil && tx.batch != nil && allSucceeded(errs) {
+		if ferr := tx.batch.flush(true); ferr != nil && shared {
+			return false // which write's rows failed is for the careful run to find
+		} else if ferr != nil {
+			errs[0] = ferr
+		}
+	}
 	switch {
 	case err == nil && !careful && shared && !allSucceeded(errs):
 		return false
@@ -164,6 +174,9 @@ func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 func (tx *Tx) runGroup(batch []*groupWrite, savepoints bool) (spans [][2]int, errs []error, err error) {
 	spans, errs = make([][2]int, len(batch)), make([]error, len(batch))
 	for i, w := range batch {
+		if tx.batch != nil {
+			tx.batch.left = len(batch) - i
+		}
 		from, seq := len(tx.events), tx.nextSeq
 		name := "w" + strconv.Itoa(i)
 		if savepoints {

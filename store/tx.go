@@ -34,6 +34,12 @@ type Tx struct {
 	// shared, and a rollback leaves no gap.
 	nextSeq int64
 	marks   *txMarks
+	// batch, on PostgreSQL in a grouped batch's first run, holds the
+	// messages and events until one statement writes them
+	// (events_batch.go).
+	batch *rowBatch
+	// notified: the batch's last write announced its events already.
+	notified bool
 }
 
 // Transact runs fn in a transaction. When fn returns nil the transaction
@@ -106,7 +112,7 @@ func (tx *Tx) notify() error {
 			return fmt.Errorf("store: notify auth change: %w", err)
 		}
 	}
-	if len(tx.events) == 0 {
+	if len(tx.events) == 0 || tx.notified {
 		return nil
 	}
 	last := strconv.FormatInt(tx.events[len(tx.events)-1].Seq, 10)
@@ -124,6 +130,11 @@ func (tx *Tx) notify() error {
 func (tx *Tx) seq() (int64, error) {
 	if tx.db.dialect != Postgres {
 		return 0, nil
+	}
+	if tx.nextSeq == 0 && tx.batch != nil {
+		if err := tx.batch.reserve(0); err != nil {
+			return 0, err
+		}
 	}
 	if tx.nextSeq == 0 {
 		var max int64
