@@ -110,8 +110,11 @@ func (db *DB) runGroups() {
 // commitGroup runs a batch of writes in one transaction and answers each
 // caller: its own error, or its events once the whole batch committed.
 // It first runs the writes one after the other, no savepoints (each
-// costs a statement, on PostgreSQL a round trip). Only when one of them
-// fails does it roll back and run the batch again with a savepoint each.
+// costs a statement, on PostgreSQL a round trip), and on PostgreSQL
+// holds their messages and events for one multi-row write
+// (events_batch.go). Only when one of them fails, or that write does,
+// does it roll back and run the batch again with a savepoint and single
+// inserts each, so that the failing write is found and fails alone.
 func (db *DB) commitGroup(batch []*groupWrite) {
 	batch = dropEnded(batch)
 	if len(batch) == 0 {
