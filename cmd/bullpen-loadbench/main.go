@@ -82,6 +82,7 @@ type result struct {
 	posted, delivered float64 // messages/s: posted by all, and delivered to every client
 	p50, p99, max     time.Duration
 	deliveries        int64
+	postP50, postP99  time.Duration // a post's round trip: with -posters it bounds the rate
 	frames, bytes     int64         // websocket frames and their bytes, all clients together
 	framesPerSec      float64       // frames per client per second of the run
 	statements        float64       // SQL statements per post, BEGIN/COMMIT not counted
@@ -94,6 +95,8 @@ func (r result) print(cfg config) {
 	fmt.Printf("  sustained: %.0f messages/s posted, %.0f messages/s delivered to all %d clients (%d deliveries)\n",
 		r.posted, r.delivered, cfg.clients, r.deliveries)
 	fmt.Printf("  post->delivery latency: p50=%.2fms p99=%.2fms max=%.2fms\n", ms(r.p50), ms(r.p99), ms(r.max))
+	fmt.Printf("  post round trip: p50=%.2fms p99=%.2fms (%d posters: at most %.0f posts/s at the p50)\n",
+		ms(r.postP50), ms(r.postP99), cfg.posters, float64(cfg.posters)/max(1e-9, r.postP50.Seconds()))
 	fmt.Printf("  websocket: %.0f frames per client per second, %.1f messages and %.0f bytes per frame\n",
 		r.framesPerSec, float64(r.deliveries)/float64(max(1, r.frames)), float64(r.bytes)/float64(max(1, r.frames)))
 	fmt.Printf("  store: %.1f SQL statements per post (BEGIN/COMMIT not counted), %.1f posts per transaction\n", r.statements, r.perCommit)
@@ -182,7 +185,8 @@ func run(cfg config) (result, error) {
 	stmts0, commits0 := srv.db.Counts()
 	cpu0 := cpuTime()
 	start := time.Now()
-	failed := postAll(srv, cfg, total, start)
+	rtt := newLatencies(total)
+	failed := postAll(srv, cfg, total, start, rtt)
 	postedIn := time.Since(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -201,12 +205,13 @@ func run(cfg config) (result, error) {
 		framesPerSec: float64(lat.frames.Load()) / float64(cfg.clients) / deliveredIn.Seconds(), statements: float64(stmts-stmts0) / float64(total),
 		perCommit: float64(total) / float64(max(1, commits-commits0))}
 	r.p50, r.p99, r.max = lat.percentiles()
+	r.postP50, r.postP99, _ = rtt.percentiles()
 	return r, nil
 }
 
 // postAll posts total messages at cfg.rate from cfg.posters concurrent
 // clients, each waiting for its answer, and returns how many failed.
-func postAll(srv *server, cfg config, total int, start time.Time) int64 {
+func postAll(srv *server, cfg config, total int, start time.Time, rtt *latencies) int64 {
 	var failed atomic.Int64
 	ticks := make(chan struct{}, total)
 	var pw sync.WaitGroup
@@ -215,10 +220,14 @@ func postAll(srv *server, cfg config, total int, start time.Time) int64 {
 		pw.Add(1)
 		go func() {
 			defer pw.Done()
+			var mine []time.Duration
+			defer func() { rtt.add(mine, 0, 0) }()
 			for range ticks {
+				t0 := time.Now()
 				if post(httpc, srv.base, srv.token) != nil {
 					failed.Add(1)
 				}
+				mine = append(mine, time.Since(t0))
 			}
 		}()
 	}
