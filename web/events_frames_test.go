@@ -44,8 +44,9 @@ func TestWebsocketFramesPaced(t *testing.T) {
 		}
 	}
 	// n frames, each at least an interval after the one before, all
-	// written between the first post and the last read.
-	if limit := int(elapsed/interval) + 1; frames > limit || frames >= posts {
+	// written between the first post and the last read. (Posts slower
+	// than the interval would each get a frame of their own, within it.)
+	if limit := int(elapsed/interval) + 1; frames > limit {
 		t.Errorf("%d events in %d frames over %v; want at most %d frames (one per %v)", posts, frames, elapsed, limit, interval)
 	}
 }
