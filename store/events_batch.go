@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 // rowBatch holds, on PostgreSQL, the messages and events of a grouped
 // batch's writes until one statement writes them all: a post then costs
-// no round trip of its own, a batch five (BEGIN, the lock, the
+// no round trip of its own, a batch four (BEGIN, the lock with the
 // reservation, the write, COMMIT) however many posts it holds. Message
 // IDs come from the table's sequence, reserved a batch at a time, so
 // that CreateMessage still returns its message's ID at once; event
@@ -47,10 +48,43 @@ const (
 		`SELECT pg_notify($17, $19) WHERE $18::bool`
 )
 
-// startBatch makes tx hold the rows of a grouped batch of n writes.
-func (tx *Tx) startBatch(n int) {
+// startSQL takes the writers' advisory lock, then reads the highest
+// sequence and reserves message IDs (migration 0012): begin's lock and
+// reserveSQL in one round trip.
+const startSQL = `SELECT max_seq, message_ids FROM bullpen_batch_start($1, $2)`
+
+// beginBatch opens, on PostgreSQL, the transaction of a grouped batch
+// of n writes, which holds their rows for one write.
+func (db *DB) beginBatch(n int) (*Tx, error) {
+	tx, err := db.open(context.Background())
+	if err != nil {
+		return nil, err
+	}
 	tx.batch = &rowBatch{tx: tx, left: n}
 	tx.marks.batch = tx.batch
+	if err := tx.batch.start(n); err != nil {
+		tx.g.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
+// start locks and reserves n message IDs and the next sequence.
+func (b *rowBatch) start(n int) error {
+	t := b.tx.sqlTx()
+	if t == nil {
+		return fmt.Errorf("store: batch outside a transaction")
+	}
+	b.tx.db.statements.Add(1)
+	ctx := b.tx.g.Statement.Context
+	var maxSeq int64
+	var ids string
+	if err := t.StmtContext(ctx, b.tx.db.hot.start).QueryRowContext(ctx, eventLockKey, n).Scan(&maxSeq, &ids); err != nil {
+		return fmt.Errorf("store: lock events, reserve message ids: %w", err)
+	}
+	b.tx.nextSeq = maxSeq + 1
+	b.ids = splitIDs(ids)
+	return nil
 }
 
 // messageID hands out the next reserved message ID, reserving one for
@@ -66,8 +100,9 @@ func (b *rowBatch) messageID() (int64, error) {
 	return id, nil
 }
 
-// reserve takes n message IDs from the sequence and, on its first call,
-// the transaction's next event sequence: one round trip for both.
+// reserve takes n more message IDs from the sequence, for a write that
+// stores more than one message (and the next event sequence, should
+// the batch not have it yet).
 func (b *rowBatch) reserve(n int) error {
 	t := b.tx.sqlTx()
 	if t == nil {
@@ -172,9 +207,12 @@ func (db *DB) hookBatch() error {
 	return nil
 }
 
-// preparedBatch prepares reserveSQL and flushSQL.
+// preparedBatch prepares startSQL, reserveSQL and flushSQL.
 func preparedBatch(prepare func(string) (*sql.Stmt, error), h *hotStmts) error {
 	var err error
+	if h.start, err = prepare(startSQL); err != nil {
+		return fmt.Errorf("store: prepare batch start: %w", err)
+	}
 	if h.reserve, err = prepare(reserveSQL); err != nil {
 		return fmt.Errorf("store: prepare id reservation: %w", err)
 	}

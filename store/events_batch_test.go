@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/store/storetest"
 )
 
 // A grouped write's rows, which PostgreSQL writes in one statement for
@@ -121,6 +123,57 @@ func TestBatchFailingRowKeepsOrder(t *testing.T) {
 		}
 		if !slices.IsSorted(ids) || len(ids) != len(posts)-1 {
 			t.Errorf("events name messages %v; want %d, in the order their messages were written", ids, len(posts)-1)
+		}
+	})
+}
+
+// Two handles on one database (two replicas on PostgreSQL) post grouped
+// batches concurrently: every event is numbered once, 1..N with no gap,
+// and each names a message that was stored with it.
+func TestBatchesOfTwoHandlesGapFree(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, cfg store.Config) {
+		ctx := context.Background()
+		var dbs []*store.DB
+		for range 2 {
+			db, err := store.Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			dbs = append(dbs, db)
+		}
+		ada, _, ch := people(t, dbs[0])
+		const writers, posts = 8, 25
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range posts {
+					p := &groupPost{}
+					if _, err := dbs[w%2].TransactGrouped(ctx, p.write(ch, ada.ID)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		assertGapFree(t, dbs[0], writers*posts)
+		evs, _ := dbs[1].EventsAfter(ctx, 0, writers*posts)
+		seen := map[int64]bool{}
+		for _, ev := range evs {
+			var m bullpen.Message
+			json.Unmarshal(ev.Payload, &m)
+			if stored, err := dbs[1].Message(ctx, m.ID); err != nil || seen[m.ID] || stored.ID != m.ID {
+				t.Fatalf("event %d names message %d: stored %+v, %v, seen before %v", ev.Seq, m.ID, stored, err, seen[m.ID])
+			}
+			seen[m.ID] = true
 		}
 	})
 }

@@ -133,16 +133,19 @@ func (db *DB) commitGroup(batch []*groupWrite) {
 func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 	// No caller's context governs the shared transaction: one caller
 	// going away must not fail the others.
-	tx, err := db.begin(context.Background())
+	var tx *Tx
+	var err error
+	if !careful && db.dialect == Postgres {
+		tx, err = db.beginBatch(len(batch))
+	} else {
+		tx, err = db.begin(context.Background())
+	}
 	if err != nil {
 		answerAll(batch, err)
 		return true
 	}
 	defer tx.g.Rollback() // no-op after a commit
 	shared := len(batch) > 1
-	if !careful && db.dialect == Postgres {
-		tx.startBatch(len(batch))
-	}
 	spans, errs, err := tx.runGroup(batch, careful && shared)
 	if err == nil && tx.batch != nil && allSucceeded(errs) {
 		if ferr := tx.batch.flush(true); ferr != nil && shared {

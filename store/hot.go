@@ -16,7 +16,7 @@ type hotStmts struct {
 	// reserve and flush write a grouped batch's rows on PostgreSQL
 	// (events_batch.go); nil on SQLite, whose statements cost no round
 	// trip.
-	reserve, flush *sql.Stmt
+	start, reserve, flush *sql.Stmt
 }
 
 // The column lists match messageRow and eventRow; TestHotInsertsMatchGORM
@@ -112,7 +112,7 @@ func (tx *Tx) insertEvent(row *eventRow) error {
 // closeHot releases the prepared statements.
 func (db *DB) closeHot() {
 	if db.hot != nil {
-		for _, st := range []*sql.Stmt{db.hot.message, db.hot.event, db.hot.reserve, db.hot.flush} {
+		for _, st := range []*sql.Stmt{db.hot.message, db.hot.event, db.hot.start, db.hot.reserve, db.hot.flush} {
 			if st != nil {
 				st.Close()
 			}

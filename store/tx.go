@@ -66,16 +66,23 @@ func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event
 // PostgreSQL it takes the advisory lock that orders writers across
 // replicas.
 func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	tx, err := db.open(ctx)
+	if err != nil || db.dialect != Postgres {
+		return tx, err
+	}
+	if err := tx.g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
+		tx.g.Rollback()
+		return nil, fmt.Errorf("store: lock events: %w", err)
+	}
+	return tx, nil
+}
+
+// open opens a transaction that holds no lock yet.
+func (db *DB) open(ctx context.Context) (*Tx, error) {
 	marks := &txMarks{}
 	g := db.gdb.WithContext(context.WithValue(ctx, marksKey{}, marks)).Begin()
 	if g.Error != nil {
 		return nil, fmt.Errorf("store: begin: %w", g.Error)
-	}
-	if db.dialect == Postgres {
-		if err := g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
-			g.Rollback()
-			return nil, fmt.Errorf("store: lock events: %w", err)
-		}
 	}
 	return &Tx{g: g, db: db, now: db.now().UTC(), marks: marks}, nil
 }
