@@ -71,20 +71,7 @@ func (db *DB) beginBatch(n int) (*Tx, error) {
 
 // start locks and reserves n message IDs and the next sequence.
 func (b *rowBatch) start(n int) error {
-	t := b.tx.sqlTx()
-	if t == nil {
-		return fmt.Errorf("store: batch outside a transaction")
-	}
-	b.tx.db.statements.Add(1)
-	ctx := b.tx.g.Statement.Context
-	var maxSeq int64
-	var ids string
-	if err := t.StmtContext(ctx, b.tx.db.hot.start).QueryRowContext(ctx, eventLockKey, n).Scan(&maxSeq, &ids); err != nil {
-		return fmt.Errorf("store: lock events, reserve message ids: %w", err)
-	}
-	b.tx.nextSeq = maxSeq + 1
-	b.ids = splitIDs(ids)
-	return nil
+	return b.take("lock events, reserve message ids", b.tx.db.hot.start, n, eventLockKey, n)
 }
 
 // messageID hands out the next reserved message ID, reserving one for
@@ -104,6 +91,12 @@ func (b *rowBatch) messageID() (int64, error) {
 // stores more than one message (and the next event sequence, should
 // the batch not have it yet).
 func (b *rowBatch) reserve(n int) error {
+	return b.take("reserve message ids", b.tx.db.hot.reserve, n, n)
+}
+
+// take runs st, startSQL or reserveSQL, which returns the highest
+// stored sequence and n message IDs, and keeps them.
+func (b *rowBatch) take(what string, st *sql.Stmt, n int, args ...any) error {
 	t := b.tx.sqlTx()
 	if t == nil {
 		return fmt.Errorf("store: batch outside a transaction")
@@ -112,8 +105,8 @@ func (b *rowBatch) reserve(n int) error {
 	ctx := b.tx.g.Statement.Context
 	var maxSeq int64
 	var ids string
-	if err := t.StmtContext(ctx, b.tx.db.hot.reserve).QueryRowContext(ctx, n).Scan(&maxSeq, &ids); err != nil {
-		return fmt.Errorf("store: reserve message ids: %w", err)
+	if err := t.StmtContext(ctx, st).QueryRowContext(ctx, args...).Scan(&maxSeq, &ids); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	if b.tx.nextSeq == 0 {
 		b.tx.nextSeq = maxSeq + 1
