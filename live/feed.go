@@ -80,9 +80,12 @@ func (f *Feed) Next(ctx context.Context, max int) ([]bullpen.Event, error) {
 
 // More appends to out, without blocking, the live events already queued,
 // up to max in all. A writer that wants larger batches calls it after a
-// short pause. When the feed has been cut off, the next call to Next
-// catches up from the store.
+// short pause. When the feed has been cut off, or has stored events to
+// catch up on, it appends nothing: the next call to Next reads them.
 func (f *Feed) More(out []bullpen.Event, max int) []bullpen.Event {
+	if f.last < f.storedTo {
+		return out // stored events come first: Next reads them
+	}
 	for len(out) < max {
 		if len(f.pending) > 0 {
 			ev := f.pending[0]

@@ -70,3 +70,44 @@ func TestHubBatchesAndCutsOff(t *testing.T) {
 		t.Errorf("Resumes = %d, want 1", f.Resumes())
 	}
 }
+
+// A writer that asks for more events while its feed still catches up
+// from the store gets none: the live ones queued meanwhile come after
+// the stored ones, every event once, in order.
+func TestMoreWaitsForCatchUp(t *testing.T) {
+	all := memEvents(seqRange(1, 12))
+	h := NewHub(10, 16) // 1..10 stored before the feed starts
+	f := NewFeed(h, all, 0)
+	defer f.Close()
+	ctx := context.Background()
+	evs, err := f.Next(ctx, 4) // the stored 1..4
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := seqsOf(evs)
+	h.Publish(all[10:12]) // 11, 12 live, while 5..10 are still to read
+	if more := f.More(nil, 100); len(more) != 0 {
+		t.Fatalf("More during catch-up = %v, want nothing before the stored 5..10", seqsOf(more))
+	}
+	for len(got) < 12 {
+		evs, err := f.Next(ctx, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, seqsOf(evs)...)
+		got = append(got, seqsOf(f.More(nil, 100))...)
+	}
+	for i, s := range got {
+		if s != int64(i+1) {
+			t.Fatalf("events %v, want 1..12 once each, in order", got)
+		}
+	}
+}
+
+func seqsOf(evs []bullpen.Event) []int64 {
+	var out []int64
+	for _, ev := range evs {
+		out = append(out, ev.Seq)
+	}
+	return out
+}

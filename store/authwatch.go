@@ -20,6 +20,9 @@ type txMarks struct {
 	// auth: a row of a table that decides who a credential is or what
 	// its member may see was inserted, changed or deleted.
 	auth bool
+	// batch holds the rows its grouped batch has not written yet
+	// (events_batch.go).
+	batch *rowBatch
 }
 
 // WatchAuth adds a function called after each commit that wrote

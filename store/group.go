@@ -110,8 +110,11 @@ func (db *DB) runGroups() {
 // commitGroup runs a batch of writes in one transaction and answers each
 // caller: its own error, or its events once the whole batch committed.
 // It first runs the writes one after the other, no savepoints (each
-// costs a statement, on PostgreSQL a round trip). Only when one of them
-// fails does it roll back and run the batch again with a savepoint each.
+// costs a statement, on PostgreSQL a round trip), and on PostgreSQL
+// holds their messages and events for one multi-row write
+// (events_batch.go). Only when one of them fails, or that write does,
+// does it roll back and run the batch again with a savepoint and single
+// inserts each, so that the failing write is found and fails alone.
 func (db *DB) commitGroup(batch []*groupWrite) {
 	batch = dropEnded(batch)
 	if len(batch) == 0 {
@@ -130,7 +133,13 @@ func (db *DB) commitGroup(batch []*groupWrite) {
 func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 	// No caller's context governs the shared transaction: one caller
 	// going away must not fail the others.
-	tx, err := db.begin(context.Background())
+	var tx *Tx
+	var err error
+	if !careful && db.dialect == Postgres {
+		tx, err = db.beginBatch(len(batch))
+	} else {
+		tx, err = db.begin(context.Background())
+	}
 	if err != nil {
 		answerAll(batch, err)
 		return true
@@ -138,6 +147,13 @@ func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 	defer tx.g.Rollback() // no-op after a commit
 	shared := len(batch) > 1
 	spans, errs, err := tx.runGroup(batch, careful && shared)
+	if err == nil && tx.batch != nil && allSucceeded(errs) {
+		if ferr := tx.batch.flush(true); ferr != nil && shared {
+			return false // which write's rows failed is for the careful run to find
+		} else if ferr != nil {
+			errs[0] = ferr
+		}
+	}
 	switch {
 	case err == nil && !careful && shared && !allSucceeded(errs):
 		return false
@@ -164,6 +180,9 @@ func (db *DB) tryGroup(batch []*groupWrite, careful bool) bool {
 func (tx *Tx) runGroup(batch []*groupWrite, savepoints bool) (spans [][2]int, errs []error, err error) {
 	spans, errs = make([][2]int, len(batch)), make([]error, len(batch))
 	for i, w := range batch {
+		if tx.batch != nil {
+			tx.batch.left = len(batch) - i
+		}
 		from, seq := len(tx.events), tx.nextSeq
 		name := "w" + strconv.Itoa(i)
 		if savepoints {

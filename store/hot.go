@@ -13,6 +13,10 @@ import (
 // else goes through GORM.
 type hotStmts struct {
 	message, event *sql.Stmt
+	// reserve and flush write a grouped batch's rows on PostgreSQL
+	// (events_batch.go); nil on SQLite, whose statements cost no round
+	// trip.
+	start, reserve, flush *sql.Stmt
 }
 
 // The column lists match messageRow and eventRow; TestHotInsertsMatchGORM
@@ -46,7 +50,16 @@ func (db *DB) prepareHot(ctx context.Context) error {
 		return fmt.Errorf("store: prepare event insert: %w", err)
 	}
 	db.hot = h
-	return nil
+	if db.dialect != Postgres {
+		return nil
+	}
+	prepare := func(q string) (*sql.Stmt, error) { return sqlDB.PrepareContext(ctx, q) }
+	if err := preparedBatch(prepare, h); err != nil {
+		db.closeHot()
+		db.hot = nil
+		return err
+	}
+	return db.hookBatch()
 }
 
 // sqlTx returns the transaction under GORM, nil if there is none.
@@ -57,6 +70,15 @@ func (tx *Tx) sqlTx() *sql.Tx {
 
 // insertMessage stores row and sets its ID.
 func (tx *Tx) insertMessage(row *messageRow) error {
+	if b := tx.batch; b != nil {
+		id, err := b.messageID()
+		if err != nil {
+			return err
+		}
+		row.ID = id
+		b.messages = append(b.messages, *row)
+		return nil
+	}
 	t := tx.sqlTx()
 	if t == nil || tx.db.hot == nil {
 		return tx.g.Create(row).Error
@@ -69,6 +91,10 @@ func (tx *Tx) insertMessage(row *messageRow) error {
 
 // insertEvent stores row; on SQLite it sets its sequence.
 func (tx *Tx) insertEvent(row *eventRow) error {
+	if b := tx.batch; b != nil && row.Seq != 0 {
+		b.events = append(b.events, *row)
+		return nil
+	}
 	t := tx.sqlTx()
 	if t == nil || tx.db.hot == nil {
 		return tx.g.Create(row).Error
@@ -86,7 +112,10 @@ func (tx *Tx) insertEvent(row *eventRow) error {
 // closeHot releases the prepared statements.
 func (db *DB) closeHot() {
 	if db.hot != nil {
-		db.hot.message.Close()
-		db.hot.event.Close()
+		for _, st := range []*sql.Stmt{db.hot.message, db.hot.event, db.hot.start, db.hot.reserve, db.hot.flush} {
+			if st != nil {
+				st.Close()
+			}
+		}
 	}
 }

@@ -34,6 +34,12 @@ type Tx struct {
 	// shared, and a rollback leaves no gap.
 	nextSeq int64
 	marks   *txMarks
+	// batch, on PostgreSQL in a grouped batch's first run, holds the
+	// messages and events until one statement writes them
+	// (events_batch.go).
+	batch *rowBatch
+	// notified: the batch's last write announced its events already.
+	notified bool
 }
 
 // Transact runs fn in a transaction. When fn returns nil the transaction
@@ -60,16 +66,23 @@ func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event
 // PostgreSQL it takes the advisory lock that orders writers across
 // replicas.
 func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	tx, err := db.open(ctx)
+	if err != nil || db.dialect != Postgres {
+		return tx, err
+	}
+	if err := tx.g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
+		tx.g.Rollback()
+		return nil, fmt.Errorf("store: lock events: %w", err)
+	}
+	return tx, nil
+}
+
+// open opens a transaction that holds no lock yet.
+func (db *DB) open(ctx context.Context) (*Tx, error) {
 	marks := &txMarks{}
 	g := db.gdb.WithContext(context.WithValue(ctx, marksKey{}, marks)).Begin()
 	if g.Error != nil {
 		return nil, fmt.Errorf("store: begin: %w", g.Error)
-	}
-	if db.dialect == Postgres {
-		if err := g.Exec("SELECT pg_advisory_xact_lock(?)", eventLockKey).Error; err != nil {
-			g.Rollback()
-			return nil, fmt.Errorf("store: lock events: %w", err)
-		}
 	}
 	return &Tx{g: g, db: db, now: db.now().UTC(), marks: marks}, nil
 }
@@ -106,7 +119,7 @@ func (tx *Tx) notify() error {
 			return fmt.Errorf("store: notify auth change: %w", err)
 		}
 	}
-	if len(tx.events) == 0 {
+	if len(tx.events) == 0 || tx.notified {
 		return nil
 	}
 	last := strconv.FormatInt(tx.events[len(tx.events)-1].Seq, 10)
@@ -124,6 +137,11 @@ func (tx *Tx) notify() error {
 func (tx *Tx) seq() (int64, error) {
 	if tx.db.dialect != Postgres {
 		return 0, nil
+	}
+	if tx.nextSeq == 0 && tx.batch != nil {
+		if err := tx.batch.reserve(0); err != nil {
+			return 0, err
+		}
 	}
 	if tx.nextSeq == 0 {
 		var max int64

@@ -76,15 +76,31 @@ func (s *Server) websocketUpgrade(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// frameWait is how long a websocket waits, once an event is ready, for
-// more to share its frame: FrameLinger, or longer if the last frame went
-// out less than FrameInterval ago.
-func (s *Server) frameWait(lastWrite time.Time) time.Duration {
-	wait := s.cfg.FrameLinger
-	if s.cfg.FrameInterval > 0 {
-		wait = max(wait, s.cfg.FrameInterval-time.Since(lastWrite))
+// nextFrame returns the events of the next frame, reusing evs: at most
+// one frame per FrameInterval to a busy client, and a quiet client's
+// first event after FrameLinger. It paces before it looks, so that
+// while a frame's interval runs, publishes queue in the hub without
+// waking the writer: one wake-up per frame, not one per publish.
+func (s *Server) nextFrame(ctx context.Context, feed *live.Feed, evs []bullpen.Event, lastWrite time.Time) ([]bullpen.Event, error) {
+	if wait := s.cfg.FrameInterval - time.Since(lastWrite); wait > 0 {
+		time.Sleep(wait)
 	}
-	return wait
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if evs = feed.More(evs[:0], maxFrame); len(evs) > 0 {
+		return evs, nil // queued for a while already: no need to linger
+	}
+	evs, err := feed.Next(ctx, maxFrame)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.FrameLinger > 0 && len(evs) < maxFrame {
+		// Let a feed that just woke fill the frame: one write for many events.
+		time.Sleep(s.cfg.FrameLinger)
+		evs = feed.More(evs, maxFrame)
+	}
+	return evs, nil
 }
 
 // websocket streams the events the member may see, from since on, with a
@@ -131,16 +147,12 @@ func (s *Server) websocket() fiber.Handler {
 		feed := s.off.Subscribe(since)
 		defer feed.Close()
 		var buf []byte
+		var evs []bullpen.Event
 		var lastWrite time.Time
 		for {
-			evs, err := feed.Next(ctx, maxFrame)
-			if err != nil {
+			var err error
+			if evs, err = s.nextFrame(ctx, feed, evs, lastWrite); err != nil {
 				break
-			}
-			if wait := s.frameWait(lastWrite); wait > 0 && len(evs) < maxFrame {
-				// Let a busy feed fill the frame: one write for many events.
-				time.Sleep(wait)
-				evs = feed.More(evs, maxFrame)
 			}
 			var n int
 			if buf, n = encodeFrame(buf[:0], evs, me); n == 0 {

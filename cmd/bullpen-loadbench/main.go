@@ -82,6 +82,9 @@ type result struct {
 	posted, delivered float64 // messages/s: posted by all, and delivered to every client
 	p50, p99, max     time.Duration
 	deliveries        int64
+	postP50, postP99  time.Duration // a post's round trip: with -posters it bounds the rate
+	frames, bytes     int64         // websocket frames and their bytes, all clients together
+	framesPerSec      float64       // frames per client per second of the run
 	statements        float64       // SQL statements per post, BEGIN/COMMIT not counted
 	perCommit         float64       // posts per committed transaction
 	cpuPerMsg         time.Duration // CPU time of the process (server and clients) per message
@@ -92,6 +95,10 @@ func (r result) print(cfg config) {
 	fmt.Printf("  sustained: %.0f messages/s posted, %.0f messages/s delivered to all %d clients (%d deliveries)\n",
 		r.posted, r.delivered, cfg.clients, r.deliveries)
 	fmt.Printf("  post->delivery latency: p50=%.2fms p99=%.2fms max=%.2fms\n", ms(r.p50), ms(r.p99), ms(r.max))
+	fmt.Printf("  post round trip: p50=%.2fms p99=%.2fms (%d posters: at most %.0f posts/s at the p50)\n",
+		ms(r.postP50), ms(r.postP99), cfg.posters, float64(cfg.posters)/max(1e-9, r.postP50.Seconds()))
+	fmt.Printf("  websocket: %.0f frames per client per second, %.1f messages and %.0f bytes per frame\n",
+		r.framesPerSec, float64(r.deliveries)/float64(max(1, r.frames)), float64(r.bytes)/float64(max(1, r.frames)))
 	fmt.Printf("  store: %.1f SQL statements per post (BEGIN/COMMIT not counted), %.1f posts per transaction\n", r.statements, r.perCommit)
 	fmt.Printf("  cpu: %.0fµs per message, server and its %d clients together (compare these on a busy machine)\n",
 		float64(r.cpuPerMsg)/float64(time.Microsecond), cfg.clients)
@@ -162,8 +169,12 @@ func run(cfg config) (result, error) {
 	total := int(float64(cfg.rate) * cfg.duration.Seconds())
 	lat := newLatencies(cfg.clients * total)
 	var wg sync.WaitGroup
+	// A read buffer that holds a whole frame of a busy feed: one read
+	// system call per frame, as a browser's client makes, instead of one
+	// per 4 KiB (gorilla's default).
+	dialer := &websocket.Dialer{ReadBufferSize: 64 << 10, HandshakeTimeout: 10 * time.Second}
 	for i := 0; i < cfg.clients; i++ {
-		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.base, "http")+"/api/v1/ws",
+		conn, _, err := dialer.Dial("ws"+strings.TrimPrefix(srv.base, "http")+"/api/v1/ws",
 			http.Header{"Authorization": {"Bearer " + srv.token}})
 		if err != nil {
 			return result{}, fmt.Errorf("dial client %d: %w", i, err)
@@ -174,7 +185,8 @@ func run(cfg config) (result, error) {
 	stmts0, commits0 := srv.db.Counts()
 	cpu0 := cpuTime()
 	start := time.Now()
-	failed := postAll(srv, cfg, total, start)
+	rtt := newLatencies(total)
+	failed := postAll(srv, cfg, total, start, rtt)
 	postedIn := time.Since(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -189,15 +201,17 @@ func run(cfg config) (result, error) {
 	}
 	stmts, commits := srv.db.Counts()
 	r := result{cpuPerMsg: (cpuTime() - cpu0) / time.Duration(total), posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
-		deliveries: lat.n.Load(), statements: float64(stmts-stmts0) / float64(total),
+		deliveries: lat.n.Load(), frames: lat.frames.Load(), bytes: lat.bytes.Load(),
+		framesPerSec: float64(lat.frames.Load()) / float64(cfg.clients) / deliveredIn.Seconds(), statements: float64(stmts-stmts0) / float64(total),
 		perCommit: float64(total) / float64(max(1, commits-commits0))}
 	r.p50, r.p99, r.max = lat.percentiles()
+	r.postP50, r.postP99, _ = rtt.percentiles()
 	return r, nil
 }
 
 // postAll posts total messages at cfg.rate from cfg.posters concurrent
 // clients, each waiting for its answer, and returns how many failed.
-func postAll(srv *server, cfg config, total int, start time.Time) int64 {
+func postAll(srv *server, cfg config, total int, start time.Time, rtt *latencies) int64 {
 	var failed atomic.Int64
 	ticks := make(chan struct{}, total)
 	var pw sync.WaitGroup
@@ -206,10 +220,14 @@ func postAll(srv *server, cfg config, total int, start time.Time) int64 {
 		pw.Add(1)
 		go func() {
 			defer pw.Done()
+			var mine []time.Duration
+			defer func() { rtt.add(mine, 0, 0) }()
 			for range ticks {
+				t0 := time.Now()
 				if post(httpc, srv.base, srv.token) != nil {
 					failed.Add(1)
 				}
+				mine = append(mine, time.Since(t0))
 			}
 		}()
 	}
@@ -256,7 +274,8 @@ func receive(conn *websocket.Conn, n int, lat *latencies, wg *sync.WaitGroup) {
 	marker, field := []byte(sendMark), []byte(`"body":"`)
 	var frame bytes.Buffer // reused: a busy client reads thousands of frames
 	mine := make([]time.Duration, 0, n)
-	defer func() { lat.add(mine) }() // one lock per client, not per message
+	var frames, size int64
+	defer func() { lat.add(mine, frames, size) }() // one lock per client, not per message
 	for got := 0; got < n; {
 		_, r, err := conn.NextReader()
 		if err != nil {
@@ -268,6 +287,7 @@ func receive(conn *websocket.Conn, n int, lat *latencies, wg *sync.WaitGroup) {
 		}
 		now := time.Now().UnixNano()
 		data := frame.Bytes()
+		frames, size = frames+1, size+int64(len(data))
 		for {
 			i := bytes.Index(data, marker)
 			if i < 0 {
@@ -290,15 +310,19 @@ type latencies struct {
 	mu sync.Mutex
 	d  []time.Duration
 	n  atomic.Int64
+	// frames and bytes the clients read
+	frames, bytes atomic.Int64
 }
 
 func newLatencies(capacity int) *latencies { return &latencies{d: make([]time.Duration, 0, capacity)} }
 
-func (l *latencies) add(ds []time.Duration) {
+func (l *latencies) add(ds []time.Duration, frames, bytes int64) {
 	l.mu.Lock()
 	l.d = append(l.d, ds...)
 	l.mu.Unlock()
 	l.n.Add(int64(len(ds)))
+	l.frames.Add(frames)
+	l.bytes.Add(bytes)
 }
 
 func (l *latencies) percentiles() (p50, p99, max time.Duration) {
