@@ -19,12 +19,18 @@ type Limits struct {
 	DiskBytes    int64
 	Inodes       int64
 	DiskQuotaOff bool
+	// InitPool is Config.InitPool: nil keeps the default, 0 turns the
+	// pool of pre-started inits off.
+	InitPool *int
 }
 
 // Apply copies the limits into a Config.
 func (l Limits) Apply(c *Config) {
 	c.DefaultCPU, c.DefaultMemoryBytes, c.DefaultPids, c.DefaultNoFile = l.CPU, l.MemoryBytes, l.Pids, l.NoFile
 	c.DefaultDiskBytes, c.DefaultInodes, c.DiskQuotaOff = l.DiskBytes, l.Inodes, l.DiskQuotaOff
+	if l.InitPool != nil {
+		c.InitPool = new(*l.InitPool)
+	}
 }
 
 // RegisterFlags registers the limit flags on fs, each falling back to its
@@ -43,6 +49,7 @@ func (l *Limits) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) fun
 		{"sandbox-default-nofile", "open files per sandbox process (default 1024)", intFlag(&l.NoFile)},
 		{"sandbox-default-disk", "writable disk per sandbox, e.g. 2Gi (default 1Gi)", sizeFlag(&l.DiskBytes)},
 		{"sandbox-default-inodes", "inodes of that disk (default 65536)", intFlag(&l.Inodes)},
+		{"sandbox-init-pool", fmt.Sprintf("sandbox inits kept started ahead of creates; 0 turns the pool off (default %d)", DefaultInitPool), poolFlag(&l.InitPool)},
 		{"sandbox-disk-quota", "on, or off where the host cannot enforce disk quotas (no loop devices or mkfs.ext4): sandboxes then show \"unbounded disk\"", onOffFlag(&l.DiskQuotaOff)},
 	} {
 		env := "BULLPEN_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_"))
@@ -54,6 +61,17 @@ func (l *Limits) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) fun
 		}
 	}
 	return func() error { return errors.Join(errs...) }
+}
+
+func poolFlag(p **int) func(string) error {
+	return func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > 64 {
+			return fmt.Errorf("%q is not a number of inits from 0 to 64", s)
+		}
+		*p = &v
+		return nil
+	}
 }
 
 func floatFlag(p *float64) func(string) error {

@@ -33,18 +33,25 @@ func TestLimitsRegisterFlags(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	check := l.RegisterFlags(fs, func(k string) string { return env[k] })
 	if err := fs.Parse([]string{"--sandbox-default-disk=2Gi", "--sandbox-default-cpu=0.5", "--sandbox-default-memory=256Mi",
-		"--sandbox-default-nofile=4096", "--sandbox-default-inodes=100000", "--sandbox-disk-quota=off"}); err != nil {
+		"--sandbox-default-nofile=4096", "--sandbox-default-inodes=100000", "--sandbox-disk-quota=off", "--sandbox-init-pool=0"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := check(); err != nil {
 		t.Fatal(err)
 	}
+	if l.InitPool == nil || *l.InitPool != 0 {
+		t.Fatalf("init pool = %v, want 0 (off)", l.InitPool)
+	}
+	var c Config
+	l.Apply(&c)
+	if c.InitPool == nil || *c.InitPool != 0 {
+		t.Fatalf("config init pool = %v, want 0 (off)", c.InitPool)
+	}
+	l.InitPool = nil
 	want := Limits{CPU: 0.5, MemoryBytes: 256 << 20, Pids: 100, NoFile: 4096, DiskBytes: 2 << 30, Inodes: 100000, DiskQuotaOff: true}
 	if l != want {
 		t.Fatalf("limits = %+v, want %+v", l, want)
 	}
-	var c Config
-	l.Apply(&c)
 	if c.DefaultCPU != 0.5 || c.DefaultDiskBytes != 2<<30 || c.DefaultPids != 100 || c.DefaultNoFile != 4096 ||
 		c.DefaultMemoryBytes != 256<<20 || c.DefaultInodes != 100000 || !c.DiskQuotaOff {
 		t.Fatalf("config = %+v", c)
@@ -52,6 +59,7 @@ func TestLimitsRegisterFlags(t *testing.T) {
 	for _, tt := range []struct{ env, val string }{
 		{"BULLPEN_SANDBOX_DEFAULT_MEMORY", "lots"}, {"BULLPEN_SANDBOX_DISK_QUOTA", "maybe"},
 		{"BULLPEN_SANDBOX_DEFAULT_CPU", "-1"}, {"BULLPEN_SANDBOX_DEFAULT_INODES", "1.5"},
+		{"BULLPEN_SANDBOX_INIT_POOL", "-1"}, {"BULLPEN_SANDBOX_INIT_POOL", "lots"},
 	} {
 		var l Limits
 		check := l.RegisterFlags(flag.NewFlagSet("t", flag.ContinueOnError), func(k string) string {
