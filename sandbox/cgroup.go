@@ -181,12 +181,8 @@ func (c *cgroups) create(id string, cpu float64, mem, pids int64) error {
 		_ = writeCg(u, "cgroup.type", "threaded")
 		return writeCg(u, "pids.max", strconv.FormatInt(pids, 10))
 	}
-	md := c.dir("memory", id)
-	if err := writeCg(md, "memory.limit_in_bytes", strconv.FormatInt(mem, 10)); err != nil {
+	if err := c.setMemV1(c.dir("memory", id), strconv.FormatInt(mem, 10)); err != nil {
 		return err
-	}
-	if _, err := os.Stat(filepath.Join(md, "memory.memsw.limit_in_bytes")); err == nil {
-		_ = writeCg(md, "memory.memsw.limit_in_bytes", strconv.FormatInt(mem, 10))
 	}
 	if err := writeCg(c.dir("pids", id), "pids.max", strconv.FormatInt(pids+initPidsHeadroom, 10)); err != nil {
 		return err
@@ -202,6 +198,29 @@ func (c *cgroups) create(id string, cpu float64, mem, pids int64) error {
 		quota = "-1"
 	}
 	return writeCg(cd, "cpu.cfs_quota_us", quota)
+}
+
+// setMemV1 sets a v1 memory cgroup's memory and memory+swap limits to v.
+// The kernel keeps memory <= memory+swap at every write, so raising the
+// limits of an existing cgroup (a pooled init's, made with the defaults)
+// writes memory+swap first, lowering them memory first.
+func (c *cgroups) setMemV1(md, v string) error {
+	sw := filepath.Join(md, "memory.memsw.limit_in_bytes")
+	if _, err := os.Stat(sw); err != nil { // no swap accounting
+		return writeCg(md, "memory.limit_in_bytes", v)
+	}
+	err := writeCg(md, "memory.limit_in_bytes", v)
+	if errors.Is(err, unix.EINVAL) { // above memory+swap: raise that first
+		if err = writeCg(md, "memory.memsw.limit_in_bytes", v); err == nil {
+			err = writeCg(md, "memory.limit_in_bytes", v)
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	_ = writeCg(md, "memory.memsw.limit_in_bytes", v)
+	return nil
 }
 
 // addThread moves one thread (host tid) of init into the user sub-cgroup;

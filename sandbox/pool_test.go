@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -413,4 +414,34 @@ func poolChild(t *testing.T, dir string) {
 	fmt.Println("ready")
 	time.Sleep(time.Minute)
 	t.Fatal("not killed")
+}
+
+// A pooled init's cgroups have the default limits; a create asking for
+// more memory raises them (cgroup v1 refuses a memory limit above the
+// memory+swap one, so the order of the writes matters).
+func TestPoolCreateRaisesLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, poolOn)
+	before := e.pooled()
+	want := e.m.cfg.DefaultMemoryBytes * 2
+	in := e.create(Spec{MemoryBytes: want, Pids: e.m.cfg.DefaultPids * 2, CPU: 0.5})
+	if _, ok := before[in.ID]; !ok {
+		t.Fatalf("sandbox %s is not one of the pooled %v", in.ID, before)
+	}
+	if out := e.sh(in.ID, "echo hi"); out != "hi\n" {
+		t.Fatalf("exec: %q", out)
+	}
+	files := map[string]string{"memory.limit_in_bytes": "memory", "memory.memsw.limit_in_bytes": "memory"}
+	if e.m.cg.v2 {
+		files = map[string]string{"memory.max": ""}
+	}
+	for f, ctrl := range files {
+		b, err := os.ReadFile(filepath.Join(e.m.cg.dir(ctrl, in.ID), f))
+		if errors.Is(err, os.ErrNotExist) && f == "memory.memsw.limit_in_bytes" {
+			continue // no swap accounting on this host
+		}
+		if strings.TrimSpace(string(b)) != strconv.FormatInt(want, 10) {
+			t.Errorf("%s = %q, %v; want %d", f, b, err, want)
+		}
+	}
 }
