@@ -235,12 +235,11 @@ func (m *Manager) startPooled(ctx context.Context) (_ *poolEntry, err error) {
 	if err != nil {
 		return nil, err
 	}
-	err = cmd.Start()
+	e.p, err = m.spawnInit(cmd, int(c.IDMapBase), e.f, key)
 	e.f.closeChildEnds()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: start pooled init: %w", err)
 	}
-	e.p = &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
 	e.st = newInitStatus(ctx, e.f.statusR, e.logPath)
 	if err := m.enterCgroups(id, e.p.pid, -1, e.st); err != nil {
 		return nil, err
@@ -257,8 +256,10 @@ func (e *poolEntry) sock(m *Manager) string { return filepath.Join(m.runDir, e.i
 // discardPooled kills an entry's init and removes what it had.
 func (m *Manager) discardPooled(e *poolEntry) {
 	if e.p != nil {
-		_ = e.p.cmd.Process.Kill()
-		_ = e.p.cmd.Wait()
+		e.p.kill()
+		if e.p.pidfd != nil {
+			e.p.pidfd.Close()
+		}
 	}
 	if e.st != nil {
 		e.st.close()
