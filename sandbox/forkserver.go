@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
@@ -26,6 +27,7 @@ type forkServer struct {
 	// err is why the fork-server is off (it could not be started or died
 	// twice in a row): the Manager then clones inits itself.
 	err error
+	on  atomic.Bool // err == nil, read without mu
 }
 
 // errForkServerOff wraps forkServer.err: the caller starts the init itself.
@@ -41,6 +43,7 @@ func newForkServer(path string) *forkServer {
 	if err := fs.launch(); err != nil {
 		fs.err = fmt.Errorf("%w: %w", errForkServerOff, err)
 	}
+	fs.on.Store(fs.err == nil)
 	return fs
 }
 
@@ -110,6 +113,7 @@ func (fs *forkServer) close() {
 	if fs.err == nil {
 		fs.err = fmt.Errorf("%w: closed", errForkServerOff)
 	}
+	fs.on.Store(false)
 }
 
 // spawn has the fork-server start an init with args and env, ids mapped
@@ -136,6 +140,7 @@ func (fs *forkServer) spawn(args, env []string, base int, f *initFiles) (pid int
 			}
 		}
 		fs.err = fmt.Errorf("%w: %w", errForkServerOff, err)
+		fs.on.Store(false)
 		return 0, nil, fs.err
 	}
 }
@@ -215,6 +220,9 @@ func (m *Manager) spawnInit(cmd *exec.Cmd, base int, f *initFiles, key string) (
 	p.pid, p.cmd = cmd.Process.Pid, cmd
 	return p, nil
 }
+
+// forkServerOn reports whether inits start through the fork-server.
+func (m *Manager) forkServerOn() bool { return m.fs != nil && m.fs.on.Load() }
 
 // ForkServerError reports why the Manager starts inits itself instead of
 // through its fork-server (nil while the fork-server works).
