@@ -245,7 +245,11 @@ func (p *initProc) kill() {
 	if p.pidfd == nil {
 		return
 	}
-	_ = unix.PidfdSendSignal(int(p.pidfd.Fd()), unix.SIGKILL, nil, 0)
-	pf := []unix.PollFd{{Fd: int32(p.pidfd.Fd()), Events: unix.POLLIN}}
+	fd := int(p.pidfd.Fd())
+	if fd < 0 { // closed already
+		return
+	}
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	pf := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	_, _ = unix.Poll(pf, 5000)
 }
