@@ -153,3 +153,23 @@ func TestForkServerKilled(t *testing.T) {
 		t.Errorf("fork-server %d runs while off", pid)
 	}
 }
+
+// A malformed request gets an error answer, starts nothing, and the
+// fork-server goes on serving.
+func TestForkServerBadRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.InitPool = new(0) })
+	fs := e.m.fs
+	pid := fs.pid()
+	fs.mu.Lock()
+	// One fd instead of four.
+	_, _, err, broken := fs.request([]byte("100000\x001\x00x\x00"), []int{int(os.Stdin.Fd())})
+	fs.mu.Unlock()
+	if err == nil || broken || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("bad request: %v (broken %v)", err, broken)
+	}
+	in := e.create(Spec{})
+	if out := e.sh(in.ID, "echo hi"); out != "hi\n" || fs.pid() != pid {
+		t.Fatalf("after a bad request: %q, fork-server %d (was %d)", out, fs.pid(), pid)
+	}
+}
