@@ -119,7 +119,7 @@ func (fs *forkServer) close() {
 // spawn has the fork-server start an init with args and env, ids mapped
 // from base and f's child ends and log as its files. If the fork-server
 // died it is restarted once; if that fails too it is off and spawn returns
-// an error wrapping errForkServerOff.
+// an error wrapping errForkServerOff (the caller starts the init itself).
 func (fs *forkServer) spawn(args, env []string, base int, f *initFiles) (pid int, pidfd *os.File, err error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -129,27 +129,42 @@ func (fs *forkServer) spawn(args, env []string, base int, f *initFiles) (pid int
 	req := sbinit.EncodeForkRequest(base, args, env)
 	fds := []int{int(f.listen.Fd()), int(f.statusW.Fd()), int(f.goR.Fd()), int(f.log.Fd())}
 	for try := 0; ; try++ {
-		pid, pidfd, err, broken := fs.request(req, fds)
-		if !broken {
+		pid, pidfd, fail, err := fs.request(req, fds)
+		if fail == forkOK {
 			return pid, pidfd, err
 		}
 		fs.stopLocked()
+		lerr := errors.New("died again")
 		if try == 0 {
-			if err = fs.launch(); err == nil {
-				continue
-			}
+			lerr = fs.launch()
 		}
-		fs.err = fmt.Errorf("%w: %w", errForkServerOff, err)
-		fs.on.Store(false)
-		return 0, nil, fs.err
+		if lerr != nil {
+			fs.err = fmt.Errorf("%w: %w (restart: %w)", errForkServerOff, err, lerr)
+			fs.on.Store(false)
+		}
+		if fail == forkSent {
+			// The request reached it: an init may have started with f's
+			// files, so they must not start another (the caller's cleanup
+			// closes GoFd's other end, which ends such an init).
+			return 0, nil, err
+		}
+		if lerr != nil {
+			return 0, nil, fs.err
+		}
 	}
 }
 
-// request sends one request and reads its answer; broken reports a
-// failure of the fork-server itself rather than of the init's start.
-func (fs *forkServer) request(req []byte, fds []int) (pid int, pidfd *os.File, err error, broken bool) {
+// How a request failed.
+const (
+	forkOK     = iota // answered (an init started, or an error of its start)
+	forkUnsent        // the fork-server was gone: it did not get the request
+	forkSent          // it got the request and died or hung before answering
+)
+
+// request sends one request and reads its answer.
+func (fs *forkServer) request(req []byte, fds []int) (pid int, pidfd *os.File, fail int, err error) {
 	if err := unix.Sendmsg(fs.sock, req, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL); err != nil {
-		return 0, nil, fmt.Errorf("sandbox: fork-server request: %w", err), true
+		return 0, nil, forkUnsent, fmt.Errorf("sandbox: fork-server request: %w", err)
 	}
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -158,21 +173,21 @@ func (fs *forkServer) request(req []byte, fds []int) (pid int, pidfd *os.File, e
 		n, oobn, _, _, err = unix.Recvmsg(fs.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	}
 	if err != nil || n == 0 {
-		return 0, nil, fmt.Errorf("sandbox: fork-server answer: %w", errors.Join(err, errors.New("no answer"))), true
+		return 0, nil, forkSent, fmt.Errorf("sandbox: fork-server answer: %w", errors.Join(err, errors.New("no answer")))
 	}
 	got := rightsIn(oob[:oobn])
 	ans := string(buf[:n])
 	if msg, ok := strings.CutPrefix(ans, "error: "); ok {
 		closeFds(got)
-		return 0, nil, fmt.Errorf("sandbox: start init: %s", msg), false
+		return 0, nil, forkOK, fmt.Errorf("sandbox: start init: %s", msg)
 	}
 	pid, perr := strconv.Atoi(strings.TrimPrefix(ans, "ok "))
 	if perr != nil || len(got) != 1 || !strings.HasPrefix(ans, "ok ") {
 		closeFds(got)
-		return 0, nil, fmt.Errorf("sandbox: fork-server: bad answer %q", ans), true
+		return 0, nil, forkSent, fmt.Errorf("sandbox: fork-server: bad answer %q", ans)
 	}
 	_ = unix.SetNonblock(got[0], true) // watch polls it on the netpoller
-	return pid, os.NewFile(uintptr(got[0]), "pidfd"), nil, false
+	return pid, os.NewFile(uintptr(got[0]), "pidfd"), forkOK, nil
 }
 
 // rightsIn returns the fds of the SCM_RIGHTS messages in oob.

@@ -163,10 +163,10 @@ func TestForkServerBadRequest(t *testing.T) {
 	pid := fs.pid()
 	fs.mu.Lock()
 	// One fd instead of four.
-	_, _, err, broken := fs.request([]byte("100000\x001\x00x\x00"), []int{int(os.Stdin.Fd())})
+	_, _, fail, err := fs.request([]byte("100000\x001\x00x\x00"), []int{int(os.Stdin.Fd())})
 	fs.mu.Unlock()
-	if err == nil || broken || !strings.Contains(err.Error(), "malformed") {
-		t.Fatalf("bad request: %v (broken %v)", err, broken)
+	if err == nil || fail != forkOK || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("bad request: %v (fail %d)", err, fail)
 	}
 	in := e.create(Spec{})
 	if out := e.sh(in.ID, "echo hi"); out != "hi\n" || fs.pid() != pid {
