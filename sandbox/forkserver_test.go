@@ -47,10 +47,18 @@ func gone(t *testing.T, pid int, what string) {
 }
 
 // Pooled and cold-started inits are the fork-server's children, not this
-// process's; Close ends the fork-server.
+// process's; Close ends the fork-server. With either init binary: the
+// fork-server is the init binary in a mode of its own.
 func TestForkServerStartsInits(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, poolOn)
+	for name, path := range initModes() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			forkServerStartsInits(t, newEnv(t, poolOn, func(c *Config) { c.InitPath = path }))
+		})
+	}
+}
+
+func forkServerStartsInits(t *testing.T, e *testEnv) {
 	fs := e.m.fs.pid()
 	if fs == 0 || fs == os.Getpid() {
 		t.Fatalf("fork-server pid %d (error %v)", fs, e.m.ForkServerError())
