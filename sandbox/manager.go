@@ -50,6 +50,7 @@ type Manager struct {
 	fdmDir    string        // the favordynmods hierarchy (cgrouplock.go); "" if none
 	createSem chan struct{} // a slot per create provisioning (Config.MaxParallelCreates)
 	pool      *initPool     // nil: Config.InitPool 0 (or runDir could not be shared)
+	fs        *forkServer   // starts the inits (see forkserver.go)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -154,9 +155,11 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if m.init, err = findInit(ctx, cfg.InitPath); err != nil {
 		return nil, err
 	}
+	m.fs = newForkServer(m.init.execPath())
 	started := false
 	defer func() {
 		if !started {
+			m.fs.close()
 			m.init.close()
 			_ = unfavorDynMods(m.fdmDir)
 		}
@@ -221,6 +224,7 @@ func (m *Manager) Close() error {
 	close(m.stop)
 	m.wg.Wait()
 	m.closePool()
+	m.fs.close()
 	m.clearReady()
 	m.mu.Lock()
 	sbs := make([]*sandbox, 0, len(m.sbs))

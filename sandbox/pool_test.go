@@ -345,7 +345,7 @@ func TestPoolHostKilled(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pooled, sandbox := map[string]int{}, ""
+	pooled, sandbox, forkServer := map[string]int{}, "", 0
 	sc := bufio.NewScanner(out)
 	for sc.Scan() && sc.Text() != "ready" {
 		var kind, id string
@@ -354,13 +354,17 @@ func TestPoolHostKilled(t *testing.T) {
 			pooled[id] = pid
 		} else if n == 3 && kind == "sandbox" {
 			sandbox = id
+		} else if n == 3 && kind == "forkserver" {
+			forkServer = pid
 		}
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-	if len(pooled) != DefaultInitPool || sandbox == "" {
-		t.Fatalf("child reported pooled %v, sandbox %q", pooled, sandbox)
+	if len(pooled) != DefaultInitPool || sandbox == "" || forkServer == 0 {
+		t.Fatalf("child reported pooled %v, sandbox %q, fork-server %d", pooled, sandbox, forkServer)
 	}
+	// EOF on its socket ends the fork-server of a killed host.
+	gone(t, forkServer, "fork-server of the killed host")
 	for id, pid := range pooled {
 		for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -411,6 +415,7 @@ func poolChild(t *testing.T, dir string) {
 	for id, pid := range e.pooled() {
 		fmt.Printf("pooled %s %d\n", id, pid)
 	}
+	fmt.Printf("forkserver fs %d\n", m.fs.pid())
 	fmt.Println("ready")
 	time.Sleep(time.Minute)
 	t.Fatal("not killed")

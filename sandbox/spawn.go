@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/sandbox/sbinit"
@@ -24,7 +23,8 @@ import (
 type initProc struct {
 	pid      int
 	start    uint64
-	cmd      *exec.Cmd // nil when adopted from a previous process
+	cmd      *exec.Cmd // nil when adopted from a previous process or forked
+	forked   bool      // started by the fork-server: not this process's child
 	pidfd    *os.File
 	netns    *os.File
 	key      string // sbinit.Config.Key, also in the sandbox's initKeyFile
@@ -64,12 +64,11 @@ func (m *Manager) startLocked(ctx context.Context, s *sandbox, cgroupsMade bool)
 	if err != nil {
 		return err
 	}
-	err = cmd.Start()
+	p, err := m.spawnInit(cmd, int(s.meta.IDMapBase), f, key)
 	f.closeChildEnds()
 	if err != nil {
-		return fmt.Errorf("sandbox: start init: %w", err)
+		return err
 	}
-	p := &initProc{pid: cmd.Process.Pid, cmd: cmd, key: key, exited: make(chan struct{})}
 	return m.attachInit(s, p, func() error { return m.initHandshake(ctx, s, p.pid, f) })
 }
 
@@ -80,8 +79,7 @@ func (m *Manager) attachInit(s *sandbox, p *initProc, handshake func() error) (e
 	md := &s.meta
 	defer func() {
 		if err != nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
+			p.kill()
 			if p.pidfd != nil {
 				p.pidfd.Close()
 			}
@@ -96,8 +94,10 @@ func (m *Manager) attachInit(s *sandbox, p *initProc, handshake func() error) (e
 	if err := handshake(); err != nil {
 		return err
 	}
-	if p.pidfd, err = openPidfd(p.pid); err != nil {
-		return err
+	if p.pidfd == nil {
+		if p.pidfd, err = openPidfd(p.pid); err != nil {
+			return err
+		}
 	}
 	if p.netns, err = os.Open("/proc/" + strconv.Itoa(p.pid) + "/ns/net"); err != nil {
 		return fmt.Errorf("sandbox: open netns: %w", err)
@@ -204,19 +204,8 @@ func (m *Manager) initCmdFor(id string, cfg initConfig, base int, f *initFiles) 
 		Stdout:     f.log,
 		Stderr:     f.log,
 		ExtraFiles: []*os.File{f.listen, f.statusW, f.goR}, // sbinit.ListenFd, StatusFd, GoFd
-		SysProcAttr: &syscall.SysProcAttr{
-			// No CLONE_NEWCGROUP here: init is not in its cgroups yet.
-			// Its spawner thread enters a cgroup namespace itself once
-			// it is (see sbinit.GoFd).
-			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-				syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: base, Size: 65536}},
-			GidMappingsEnableSetgroups: true,
-			// Become the namespace's root (host uid IDMapBase).
-			Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
-			Setsid:     true,
-		},
+		// Exactly what the fork-server starts inits with.
+		SysProcAttr: sbinit.InitSysProcAttr(base),
 	}, nil
 }
 
@@ -338,7 +327,7 @@ func (m *Manager) watch(s *sandbox, p *initProc) {
 	}
 	if p.cmd != nil {
 		_ = p.cmd.Wait()
-	} else {
+	} else if !p.forked {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil) // reap if it is our child
 	}

@@ -490,12 +490,16 @@ func meminfo() map[string]int64 {
 
 func dropCaches() { _ = os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0) }
 
-// initPids finds the sandbox inits: children of this process named as the
-// dedicated init names itself, or "exe" (re-executed /proc/self/exe).
+// initPids finds the sandbox inits: children of this process or of its
+// fork-server, named as the dedicated init names itself, or "exe"
+// (re-executed /proc/self/exe).
 func initPids() []int {
-	var out []int
+	type proc struct {
+		ppid string
+		comm string
+	}
+	procs := map[int]proc{}
 	ents, _ := os.ReadDir("/proc")
-	me := strconv.Itoa(os.Getpid())
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -510,9 +514,19 @@ func initPids() []int {
 		if i < 0 {
 			continue
 		}
-		f := strings.Fields(s[i+1:])
-		comm := s[strings.IndexByte(s, '(')+1 : i]
-		if len(f) > 2 && f[1] == me && (comm == sbinit.ProcName || comm == "exe") {
+		if f := strings.Fields(s[i+1:]); len(f) > 2 {
+			procs[pid] = proc{ppid: f[1], comm: s[strings.IndexByte(s, '(')+1 : i]}
+		}
+	}
+	parents := map[string]bool{strconv.Itoa(os.Getpid()): true}
+	for pid, p := range procs {
+		if p.comm == sbinit.ForkServerName && parents[p.ppid] {
+			parents[strconv.Itoa(pid)] = true
+		}
+	}
+	var out []int
+	for pid, p := range procs {
+		if parents[p.ppid] && (p.comm == sbinit.ProcName || p.comm == "exe") {
 			out = append(out, pid)
 		}
 	}

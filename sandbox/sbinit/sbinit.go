@@ -121,12 +121,15 @@ func Main() {
 }
 
 // MaybeRun turns the process into a sandbox init if the host started it as
-// one (EnvConfig set), or answers a version probe; in both cases it never
-// returns. Otherwise it returns at once.
+// one (EnvConfig set) or into its fork-server (EnvForkServer set), or
+// answers a version probe; in these cases it never returns. Otherwise it returns at once.
 func MaybeRun() {
 	if _, ok := os.LookupEnv(EnvProbe); ok {
 		os.Stdout.WriteString("bullpen-sandbox-init " + strconv.Itoa(Version) + "\n")
 		os.Exit(0)
+	}
+	if _, ok := os.LookupEnv(EnvForkServer); ok {
+		runForkServer()
 	}
 	v, ok := os.LookupEnv(EnvConfig)
 	if !ok {
