@@ -8,7 +8,7 @@ import (
 )
 
 // figures prints the machine-readable lines: `figure <key> <value> <unit>`.
-func figures(seq, stag, burst result, warm []time.Duration, r refTimes) {
+func figures(seq, stag, burst, back result, warm []time.Duration, r refTimes) {
 	fmt.Println()
 	fmt.Printf("ratio of medians to bwrap: sequential %s, staggered %s, burst %s\n",
 		ratio(seq.first, r.bwrap), ratio(stag.first, r.bwrap), ratio(burst.first, r.bwrap))
@@ -20,6 +20,11 @@ func figures(seq, stag, burst result, warm []time.Duration, r refTimes) {
 		figMS("rest_"+p.name+"_p95", benchkit.Percentile(p.r.first, 95))
 		figMS("rest_"+p.name+"_p99", benchkit.Percentile(p.r.first, 99))
 		fmt.Printf("figure rest_%s_success %.1f %%\n", p.name, p.r.success())
+	}
+	if back.n > 0 {
+		figMS("rest_back_to_back_p50", benchkit.Percentile(back.first, 50))
+		figMS("rest_back_to_back_p95", benchkit.Percentile(back.first, 95))
+		fmt.Printf("figure rest_back_to_back_success %.1f %%\n", back.success())
 	}
 	figMS("rest_create_p50", benchkit.Percentile(seq.create, 50))
 	if len(warm) > 0 {

@@ -69,6 +69,20 @@ func (l *library) trial() (time.Duration, error) {
 	return d, nil
 }
 
+// settle waits (at most a second) until the library's init pool is full
+// again, then d more, for the server's own refill: an interleaved trial
+// must not measure the other Manager's background work. A nil library
+// does not wait.
+func (l *library) settle(d time.Duration) {
+	if l == nil {
+		return
+	}
+	for deadline := time.Now().Add(time.Second); l.m.PoolReady() < sandbox.DefaultInitPool && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(d)
+}
+
 // terminateAll ends the trials' sandboxes.
 func (l *library) terminateAll() { _ = l.m.TerminateAll(context.Background()) }
 

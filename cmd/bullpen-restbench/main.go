@@ -7,9 +7,12 @@
 // the create's p50. In the same run it measures a warm run (a command on
 // an already-started sandbox), the library reference (the same create and
 // command through package sandbox in this process, with the server's init
-// binary and spec defaults, interleaved with the sequential REST trials),
-// and `bwrap --unshare-all` and `crun run` (when installed) running the
-// same command, for ratios.
+// binary and spec defaults, interleaved with the sequential REST trials;
+// each of those trials starts once the library's init pool has refilled
+// and -settle later, so that neither measures the other Manager's
+// refill), the same REST creates back to back with nothing between, and
+// `bwrap --unshare-all` and `crun run` (when installed) running the same
+// command, for ratios.
 //
 //	make build && go run ./cmd/bullpen-restbench -n 100
 //
@@ -40,6 +43,7 @@ type options struct {
 	n       int
 	warm    int
 	stagger time.Duration
+	settle  time.Duration
 	via     string
 	noLib   bool
 	noCrun  bool
@@ -53,6 +57,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 100, "sandboxes per pattern")
 	flag.IntVar(&o.warm, "warm", 200, "runs of the warm-run figure")
 	flag.DurationVar(&o.stagger, "stagger", 200*time.Millisecond, "start interval of the staggered pattern")
+	flag.DurationVar(&o.settle, "settle", 10*time.Millisecond, "in the sequential pattern, the pause before each REST and library trial, after the library's init pool has refilled, so that neither trial measures the other Manager's refill")
 	flag.StringVar(&o.via, "via", "run", "the command's endpoint: run (POST …/run, the answer holds the output) or exec (POST …/exec, streamed; first byte)")
 	flag.BoolVar(&o.noLib, "no-library", false, "skip the in-process library reference")
 	flag.BoolVar(&o.noCrun, "no-crun", false, "skip the crun reference")
@@ -98,8 +103,10 @@ func run(o options) error {
 	}
 	var libTimes []time.Duration
 	seq := measure(t, o.n, func(i int, start func()) {
+		lib.settle(o.settle)
 		start()
 		if lib != nil { // interleaved, so both see the same load
+			lib.settle(o.settle)
 			if d, err := lib.trial(); err != nil {
 				fmt.Fprintln(os.Stderr, "library trial:", err)
 			} else {
@@ -111,6 +118,11 @@ func run(o options) error {
 		lib.terminateAll()
 	}
 	report("sequential", seq)
+	var back result
+	if lib != nil { // the same without the interleaved reference: one create right after the other
+		back = measure(t, o.n, func(i int, start func()) { start() })
+		report("back to back, no reference between", back)
+	}
 	stag := measure(t, o.n, func(i int, start func()) { time.Sleep(o.stagger); go start() })
 	report(fmt.Sprintf("staggered (one every %s)", o.stagger), stag)
 	burst := measure(t, o.n, func(i int, start func()) { go start() })
@@ -124,7 +136,7 @@ func run(o options) error {
 		fmt.Printf("%-34s %8s %8s   (the same echo through package sandbox, in process, interleaved; REST adds %s at the p50)\n", "library warm run",
 			ms(benchkit.Percentile(libWarm, 50)), ms(benchkit.Percentile(libWarm, 95)), ms(benchkit.Percentile(warm, 50)-benchkit.Percentile(libWarm, 50)))
 	}
-	figures(seq, stag, burst, warm, refs)
+	figures(seq, stag, burst, back, warm, refs)
 	return nil
 }
 
