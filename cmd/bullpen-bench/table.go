@@ -34,6 +34,8 @@ func rows() []row {
 		{"rest_sequential_p99", "  p99", "", 0},
 		{"rest_sequential_success", "  success", "ge", 100},
 		{"rest_over_library_p50", "  REST p50 minus library p50 in the same run", "le", 3},
+		{"rest_back_to_back_p50", "  the same creates back to back, no reference between, p50", "", 0},
+		{"rest_back_to_back_p95", "    p95", "", 0},
 		{"rest_create_p50", "  POST /sandboxes alone, p50", "", 0},
 		{"rest_warm_run_p50", "REST warm run on a started sandbox, p50", "le", 2},
 		{"rest_warm_run_p95", "  p95", "", 0},
