@@ -175,7 +175,7 @@ func (fs *forkServer) request(req []byte, fds []int) (pid int, pidfd *os.File, f
 	if err != nil || n == 0 {
 		return 0, nil, forkSent, fmt.Errorf("sandbox: fork-server answer: %w", errors.Join(err, errors.New("no answer")))
 	}
-	got := rightsIn(oob[:oobn])
+	got, _ := sbinit.ParseRights(oob[:oobn])
 	ans := string(buf[:n])
 	if msg, ok := strings.CutPrefix(ans, "error: "); ok {
 		closeFds(got)
@@ -188,21 +188,6 @@ func (fs *forkServer) request(req []byte, fds []int) (pid int, pidfd *os.File, f
 	}
 	_ = unix.SetNonblock(got[0], true) // watch polls it on the netpoller
 	return pid, os.NewFile(uintptr(got[0]), "pidfd"), forkOK, nil
-}
-
-// rightsIn returns the fds of the SCM_RIGHTS messages in oob.
-func rightsIn(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for i := range msgs {
-		if f, err := unix.ParseUnixRights(&msgs[i]); err == nil {
-			fds = append(fds, f...)
-		}
-	}
-	return fds
 }
 
 func closeFds(fds []int) {

@@ -71,21 +71,13 @@ func readFrame(c *net.UnixConn, v any) ([]*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	fds, err := sbinit.ParseRights(oob[:oobn])
+	if err != nil {
+		return nil, err
+	}
 	var files []*os.File
-	if oobn > 0 {
-		msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
-		if perr != nil {
-			return nil, perr
-		}
-		for _, m := range msgs {
-			fds, rerr := unix.ParseUnixRights(&m)
-			if rerr != nil {
-				continue
-			}
-			for _, fd := range fds {
-				files = append(files, os.NewFile(uintptr(fd), "passed"))
-			}
-		}
+	for _, fd := range fds {
+		files = append(files, os.NewFile(uintptr(fd), "passed"))
 	}
 	fail := func(err error) ([]*os.File, error) {
 		for _, f := range files {

@@ -112,7 +112,7 @@ func runForkServer() {
 		if err != nil || n == 0 {
 			os.Exit(0)
 		}
-		fds := rightsOf(oob[:oobn])
+		fds, _ := ParseRights(oob[:oobn])
 		ans, pidfd := serveFork(buf[:n], fds, flags, devnull)
 		for _, fd := range fds {
 			unix.Close(fd)
@@ -133,21 +133,6 @@ func runForkServer() {
 		default:
 		}
 	}
-}
-
-// rightsOf returns the fds of the SCM_RIGHTS messages in oob.
-func rightsOf(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for i := range msgs {
-		if f, err := unix.ParseUnixRights(&msgs[i]); err == nil {
-			fds = append(fds, f...)
-		}
-	}
-	return fds
 }
 
 // serveFork starts the init of one request; it returns the answer and

@@ -77,17 +77,9 @@ func readFrame(c *os.File, v *Request) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fds []int
-	if oobn > 0 {
-		msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
-		if perr != nil {
-			return nil, perr
-		}
-		for i := range msgs {
-			if f, err := unix.ParseUnixRights(&msgs[i]); err == nil {
-				fds = append(fds, f...)
-			}
-		}
+	fds, err := ParseRights(oob[:oobn])
+	if err != nil {
+		return nil, err
 	}
 	fail := func(err error) ([]int, error) {
 		closeFds(fds)
@@ -111,6 +103,25 @@ func readFrame(c *os.File, v *Request) ([]int, error) {
 	}
 	if err := decodeRequest(body, v); err != nil {
 		return fail(err)
+	}
+	return fds, nil
+}
+
+// ParseRights returns the fds passed in the SCM_RIGHTS messages of a
+// received control buffer (host and init both receive fds this way).
+func ParseRights(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for i := range msgs {
+		if f, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, f...)
+		}
 	}
 	return fds, nil
 }
