@@ -16,8 +16,9 @@ import (
 // namespace is a slave). Unmounts propagate too, so a destroyed sandbox's
 // overlay (and the disk under it) is not held by pooled inits.
 
-// mountState reports whether dir is a mount point, whether it is shared,
-// and the mount points below it, in mount order.
+// mountState reports (from /proc/self/mountinfo) whether dir is a mount
+// point, whether it is shared, and the mount points below it, in mount
+// order.
 func mountState(dir string) (mounted, shared bool, below []string, err error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -31,7 +32,7 @@ func mountState(dir string) (mounted, shared bool, below []string, err error) {
 		if len(fs) < 7 {
 			continue
 		}
-		switch mp := fs[4]; {
+		switch mp := unescapeMount(fs[4]); {
 		case mp == dir:
 			mounted = true
 			shared = false // the last mount on dir is the visible one

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -176,20 +175,8 @@ func isMounted(path string) bool {
 
 // isMountedByMountinfo is isMounted by /proc/self/mountinfo.
 func isMountedByMountinfo(path string) bool {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && unescapeMount(fields[4]) == path {
-			return true
-		}
-	}
-	return false
+	mounted, _, _, _ := mountState(path)
+	return mounted
 }
 
 func unescapeMount(s string) string {
