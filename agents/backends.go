@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -36,29 +35,10 @@ type Sandboxes interface {
 	ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]FileEntry, error)
 }
 
-// ExecRequest is one command for a sandbox.
-type ExecRequest struct {
-	Command string // run by /bin/sh -c
-	// Timeout kills the command after it; 0 means none but ctx (the
-	// sandbox_exec tool always sets one: 120s unless the model asks for
-	// 1-600s).
-	Timeout time.Duration
-	// There is no per-command network switch: a command has the network
-	// of the role's sandbox, and with any network at all every command
-	// needs a human's approval (see execNeedsApproval).
-}
-
-// ExecResult is how a command ended.
-type ExecResult struct {
-	ExitCode  int    `json:"exit_code"`
-	Stdout    string `json:"stdout"`
-	Stderr    string `json:"stderr"`
-	Truncated bool   `json:"truncated,omitempty"` // output was cut to its head and tail
-}
-
-// FileEntry is one entry of a directory listing.
-type FileEntry struct {
-	Name string `json:"name"`
-	Size int64  `json:"size"`
-	Dir  bool   `json:"dir,omitempty"`
-}
+// ExecRequest, ExecResult and FileEntry are the root package's nouns of
+// an agent's workspace, which package sandboxes serves.
+type (
+	ExecRequest = bullpen.WorkspaceExec
+	ExecResult  = bullpen.WorkspaceResult
+	FileEntry   = bullpen.FileEntry
+)

@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -12,8 +11,9 @@ import (
 // CLISandboxes runs agent CLIs in the agents' own sandboxes: the sandbox
 // is created or started with the installed CLIs mounted read-only and the
 // bridge to Bullpen, and the run is one exec as the sandbox user whose
-// whole process tree dies with it. Package sandboxes provides it
-// (Workspaces.WithCLIs); nil makes CLI roles fail with a notice.
+// whole process tree dies with it. JoinCLIs makes one of package
+// sandboxes' runner (Workspaces.WithCLIs) and the CLIs' installer; nil
+// makes CLI roles fail with a notice.
 type CLISandboxes interface {
 	// EnsureCLI installs the runtime's CLI unless it is installed.
 	EnsureCLI(ctx context.Context, rt runtime.Runtime) error
@@ -21,31 +21,37 @@ type CLISandboxes interface {
 	RunCLI(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, run CLIRun) (CLIProcess, error)
 }
 
-// CLIRun is one CLI run.
-type CLIRun struct {
-	Runtime runtime.Runtime
-	Argv    []string
-	Env     map[string]string
-	Dirs    []string // made (as the sandbox user) before the run
-	Stdin   string
-	Timeout time.Duration // the turn's deadline: the tree is killed then
+// CLIRun, CLIProcess and CLIExit are the root package's nouns of a CLI
+// run in an agent's workspace.
+type (
+	CLIRun     = bullpen.CLIRun
+	CLIProcess = bullpen.CLIProcess
+	CLIExit    = bullpen.CLIExit
+)
+
+// CLIRunner runs agent CLIs in the agents' sandboxes
+// (sandboxes.CLIWorkspaces).
+type CLIRunner interface {
+	RunCLI(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, run CLIRun) (CLIProcess, error)
 }
 
-// CLIProcess is a running CLI.
-type CLIProcess interface {
-	Stdout() io.Reader
-	Stderr() io.Reader
-	// Wait returns how the run ended, once no process of it is left.
-	Wait() (CLIExit, error)
-	// Close kills the run (its whole tree) if it still runs.
-	Close() error
+// CLIInstaller installs an agent CLI where the runner mounts the CLIs
+// (*runtime.Installer).
+type CLIInstaller interface {
+	Ensure(ctx context.Context, rt runtime.Runtime) (string, error)
 }
 
-// CLIExit is how a CLI run ended.
-type CLIExit struct {
-	Code     int
-	Signal   string
-	TimedOut bool
+// JoinCLIs makes the CLISandboxes of a runner and an installer.
+func JoinCLIs(r CLIRunner, in CLIInstaller) CLISandboxes { return joinedCLIs{r, in} }
+
+type joinedCLIs struct {
+	CLIRunner
+	in CLIInstaller
+}
+
+func (j joinedCLIs) EnsureCLI(ctx context.Context, rt runtime.Runtime) error {
+	_, err := j.in.Ensure(ctx, rt)
+	return err
 }
 
 // TurnTokens issues the short-lived credential of one CLI turn, which the
@@ -56,17 +62,12 @@ type TurnTokens interface {
 	RevokeTurnTokens(ctx context.Context, turnID int64) error
 }
 
-// Where a sandbox reaches Bullpen and keeps a CLI's files. The sandboxes
-// package mounts and bridges them there.
+// Where a sandbox reaches Bullpen and keeps a CLI's files
+// (bullpen.CLIMountDir …): the sandboxes package mounts and bridges them
+// there.
 const (
-	// CLIMountDir holds the installed CLIs inside every sandbox that runs
-	// one (read-only).
-	CLIMountDir = "/opt/bullpen/clis"
-	// CLIBridgePort is the sandbox loopback port bridged to the agent's
-	// host socket, which serves /mcp and the gateway.
-	CLIBridgePort = 4100
-	// CLIWorkdir is the agent's persistent workspace: its sandbox home.
-	CLIWorkdir = "/home/sandbox"
-	// CLIHomes holds each runtime's state (HOME), one directory per CLI.
-	CLIHomes = "/home/sandbox/.bullpen"
+	CLIMountDir   = bullpen.CLIMountDir
+	CLIBridgePort = bullpen.CLIBridgePort
+	CLIWorkdir    = bullpen.CLIWorkdir
+	CLIHomes      = bullpen.CLIHomes
 )

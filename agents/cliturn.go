@@ -91,7 +91,7 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 		Home: CLIHomes + "/" + rt.Name(), Model: e.role.Model, Provider: e.kind, Brief: cliBrief(e.role, e.agent, roster),
 		GatewayURL: base, MCPURL: base + "/mcp", Token: token, Session: session, Keep: e.role.Resume,
 		MaxTurns: e.role.Budgets.MaxSteps})
-	run := CLIRun{Runtime: rt, Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{CLIHomes + "/" + rt.Name()}, inv.Dirs...),
+	run := CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{CLIHomes + "/" + rt.Name()}, inv.Dirs...),
 		Stdin: inv.PromptPrefix + packet, Timeout: ttl}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := e.j.note(tx, "k", packet); err != nil {

@@ -1,178 +1,80 @@
 package agents
 
 import (
-	"encoding/json"
-
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
-// Event types written by the agents runtime.
+// The agents' event kinds, payloads and decoders are domain nouns of
+// the root package, which the timeline, the dashboard and the bridges read
+// without importing agents. These aliases keep the agents code's own names.
 const (
-	EventAgentHired    = "agent.hired"
-	EventAgentFired    = "agent.fired"
-	EventAgentUpdated  = "agent.updated"
-	EventWakeQueued    = "agent.wake_queued"
-	EventTurnStarted   = "agent.turn_started"
-	EventTurnFinished  = "agent.turn_finished"
-	EventTurnFailed    = "agent.turn_failed"
-	EventTurnAbandoned = "agent.turn_abandoned"
-	EventToolStarted   = "agent.tool_started"
-	EventToolFinished  = "agent.tool_finished"
-	EventLimitReached  = "agent.limit_reached"
-	EventDelta         = "agent.delta"  // ephemeral: model text as it streams
-	EventStatus        = "agent.status" // ephemeral: the live status, e.g. waiting for the model
-	// The approval events are bullpen.EventApprovalRequested and
-	// bullpen.EventApprovalAnswered: the Telegram bridge reads them too.
+	EventAgentHired    = bullpen.EventAgentHired
+	EventAgentFired    = bullpen.EventAgentFired
+	EventAgentUpdated  = bullpen.EventAgentUpdated
+	EventWakeQueued    = bullpen.EventWakeQueued
+	EventTurnStarted   = bullpen.EventTurnStarted
+	EventTurnFinished  = bullpen.EventTurnFinished
+	EventTurnFailed    = bullpen.EventTurnFailed
+	EventTurnAbandoned = bullpen.EventTurnAbandoned
+	EventToolStarted   = bullpen.EventToolStarted
+	EventToolFinished  = bullpen.EventToolFinished
+	EventLimitReached  = bullpen.EventLimitReached
+	EventDelta         = bullpen.EventAgentDelta
+	EventStatus        = bullpen.EventAgentStatus
+
+	LimitHops        = bullpen.LimitHops
+	LimitRate        = bullpen.LimitRate
+	LimitSteps       = bullpen.LimitSteps
+	LimitTurnTokens  = bullpen.LimitTurnTokens
+	LimitDailyTokens = bullpen.LimitDailyTokens
+	LimitDeadline    = bullpen.LimitDeadline
+
+	StatusIdle     = bullpen.StatusIdle
+	StatusThinking = bullpen.StatusThinking
+	StatusTool     = bullpen.StatusTool
+	StatusWaiting  = bullpen.StatusWaiting
 )
 
-// Limits that can stop an agent.
-const (
-	LimitHops        = "hop_budget"
-	LimitRate        = "rate_limit"
-	LimitSteps       = "turn_steps"
-	LimitTurnTokens  = "turn_tokens"
-	LimitDailyTokens = "daily_tokens"
-	LimitDeadline    = "turn_deadline"
+// Payloads of the agents' events (see the root package).
+type (
+	WakeQueued  = bullpen.WakeQueued
+	TurnEvent   = bullpen.TurnEvent
+	TokenUsage  = bullpen.TokenUsage
+	ToolEvent   = bullpen.ToolEvent
+	LimitEvent  = bullpen.LimitEvent
+	DeltaEvent  = bullpen.DeltaEvent
+	AgentFired  = bullpen.AgentFiredEvent
+	StatusEvent = bullpen.AgentStatusEvent
 )
-
-// WakeQueued is the payload of agent.wake_queued.
-type WakeQueued struct {
-	WakeID    int64  `json:"wake_id"`
-	AgentID   int64  `json:"agent_id"`
-	Handle    string `json:"handle"`
-	MessageID int64  `json:"message_id,omitempty"`
-	Reason    string `json:"reason"`
-}
 
 // WakeQueuedOf decodes an agent.wake_queued event.
-func WakeQueuedOf(ev bullpen.Event) (WakeQueued, error) {
-	return bullpen.DecodePayload[WakeQueued](ev, EventWakeQueued)
-}
-
-// TurnEvent is the payload of agent.turn_started, agent.turn_finished,
-// agent.turn_failed and agent.turn_abandoned.
-type TurnEvent struct {
-	TurnID  int64   `json:"turn_id"`
-	AgentID int64   `json:"agent_id"`
-	Handle  string  `json:"handle,omitempty"`
-	Wakes   []int64 `json:"wakes,omitempty"`
-	// MessageIDs are the messages that woke the turn and ThreadID the
-	// root its answer goes under (turn_started only), so the channel can
-	// show the live line on the message being worked on.
-	MessageIDs []int64     `json:"message_ids,omitempty"`
-	ThreadID   int64       `json:"thread_id,omitempty"`
-	Reasons    []string    `json:"reasons,omitempty"`
-	Provider   string      `json:"provider,omitempty"`
-	Model      string      `json:"model,omitempty"`
-	Steps      int         `json:"steps,omitempty"`
-	DurationMS int64       `json:"duration_ms,omitempty"`
-	Usage      *TokenUsage `json:"usage,omitempty"`
-	Error      string      `json:"error,omitempty"`
-	Simulated  bool        `json:"simulated,omitempty"`
-}
+func WakeQueuedOf(ev bullpen.Event) (WakeQueued, error) { return bullpen.WakeQueuedOf(ev) }
 
 // TurnOf decodes an agent.turn_* event.
-func TurnOf(ev bullpen.Event) (TurnEvent, error) {
-	return bullpen.DecodePayload[TurnEvent](ev, EventTurnStarted, EventTurnFinished, EventTurnFailed, EventTurnAbandoned)
-}
+func TurnOf(ev bullpen.Event) (TurnEvent, error) { return bullpen.TurnOf(ev) }
 
-// TokenUsage is a turn's token counts, as a turn event reports them.
-type TokenUsage struct {
-	InputTokens       int `json:"input_tokens"`
-	CachedInputTokens int `json:"cached_input_tokens"`
-	CacheWriteTokens  int `json:"cache_write_tokens"`
-	OutputTokens      int `json:"output_tokens"`
-}
+// ToolOf decodes an agent.tool_* event.
+func ToolOf(ev bullpen.Event) (ToolEvent, error) { return bullpen.ToolOf(ev) }
+
+// LimitOf decodes an agent.limit_reached event.
+func LimitOf(ev bullpen.Event) (LimitEvent, error) { return bullpen.LimitOf(ev) }
+
+// DeltaOf decodes an agent.delta event.
+func DeltaOf(ev bullpen.Event) (DeltaEvent, error) { return bullpen.DeltaOf(ev) }
+
+// AgentFiredOf decodes an agent.fired event.
+func AgentFiredOf(ev bullpen.Event) (AgentFired, error) { return bullpen.AgentFiredOf(ev) }
+
+// AgentOf decodes the bullpen.AgentView of an agent.hired or agent.updated event.
+func AgentOf(ev bullpen.Event) (bullpen.AgentView, error) { return bullpen.AgentOf(ev) }
+
+// StatusOf decodes an agent.status event.
+func StatusOf(ev bullpen.Event) (StatusEvent, error) { return bullpen.StatusOf(ev) }
 
 func usageOf(u llm.Usage) *TokenUsage {
 	return &TokenUsage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens,
 		CacheWriteTokens: u.CacheWriteTokens, OutputTokens: u.OutputTokens}
-}
-
-// ToolEvent is the payload of agent.tool_started and agent.tool_finished.
-type ToolEvent struct {
-	TurnID     int64           `json:"turn_id"`
-	AgentID    int64           `json:"agent_id"`
-	Handle     string          `json:"handle"`
-	CallID     int64           `json:"call_id"`
-	Tool       string          `json:"tool"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	State      string          `json:"state,omitempty"` // ok, error, approval
-	Result     string          `json:"result,omitempty"`
-	DurationMS int64           `json:"duration_ms,omitempty"`
-}
-
-// ToolOf decodes an agent.tool_* event.
-func ToolOf(ev bullpen.Event) (ToolEvent, error) {
-	return bullpen.DecodePayload[ToolEvent](ev, EventToolStarted, EventToolFinished)
-}
-
-// LimitEvent is the payload of agent.limit_reached.
-type LimitEvent struct {
-	AgentID   int64  `json:"agent_id"`
-	Handle    string `json:"handle"`
-	Limit     string `json:"limit"`
-	Detail    string `json:"detail"`
-	MessageID int64  `json:"message_id,omitempty"`
-	TurnID    int64  `json:"turn_id,omitempty"`
-	// Budget is the limit's value (the hop budget), ThreadID the thread
-	// the stopped chain ran in (its root; the message itself at top level).
-	Budget   int   `json:"budget,omitempty"`
-	ThreadID int64 `json:"thread_id,omitempty"`
-}
-
-// LimitOf decodes an agent.limit_reached event.
-func LimitOf(ev bullpen.Event) (LimitEvent, error) {
-	return bullpen.DecodePayload[LimitEvent](ev, EventLimitReached)
-}
-
-// DeltaEvent is the payload of the ephemeral agent.delta.
-type DeltaEvent struct {
-	TurnID  int64  `json:"turn_id"`
-	AgentID int64  `json:"agent_id"`
-	Text    string `json:"text"`
-}
-
-// DeltaOf decodes an agent.delta event.
-func DeltaOf(ev bullpen.Event) (DeltaEvent, error) {
-	return bullpen.DecodePayload[DeltaEvent](ev, EventDelta)
-}
-
-// AgentFired is the payload of agent.fired.
-type AgentFired struct {
-	AgentID int64  `json:"agent_id"`
-	Handle  string `json:"handle"`
-}
-
-// AgentFiredOf decodes an agent.fired event.
-func AgentFiredOf(ev bullpen.Event) (AgentFired, error) {
-	return bullpen.DecodePayload[AgentFired](ev, EventAgentFired)
-}
-
-// AgentOf decodes the bullpen.AgentView of an agent.hired or agent.updated event.
-func AgentOf(ev bullpen.Event) (bullpen.AgentView, error) {
-	return bullpen.DecodePayload[bullpen.AgentView](ev, EventAgentHired, EventAgentUpdated)
-}
-
-// Agent statuses, for the dashboard's live list.
-const (
-	StatusIdle     = "idle"
-	StatusThinking = "thinking"
-	StatusTool     = "tool"
-	StatusWaiting  = "waiting" // a model call has not answered yet
-)
-
-// StatusEvent is the payload of the ephemeral agent.status.
-type StatusEvent struct {
-	AgentID int64               `json:"agent_id"`
-	Handle  string              `json:"handle"`
-	Status  bullpen.AgentStatus `json:"status"`
-}
-
-// StatusOf decodes an agent.status event.
-func StatusOf(ev bullpen.Event) (StatusEvent, error) {
-	return bullpen.DecodePayload[StatusEvent](ev, EventStatus)
 }
 
 func (s *Service) setStatus(agentID int64, st bullpen.AgentStatus) {

@@ -11,19 +11,19 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// Tool names. A role's tools list picks from these.
+// Tool names (bullpen.Tool*). A role's tools list picks from these.
 const (
-	ToolPostMessage      = "post_message"
-	ToolReadChannel      = "read_channel"
-	ToolReadThread       = "read_thread"
-	ToolListMembers      = "list_members"
-	ToolWikiSearch       = "wiki_search"
-	ToolWikiRead         = "wiki_read"
-	ToolWikiWrite        = "wiki_write"
-	ToolSandboxExec      = "sandbox_exec"
-	ToolSandboxReadFile  = "sandbox_read_file"
-	ToolSandboxWriteFile = "sandbox_write_file"
-	ToolSandboxListFiles = "sandbox_list_files"
+	ToolPostMessage      = bullpen.ToolPostMessage
+	ToolReadChannel      = bullpen.ToolReadChannel
+	ToolReadThread       = bullpen.ToolReadThread
+	ToolListMembers      = bullpen.ToolListMembers
+	ToolWikiSearch       = bullpen.ToolWikiSearch
+	ToolWikiRead         = bullpen.ToolWikiRead
+	ToolWikiWrite        = bullpen.ToolWikiWrite
+	ToolSandboxExec      = bullpen.ToolSandboxExec
+	ToolSandboxReadFile  = bullpen.ToolSandboxReadFile
+	ToolSandboxWriteFile = bullpen.ToolSandboxWriteFile
+	ToolSandboxListFiles = bullpen.ToolSandboxListFiles
 )
 
 // ToolNames lists every tool the runtime knows, sorted: the names a role

@@ -6,13 +6,13 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// Wake reasons.
+// Wake reasons (bullpen.Reason*).
 const (
-	ReasonMention  = "mention"  // @handle
-	ReasonAll      = "all"      // @all or @here
-	ReasonDM       = "dm"       // a message in a DM with the agent
-	ReasonThread   = "thread"   // a reply in a thread the agent took part in
-	ReasonApproval = "approval" // a human answered the agent's approval request
+	ReasonMention  = bullpen.ReasonMention
+	ReasonAll      = bullpen.ReasonAll
+	ReasonDM       = bullpen.ReasonDM
+	ReasonThread   = bullpen.ReasonThread
+	ReasonApproval = bullpen.ReasonApproval
 )
 
 // WakeInput is everything the wake rules look at for one new message.

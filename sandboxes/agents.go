@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -27,16 +26,12 @@ const (
 
 // Workspaces gives each agent one persistent sandbox through the Service,
 // so agents' sandboxes are named, tagged, owned and restarted exactly as
-// Ensure does it. It satisfies agents.Sandboxes.
+// Ensure does it. It satisfies agents.Sandboxes and agents.Warmer
+// (implements_test.go checks).
 type Workspaces struct {
 	s    *Service
 	idle time.Duration
 }
-
-var (
-	_ agents.Sandboxes = (*Workspaces)(nil)
-	_ agents.Warmer    = (*Workspaces)(nil)
-)
 
 // Workspaces returns the agents' view of the Service. A workspace idle for
 // idle (0: DefaultAgentIdle) is stopped and started again on next use.
@@ -51,7 +46,7 @@ func (s *Service) Workspaces(idle time.Duration) *Workspaces {
 func (w *Workspaces) specOf(rs bullpen.SandboxSpec) (sandbox.Spec, error) {
 	sp := sandbox.Spec{Image: rs.Image, CPU: rs.CPU, IdleTimeout: w.idle, IdleAction: sandbox.IdleStop}
 	if rs.Memory != "" {
-		n, err := agents.ParseBytes(rs.Memory)
+		n, err := bullpen.ParseBytes(rs.Memory)
 		if err != nil {
 			return sp, bullpen.Errorf(bullpen.EINVALID, "role sandbox memory %q: %v", rs.Memory, err)
 		}
@@ -112,7 +107,7 @@ func (w *Workspaces) retry(ctx context.Context, agent bullpen.Member, rs bullpen
 // head and tail of each stream are kept, so a flood of output costs
 // neither server memory nor model context. A command is started at most
 // once: only a failure to start it is retried.
-func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, req agents.ExecRequest) (agents.ExecResult, error) {
+func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, req bullpen.WorkspaceExec) (bullpen.WorkspaceResult, error) {
 	var e *Exec
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		var err error
@@ -120,7 +115,7 @@ func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs bullpen.
 		return err
 	})
 	if err != nil {
-		return agents.ExecResult{}, err
+		return bullpen.WorkspaceResult{}, err
 	}
 	stdout := newHeadTail(agentStdoutHead, agentStdoutTail)
 	stderr := newHeadTail(agentStderrHead, agentStderrTail)
@@ -133,9 +128,9 @@ func (w *Workspaces) Exec(ctx context.Context, agent bullpen.Member, rs bullpen.
 	}
 	res, err := e.Wait()
 	if err != nil {
-		return agents.ExecResult{}, err
+		return bullpen.WorkspaceResult{}, err
 	}
-	out := agents.ExecResult{ExitCode: res.ExitCode, Stdout: stdout.String(), Stderr: stderr.String(),
+	out := bullpen.WorkspaceResult{ExitCode: res.ExitCode, Stdout: stdout.String(), Stderr: stderr.String(),
 		Truncated: stdout.Dropped() > 0 || stderr.Dropped() > 0}
 	if res.TimedOut {
 		out.Stderr += "\n(timed out)"
@@ -166,16 +161,16 @@ func (w *Workspaces) WriteFile(ctx context.Context, agent bullpen.Member, rs bul
 }
 
 // ListFiles lists a directory of the agent's workspace.
-func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, dir string) ([]agents.FileEntry, error) {
-	var out []agents.FileEntry
+func (w *Workspaces) ListFiles(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, dir string) ([]bullpen.FileEntry, error) {
+	var out []bullpen.FileEntry
 	err := w.retry(ctx, agent, rs, func(id string) error {
 		fs, err := w.s.ListFiles(ctx, agent, id, dir)
 		if err != nil {
 			return err
 		}
-		out = make([]agents.FileEntry, len(fs))
+		out = make([]bullpen.FileEntry, len(fs))
 		for i, f := range fs {
-			out[i] = agents.FileEntry{Name: f.Name, Size: f.Size, Dir: f.IsDir}
+			out[i] = bullpen.FileEntry{Name: f.Name, Size: f.Size, Dir: f.IsDir}
 		}
 		return nil
 	})

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
-	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -22,40 +20,32 @@ const (
 
 // CLIHost is what Workspaces needs to run agent CLIs.
 type CLIHost struct {
-	// Installer installs the CLIs into its Dir, which every CLI sandbox
-	// mounts read-only at agents.CLIMountDir.
-	Installer *runtime.Installer
+	// Dir holds the installed CLIs, which every CLI sandbox mounts
+	// read-only at bullpen.CLIMountDir.
+	Dir string
 	// Socket returns the host unix socket that serves Bullpen (the MCP
 	// endpoint and the model gateway) to the agent's sandbox, one per
 	// agent, so the server knows which sandbox calls.
 	Socket func(ctx context.Context, agent bullpen.Member) (string, error)
 }
 
-// CLIWorkspaces is Workspaces that also runs agent CLIs; it satisfies
-// agents.CLISandboxes.
+// CLIWorkspaces is Workspaces that also runs agent CLIs (the runner of
+// the agents' CLI turns).
 type CLIWorkspaces struct {
 	*Workspaces
 	host CLIHost
 }
-
-var _ agents.CLISandboxes = (*CLIWorkspaces)(nil)
 
 // WithCLIs returns w with agent CLI runs.
 func (w *Workspaces) WithCLIs(h CLIHost) *CLIWorkspaces {
 	return &CLIWorkspaces{Workspaces: w, host: h}
 }
 
-// EnsureCLI implements agents.CLISandboxes.
-func (w *CLIWorkspaces) EnsureCLI(ctx context.Context, rt runtime.Runtime) error {
-	_, err := w.host.Installer.Ensure(ctx, rt)
-	return err
-}
-
-// RunCLI implements agents.CLISandboxes: the agent's workspace, with the
+// RunCLI runs an agent CLI: the agent's workspace, with the
 // CLIs mounted and the bridge attached (a workspace made before gets them
 // with a restart), runs the CLI once as the sandbox user, its whole
 // process tree killed when it ends.
-func (w *CLIWorkspaces) RunCLI(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, run agents.CLIRun) (agents.CLIProcess, error) {
+func (w *CLIWorkspaces) RunCLI(ctx context.Context, agent bullpen.Member, rs bullpen.SandboxSpec, run bullpen.CLIRun) (bullpen.CLIProcess, error) {
 	id, err := w.cliWorkspace(ctx, agent, rs)
 	if err != nil {
 		return nil, err
@@ -70,7 +60,7 @@ func (w *CLIWorkspaces) RunCLI(ctx context.Context, agent bullpen.Member, rs bul
 			return nil, err
 		}
 	}
-	p, err := m.Exec(ctx, id, sandbox.ExecRequest{Cmd: run.Argv, Env: run.Env, Workdir: agents.CLIWorkdir,
+	p, err := m.Exec(ctx, id, sandbox.ExecRequest{Cmd: run.Argv, Env: run.Env, Workdir: bullpen.CLIWorkdir,
 		Timeout: run.Timeout, Stdin: strings.NewReader(run.Stdin), KillTree: true})
 	if err != nil {
 		return nil, err
@@ -85,8 +75,8 @@ func (w *CLIWorkspaces) cliWorkspace(ctx context.Context, agent bullpen.Member, 
 	if err != nil {
 		return "", err
 	}
-	mounts := []sandbox.Mount{{HostPath: w.host.Installer.Dir, Path: agents.CLIMountDir}}
-	bridges := []sandbox.Bridge{{Port: agents.CLIBridgePort, HostSocket: sock}}
+	mounts := []sandbox.Mount{{HostPath: w.host.Dir, Path: bullpen.CLIMountDir}}
+	bridges := []sandbox.Bridge{{Port: bullpen.CLIBridgePort, HostSocket: sock}}
 	sp, err := w.specOf(rs)
 	if err != nil {
 		return "", err
@@ -114,7 +104,7 @@ func (c cliProc) Stdout() io.Reader { return c.p.Stdout() }
 func (c cliProc) Stderr() io.Reader { return c.p.Stderr() }
 func (c cliProc) Close() error      { return c.p.Close() }
 
-func (c cliProc) Wait() (agents.CLIExit, error) {
+func (c cliProc) Wait() (bullpen.CLIExit, error) {
 	r, err := c.p.Wait()
-	return agents.CLIExit{Code: r.Code, Signal: r.Signal, TimedOut: r.TimedOut}, err
+	return bullpen.CLIExit{Code: r.Code, Signal: r.Signal, TimedOut: r.TimedOut}, err
 }

@@ -47,7 +47,7 @@ func claudeRun(prompt string, timeout time.Duration) agents.CLIRun {
 	inv := rt.Command(runtime.Turn{CLIDir: agents.CLIMountDir + "/" + rt.Install().Dir(), Workdir: agents.CLIWorkdir,
 		Home: agents.CLIHomes + "/claude-code", Model: "claude-sonnet-4-5", GatewayURL: "http://127.0.0.1:4100",
 		MCPURL: "http://127.0.0.1:4100/mcp", Token: "turn-token", MaxTurns: 4})
-	return agents.CLIRun{Runtime: rt, Argv: inv.Argv, Env: inv.Env, Dirs: []string{agents.CLIHomes + "/claude-code"},
+	return agents.CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: []string{agents.CLIHomes + "/claude-code"},
 		Stdin: prompt, Timeout: timeout}
 }
 
@@ -55,7 +55,7 @@ func cliFixture(t *testing.T, h http.Handler) (*fixture, *sandboxes.CLIWorkspace
 	in := runtimetest.Installer(t, runtime.ClaudeCode{})
 	f := newFixture(t, sandboxes.Config{})
 	sock := serveSocket(t, h)
-	w := f.svc.Workspaces(0).WithCLIs(sandboxes.CLIHost{Installer: in,
+	w := f.svc.Workspaces(0).WithCLIs(sandboxes.CLIHost{Dir: in.Dir,
 		Socket: func(context.Context, bullpen.Member) (string, error) { return sock, nil }})
 	return f, w
 }

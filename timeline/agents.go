@@ -5,25 +5,24 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 )
 
 func init() {
-	register(agents.EventAgentHired, agentHired)
-	register(agents.EventAgentUpdated, agentUpdated)
-	register(agents.EventAgentFired, agentFired)
-	register(agents.EventWakeQueued, wakeQueued)
-	register(agents.EventTurnStarted, turnStarted)
-	register(agents.EventTurnFinished, turnFinished)
-	register(agents.EventTurnFailed, turnFailed)
-	register(agents.EventTurnAbandoned, turnAbandoned)
-	register(agents.EventToolStarted, toolStarted)
-	register(agents.EventToolFinished, toolFinished)
-	register(agents.EventLimitReached, limitReached)
+	register(bullpen.EventAgentHired, agentHired)
+	register(bullpen.EventAgentUpdated, agentUpdated)
+	register(bullpen.EventAgentFired, agentFired)
+	register(bullpen.EventWakeQueued, wakeQueued)
+	register(bullpen.EventTurnStarted, turnStarted)
+	register(bullpen.EventTurnFinished, turnFinished)
+	register(bullpen.EventTurnFailed, turnFailed)
+	register(bullpen.EventTurnAbandoned, turnAbandoned)
+	register(bullpen.EventToolStarted, toolStarted)
+	register(bullpen.EventToolFinished, toolFinished)
+	register(bullpen.EventLimitReached, limitReached)
 }
 
 func agentHired(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
-	a, err := agents.AgentOf(ev)
+	a, err := bullpen.AgentOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -31,7 +30,7 @@ func agentHired(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, erro
 }
 
 func agentUpdated(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
-	a, err := agents.AgentOf(ev)
+	a, err := bullpen.AgentOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -39,7 +38,7 @@ func agentUpdated(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, er
 }
 
 func agentFired(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
-	a, err := agents.AgentFiredOf(ev)
+	a, err := bullpen.AgentFiredOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -48,11 +47,11 @@ func agentFired(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, erro
 
 // why says what woke an agent, as the end of a sentence.
 var why = map[string]string{
-	agents.ReasonMention:  "mentioned",
-	agents.ReasonAll:      "@all",
-	agents.ReasonDM:       "a direct message",
-	agents.ReasonThread:   "a reply in its thread",
-	agents.ReasonApproval: "an approval answered",
+	bullpen.ReasonMention:  "mentioned",
+	bullpen.ReasonAll:      "@all",
+	bullpen.ReasonDM:       "a direct message",
+	bullpen.ReasonThread:   "a reply in its thread",
+	bullpen.ReasonApproval: "an approval answered",
 }
 
 func reasons(rs []string) string {
@@ -68,7 +67,7 @@ func reasons(rs []string) string {
 }
 
 func wakeQueued(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
-	w, err := agents.WakeQueuedOf(ev)
+	w, err := bullpen.WakeQueuedOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -82,7 +81,7 @@ func wakeQueued(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, erro
 
 // turnStarted: "@engineer started a turn (mentioned in #general)".
 func turnStarted(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
-	t, err := agents.TurnOf(ev)
+	t, err := bullpen.TurnOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -92,7 +91,7 @@ func turnStarted(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, err
 
 // turnFinished: "@engineer finished a turn in 1.2 s (3 steps, 1840 tokens)".
 func turnFinished(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
-	t, err := agents.TurnOf(ev)
+	t, err := bullpen.TurnOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -105,7 +104,7 @@ func turnFinished(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, er
 }
 
 func turnFailed(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
-	t, err := agents.TurnOf(ev)
+	t, err := bullpen.TurnOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -113,7 +112,7 @@ func turnFailed(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, erro
 }
 
 func turnAbandoned(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
-	t, err := agents.TurnOf(ev)
+	t, err := bullpen.TurnOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -125,7 +124,7 @@ func turnAbandoned(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, e
 }
 
 // handleOf is the turn's agent: finished turns may carry no handle.
-func handleOf(t agents.TurnEvent, n bullpen.EventNames) string {
+func handleOf(t bullpen.TurnEvent, n bullpen.EventNames) string {
 	if t.Handle != "" {
 		return t.Handle
 	}

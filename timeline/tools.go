@@ -5,29 +5,28 @@ import (
 	"fmt"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 )
 
 // doing says what a tool call is doing, after "@engineer is …". The chat's
 // live line (static/chatlive.js, toolPhrase) says the same: keep the two
 // in step.
 var doing = map[string]string{
-	agents.ToolPostMessage:      "posting",
-	agents.ToolReadChannel:      "reading the channel",
-	agents.ToolReadThread:       "reading the thread",
-	agents.ToolListMembers:      "looking up the team",
-	agents.ToolWikiSearch:       "searching the wiki",
-	agents.ToolWikiRead:         "reading the wiki",
-	agents.ToolWikiWrite:        "writing the wiki",
-	agents.ToolSandboxReadFile:  "reading a file in its sandbox",
-	agents.ToolSandboxWriteFile: "writing a file in its sandbox",
-	agents.ToolSandboxListFiles: "listing files in its sandbox",
+	bullpen.ToolPostMessage:      "posting",
+	bullpen.ToolReadChannel:      "reading the channel",
+	bullpen.ToolReadThread:       "reading the thread",
+	bullpen.ToolListMembers:      "looking up the team",
+	bullpen.ToolWikiSearch:       "searching the wiki",
+	bullpen.ToolWikiRead:         "reading the wiki",
+	bullpen.ToolWikiWrite:        "writing the wiki",
+	bullpen.ToolSandboxReadFile:  "reading a file in its sandbox",
+	bullpen.ToolSandboxWriteFile: "writing a file in its sandbox",
+	bullpen.ToolSandboxListFiles: "listing files in its sandbox",
 }
 
 // Doing returns what a tool call with these arguments is doing:
 // "running `make test` in its sandbox", "reading the wiki".
 func Doing(tool string, args json.RawMessage) string {
-	if tool == agents.ToolSandboxExec {
+	if tool == bullpen.ToolSandboxExec {
 		var a struct {
 			Command string `json:"command"`
 		}
@@ -44,7 +43,7 @@ func Doing(tool string, args json.RawMessage) string {
 
 // toolStarted: "@engineer started running `make test` in its sandbox".
 func toolStarted(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
-	t, err := agents.ToolOf(ev)
+	t, err := bullpen.ToolOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -54,7 +53,7 @@ func toolStarted(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, err
 // toolFinished: "@engineer called sandbox_exec → ok in 15 ms". The
 // command's own exit code is the sandbox.exec_finished line's.
 func toolFinished(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, error) {
-	t, err := agents.ToolOf(ev)
+	t, err := bullpen.ToolOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}
@@ -68,17 +67,17 @@ func toolFinished(ev bullpen.Event, _ bullpen.EventNames) (bullpen.EventLine, er
 
 // limitNames are the budgets as a person says them.
 var limitNames = map[string]string{
-	agents.LimitHops:        "hop budget",
-	agents.LimitRate:        "rate limit",
-	agents.LimitSteps:       "step limit",
-	agents.LimitTurnTokens:  "turn token limit",
-	agents.LimitDailyTokens: "daily token budget",
-	agents.LimitDeadline:    "turn deadline",
+	bullpen.LimitHops:        "hop budget",
+	bullpen.LimitRate:        "rate limit",
+	bullpen.LimitSteps:       "step limit",
+	bullpen.LimitTurnTokens:  "turn token limit",
+	bullpen.LimitDailyTokens: "daily token budget",
+	bullpen.LimitDeadline:    "turn deadline",
 }
 
 // limitReached: "@lead stopped: hop budget (6) reached in thread 42".
 func limitReached(ev bullpen.Event, n bullpen.EventNames) (bullpen.EventLine, error) {
-	l, err := agents.LimitOf(ev)
+	l, err := bullpen.LimitOf(ev)
 	if err != nil {
 		return bullpen.EventLine{}, err
 	}

@@ -62,7 +62,8 @@ func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
 	}
 	w.sockets = socks
 	m.cli = w
-	cfg.CLIs = ws.WithCLIs(sandboxes.CLIHost{Installer: m.cliInstaller(), Socket: socks.Socket})
+	in := m.cliInstaller()
+	cfg.CLIs = agents.JoinCLIs(ws.WithCLIs(sandboxes.CLIHost{Dir: in.Dir, Socket: socks.Socket}), in)
 	cfg.TurnTokens = m.Office
 	return nil
 }
