@@ -14,9 +14,14 @@ commands:
   fire   fire an agent (it stops taking turns; its token stops working)`
 
 func (e *env) agents(args []string) error {
-	return e.sub("agents", args, map[string]func([]string) error{
+	return e.sub("agents", args, e.agentsSubs(), agentsHelp)
+}
+
+// agentsSubs are the subcommands of bullpen agents.
+func (e *env) agentsSubs() map[string]func([]string) error {
+	return map[string]func([]string) error{
 		"hire": e.agentsHire, "list": e.agentsList, "fire": e.agentsFire,
-	}, agentsHelp)
+	}
 }
 
 func (e *env) agentsHire(args []string) error {

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/client"
@@ -39,22 +40,51 @@ const (
 	ExitConflict = 5
 )
 
-// Commands names the subcommands this package runs.
+// commands names the subcommands this package runs.
 var commands = map[string]func(*env, []string) error{
-	"post":    (*env).post,
-	"sandbox": (*env).sandbox,
-	"agents":  (*env).agents,
-	"wiki":    (*env).wiki,
-	"tail":    (*env).tail,
+	"post":       (*env).post,
+	"sandbox":    (*env).sandbox,
+	"agents":     (*env).agents,
+	"wiki":       (*env).wiki,
+	"tail":       (*env).tail,
+	"login":      (*env).login,
+	"completion": (*env).completion,
 }
 
-// Is reports whether args start with one of the client commands.
+// Is reports whether args name one of the client commands, after any
+// global flags (--server, --token, --config, --json), which may come
+// before the command as well as after it.
 func Is(args []string) bool {
-	if len(args) == 0 {
+	_, cmd, _, ok := splitGlobal(args)
+	if !ok {
 		return false
 	}
-	_, ok := commands[args[0]]
-	return ok
+	_, known := commands[cmd]
+	return known
+}
+
+// valued are the global flags that take a value.
+var valued = map[string]bool{"server": true, "token": true, "config": true}
+
+// splitGlobal splits args into the global flags before the command, the
+// command, and the rest. ok is false when no command follows the flags
+// or a flag before it is not a global one.
+func splitGlobal(args []string) (lead []string, cmd string, rest []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return args[:i], a, args[i+1:], true
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case name == "json" || (valued[name] && hasValue):
+		case valued[name] && i+1 < len(args):
+			i++
+		default:
+			return nil, "", nil, false
+		}
+	}
+	return nil, "", nil, false
 }
 
 // IO is where a command reads and writes.
@@ -73,7 +103,13 @@ type env struct {
 	server string
 	token  string
 	config string
-	c      *client.Client
+	// lead are the global flags given before the command; every flag set
+	// of the command reads them first.
+	lead []string
+	c    *client.Client
+	// url is the server the client talks to, for the hint when nothing
+	// answers there.
+	url string
 }
 
 // usageError is bad usage: exit code 2.
@@ -95,12 +131,14 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 		stdio.Getenv = os.Getenv
 	}
 	e := &env{ctx: ctx, io: stdio}
-	fn, ok := commands[args[0]]
+	lead, cmd, rest, _ := splitGlobal(args)
+	fn, ok := commands[cmd]
 	if !ok {
-		fmt.Fprintf(stdio.Stderr, "bullpen: unknown command %q\n", args[0])
+		fmt.Fprintf(stdio.Stderr, "bullpen: unknown command %q (see bullpen help)\n", cmd)
 		return ExitUsage
 	}
-	err := fn(e, args[1:])
+	e.lead = lead
+	err := fn(e, rest)
 	return e.exit(err)
 }
 
@@ -120,6 +158,9 @@ func (e *env) exit(err error) int {
 		return ExitUsage
 	}
 	fmt.Fprintln(e.io.Stderr, "bullpen:", message(err))
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		fmt.Fprintf(e.io.Stderr, "bullpen: no Bullpen server answers at %s: start one (bullpen serve), or name yours with --server URL or BULLPEN_URL (bullpen login saves it)\n", e.url)
+	}
 	switch client.StatusOf(err) {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return ExitAuth
@@ -153,6 +194,9 @@ func (e *env) flags(name, usage, help string) *flag.FlagSet {
 		fmt.Fprintf(e.io.Stderr, "usage: bullpen %s\n\n%s\n\nflags:\n", usage, strings.TrimSpace(help))
 		fs.PrintDefaults()
 	}
+	// The lead holds only global flags (splitGlobal checked), which every
+	// flag set defines: parsing them cannot fail.
+	_ = fs.Parse(e.lead)
 	return fs
 }
 
@@ -189,34 +233,20 @@ func nargs(fs *flag.FlagSet, pos []string, min, max int) error {
 	return nil
 }
 
+// DefaultServer is the server the client talks to when nothing names one.
+const DefaultServer = "http://127.0.0.1:8080"
+
 // connect makes the client from flags, env and the config file.
 func (e *env) connect() error {
-	var cfg struct {
-		Server string `json:"server"`
-		Token  string `json:"token"`
+	cfg, path, err := e.readConfig()
+	if err != nil {
+		return err
 	}
-	path := firstOf(e.config, e.io.Getenv("BULLPEN_CONFIG"))
-	explicit := path != ""
-	if !explicit {
-		if dir, err := os.UserConfigDir(); err == nil {
-			path = filepath.Join(dir, "bullpen", "cli.json")
-		}
-	}
-	if path != "" {
-		raw, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(raw, &cfg); err != nil {
-				return fmt.Errorf("config %s: %w", path, err)
-			}
-		case explicit || !errors.Is(err, os.ErrNotExist):
-			return fmt.Errorf("config: %w", err)
-		}
-	}
-	server := firstOf(e.server, e.io.Getenv("BULLPEN_URL"), cfg.Server, "http://127.0.0.1:8080")
+	server := firstOf(e.server, e.io.Getenv("BULLPEN_URL"), cfg.Server, DefaultServer)
+	e.url = server
 	token := firstOf(e.token, e.io.Getenv("BULLPEN_TOKEN"), cfg.Token)
 	if token == "" {
-		return usagef("no token: pass --token, set BULLPEN_TOKEN, or put it in %s", path)
+		return usagef("no token: pass --token, set BULLPEN_TOKEN, or run bullpen login (it writes %s)", path)
 	}
 	c, err := client.New(server, token)
 	if err != nil {
@@ -224,6 +254,43 @@ func (e *env) connect() error {
 	}
 	e.c = c
 	return nil
+}
+
+// config is the CLI's config file.
+type config struct {
+	Server string `json:"server"`
+	Token  string `json:"token"`
+}
+
+// configPath is the config file's path: --config, BULLPEN_CONFIG, else
+// the user's config dir. explicit says the user named it.
+func (e *env) configPath() (path string, explicit bool) {
+	if path = firstOf(e.config, e.io.Getenv("BULLPEN_CONFIG")); path != "" {
+		return path, true
+	}
+	if dir, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(dir, "bullpen", "cli.json"), false
+	}
+	return "", false
+}
+
+// readConfig reads the config file; a missing default one is empty.
+func (e *env) readConfig() (config, string, error) {
+	var cfg config
+	path, explicit := e.configPath()
+	if path == "" {
+		return cfg, path, nil
+	}
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return cfg, path, fmt.Errorf("config %s: %w", path, err)
+		}
+	case explicit || !errors.Is(err, os.ErrNotExist):
+		return cfg, path, fmt.Errorf("config: %w", err)
+	}
+	return cfg, path, nil
 }
 
 func firstOf(vs ...string) string {

@@ -14,12 +14,30 @@ commands:
   exec     run a command, streaming its output; exits with its code
   cp       copy a file into or out of a sandbox (ID:PATH on one side)
   ls       list sandboxes, or the files of ID[:DIR]
-  rm       terminate sandboxes, or remove ID:PATH`
+  rm       terminate sandboxes, or remove ID:PATH
+  pause    freeze every process of sandboxes (resume thaws them)
+  resume   thaw paused sandboxes
+  stop     end sandboxes' processes, keeping their files (start boots them)
+  start    start stopped sandboxes again
+  snapshot save a sandbox's filesystem as an image; prints its name
+  ports    list, publish or revoke a sandbox's published ports
+  stats    a sandbox's current CPU, memory and process use
+  images   list the images sandboxes can start from`
 
 func (e *env) sandbox(args []string) error {
-	return e.sub("sandbox", args, map[string]func([]string) error{
+	return e.sub("sandbox", args, e.sandboxSubs(), sandboxHelp)
+}
+
+// sandboxSubs are the subcommands of bullpen sandbox.
+func (e *env) sandboxSubs() map[string]func([]string) error {
+	return map[string]func([]string) error{
 		"create": e.sandboxCreate, "exec": e.sandboxExec, "cp": e.sandboxCp, "ls": e.sandboxLs, "rm": e.sandboxRm,
-	}, sandboxHelp)
+		"pause":    e.sandboxAction(client.ActionPause, "\nFreezes every process of the sandboxes; resume thaws them."),
+		"resume":   e.sandboxAction(client.ActionResume, "\nThaws paused sandboxes."),
+		"stop":     e.sandboxAction(client.ActionStop, "\nEnds the sandboxes' processes and keeps their files; start boots them again."),
+		"start":    e.sandboxAction(client.ActionStart, "\nStarts stopped sandboxes again, with their files."),
+		"snapshot": e.sandboxSnapshot, "ports": e.sandboxPorts, "stats": e.sandboxStats, "images": e.sandboxImages,
+	}
 }
 
 // multi is a repeatable string flag.

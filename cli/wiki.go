@@ -16,9 +16,14 @@ commands:
   search   full-text search`
 
 func (e *env) wiki(args []string) error {
-	return e.sub("wiki", args, map[string]func([]string) error{
+	return e.sub("wiki", args, e.wikiSubs(), wikiHelp)
+}
+
+// wikiSubs are the subcommands of bullpen wiki.
+func (e *env) wikiSubs() map[string]func([]string) error {
+	return map[string]func([]string) error{
 		"get": e.wikiGet, "put": e.wikiPut, "search": e.wikiSearch,
-	}, wikiHelp)
+	}
 }
 
 func (e *env) wikiGet(args []string) error {

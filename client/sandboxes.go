@@ -159,3 +159,19 @@ func (c *Client) PublishPort(ctx context.Context, id string, port int) (Port, er
 func (c *Client) RevokePort(ctx context.Context, id string, port int) error {
 	return c.call(ctx, http.MethodDelete, p("/sandboxes/%v/ports/%v", id, port), nil, nil, nil)
 }
+
+// Image is a sandbox image the token's member may use.
+type Image struct {
+	ID      string    `json:"id"`
+	Names   []string  `json:"names,omitempty"`
+	Layers  []string  `json:"layers"`
+	Env     []string  `json:"env,omitempty"`
+	WorkDir string    `json:"workdir,omitempty"`
+	Base    string    `json:"base,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// Images lists the images the token's member may create sandboxes from.
+func (c *Client) Images(ctx context.Context) ([]Image, error) {
+	return list[Image](ctx, c, "/images", nil)
+}

@@ -28,8 +28,12 @@ func main() {
 	sandbox.MaybeRunInit() // first: this binary is also each sandbox's init
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stdio := cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if cli.IsHelp(os.Args[1:]) {
+		os.Exit(cli.Help(ctx, os.Args[1:], stdio))
+	}
 	if cli.Is(os.Args[1:]) {
-		os.Exit(cli.Run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+		os.Exit(cli.Run(ctx, os.Args[1:], stdio))
 	}
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -84,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return m.Close(ctx)
 	}
-	return fmt.Errorf("unknown command %q (want serve, demo, migrate, admin-token, install-clis, or a client command: post, sandbox, agents, wiki, tail)", cmd)
+	return fmt.Errorf("unknown command %q (bullpen help lists the commands)", cmd)
 }
 
 // closeSoon closes m, giving connections and agents 10 s to finish.
