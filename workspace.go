@@ -73,3 +73,10 @@ const (
 	// CLIHomes holds each runtime's state (HOME), one directory per CLI.
 	CLIHomes = "/home/sandbox/.bullpen"
 )
+
+// ImageRef names a sandbox image two ways: its ID (the digest of its
+// config) and the name a create starts from.
+type ImageRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}

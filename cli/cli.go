@@ -238,7 +238,7 @@ const DefaultServer = "http://127.0.0.1:8080"
 
 // connect makes the client from flags, env and the config file.
 func (e *env) connect() error {
-	cfg, path, err := e.readConfig()
+	cfg, path, err := e.readConfig(false)
 	if err != nil {
 		return err
 	}
@@ -274,10 +274,12 @@ func (e *env) configPath() (path string, explicit bool) {
 	return "", false
 }
 
-// readConfig reads the config file; a missing default one is empty.
-func (e *env) readConfig() (config, string, error) {
+// readConfig reads the config file; a missing one is empty unless the
+// user named it and missingOK is false.
+func (e *env) readConfig(missingOK bool) (config, string, error) {
 	var cfg config
 	path, explicit := e.configPath()
+	explicit = explicit && !missingOK
 	if path == "" {
 		return cfg, path, nil
 	}

@@ -24,7 +24,7 @@ from stdin (paste it and press Enter). The file is written with mode
 	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
-	old, path, err := e.readConfig()
+	old, path, err := e.readConfig(true) // login makes the file
 	if err != nil {
 		return err
 	}

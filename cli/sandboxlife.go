@@ -42,13 +42,16 @@ func (e *env) sandboxSnapshot(args []string) error {
 	fs := e.flags("sandbox snapshot", "sandbox snapshot [flags] ID", `
 Saves the sandbox's filesystem as an image and prints the image's name,
 which "bullpen sandbox create --image NAME" starts from.`)
-	name := fs.String("name", "", "the image's name (default: one the server picks)")
+	name := fs.String("name", "", "the image's name (required; yours are named handle/NAME)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := nargs(fs, pos, 1, 1); err != nil {
 		return err
+	}
+	if *name == "" {
+		return usagef("sandbox snapshot: name the image with --name")
 	}
 	if err := e.connect(); err != nil {
 		return err

@@ -137,11 +137,16 @@ func (c *Client) SandboxStats(ctx context.Context, id string) (Usage, error) {
 }
 
 // Snapshot saves a sandbox's filesystem as an image named name and
-// returns the image's reference.
+// returns the name a create starts from (a member's snapshots are named
+// "handle/name"), or the image's ID where the server names none.
 func (c *Client) Snapshot(ctx context.Context, id, name string) (string, error) {
 	out, err := send[struct {
 		Image string `json:"image"`
+		Name  string `json:"name"`
 	}](ctx, c, http.MethodPost, p("/sandboxes/%v/snapshot", id), map[string]string{"name": name})
+	if out.Name != "" {
+		return out.Name, err
+	}
 	return out.Image, err
 }
 

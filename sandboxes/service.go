@@ -279,32 +279,33 @@ func (s *Service) Stats(ctx context.Context, actor bullpen.Member, id string) (s
 }
 
 // Snapshot turns a sandbox's filesystem into a new image and returns its
-// reference. A member's image is named "handle/name" and is private to
+// ID and the name a create names it by. A member's image is named "handle/name" and is private to
 // that member (and admins) until an admin publishes it; an image of that
 // name must not exist yet (ECONFLICT), so nobody can repoint a name
 // others use.
-func (s *Service) Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error) {
+func (s *Service) Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (bullpen.ImageRef, error) {
 	in, err := s.lookup(ctx, actor, id)
 	if err != nil {
-		return "", err
+		return bullpen.ImageRef{}, err
 	}
 	if s.images == nil {
-		return s.m.Snapshot(ctx, in.ID, name)
+		ref, err := s.m.Snapshot(ctx, in.ID, name)
+		return bullpen.ImageRef{ID: ref, Name: name}, err
 	}
 	if name, err = snapshotName(actor, name); err != nil {
-		return "", err
+		return bullpen.ImageRef{}, err
 	}
 	if err := image.ValidateName(name); err != nil {
-		return "", err
+		return bullpen.ImageRef{}, err
 	}
 	if _, err := s.images.Get(ctx, name); err == nil {
-		return "", bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
+		return bullpen.ImageRef{}, bullpen.Errorf(bullpen.ECONFLICT, "an image named %q exists already", name)
 	} else if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
-		return "", err
+		return bullpen.ImageRef{}, err
 	}
 	ref, err := s.m.Snapshot(ctx, in.ID, name)
 	if err != nil {
-		return "", err
+		return bullpen.ImageRef{}, err
 	}
 	img, err := s.images.Get(ctx, name)
 	if err == nil {
@@ -312,9 +313,9 @@ func (s *Service) Snapshot(ctx context.Context, actor bullpen.Member, id, name s
 	}
 	if err != nil {
 		_ = s.images.Remove(ctx, name) // an image without its owner would be shared
-		return "", fmt.Errorf("sandboxes: snapshot: record owner: %w", err)
+		return bullpen.ImageRef{}, fmt.Errorf("sandboxes: snapshot: record owner: %w", err)
 	}
-	return ref, nil
+	return bullpen.ImageRef{ID: ref, Name: name}, nil
 }
 
 // PublishPort publishes a port of the sandbox on a host loopback address.

@@ -38,7 +38,7 @@ type SandboxLifecycle interface {
 	Stop(ctx context.Context, actor bullpen.Member, id string) error
 	Start(ctx context.Context, actor bullpen.Member, id string) error
 	Stats(ctx context.Context, actor bullpen.Member, id string) (sandbox.Usage, error)
-	Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (string, error)
+	Snapshot(ctx context.Context, actor bullpen.Member, id, name string) (bullpen.ImageRef, error)
 }
 
 // sandboxAPI holds the one sandbox service once per handler file, each
@@ -232,13 +232,14 @@ type (
 		Name string `json:"name"`
 	}
 	snapshotView struct {
-		Image string `json:"image"`
+		Image string `json:"image"` // the image's ID
+		Name  string `json:"name"`  // the name to create from (--image NAME)
 	}
 )
 
 func (s *Server) snapshotSandbox(c *fiber.Ctx) error {
 	return keyedBody(c, http.StatusCreated, pathName, func(ctx context.Context, me bullpen.Member, id string, in snapshotIn) (snapshotView, error) {
 		ref, err := s.sb.boxes.Snapshot(ctx, me, id, in.Name)
-		return snapshotView{Image: ref}, err
+		return snapshotView{Image: ref.ID, Name: ref.Name}, err
 	})
 }

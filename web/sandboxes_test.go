@@ -80,10 +80,15 @@ func TestSandboxLifecycleAPI(t *testing.T) {
 		t.Errorf("after stop/start: %q", out)
 	}
 
-	var snap struct{ Image string }
-	if st := s.do("POST", "/api/v1/sandboxes/"+sb.ID+"/snapshot", s.Token, map[string]any{"name": "work-snap"}, &snap); st != 201 || snap.Image == "" {
-		t.Fatalf("snapshot = %d %+v", st, snap)
+	var snap struct{ Image, Name string }
+	if st := s.do("POST", "/api/v1/sandboxes/"+sb.ID+"/snapshot", s.Token, map[string]any{"name": "work-snap"}, &snap); st != 201 || snap.Image == "" || snap.Name != "work-snap" {
+		t.Fatalf("snapshot = %d %+v, want an image ID and the name work-snap", st, snap)
 	}
+	byName := s.create(s.Token, map[string]any{"image": snap.Name})
+	if out, _ := s.run(s.Token, byName.ID, "cat kept.txt"); out != "kept\n" {
+		t.Errorf("sandbox from the snapshot's name: %q", out)
+	}
+	s.do("DELETE", "/api/v1/sandboxes/"+byName.ID, s.Token, nil, nil)
 	st = s.do("POST", "/api/v1/sandboxes/"+sb.ID+"/snapshot", s.Token, map[string]any{"name": "work-snap"}, &e)
 	wantError(t, "snapshot onto an existing name", st, e, 409, bullpen.ECONFLICT)
 	from := s.create(s.Token, map[string]any{"image": snap.Image})
