@@ -220,3 +220,33 @@ func serveUsage(t *testing.T) string {
 	}
 	return string(b)
 }
+
+// issueNumber is a reference to the project's issue tracker.
+var issueNumber = regexp.MustCompile(`(?i)\bissues? #?\d+`)
+
+// The README stays a front door: at most 200 lines, the two commands in
+// its first screen, and no issue numbers in it or in docs/.
+func TestREADMEIsAFrontDoor(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines; keep it at most 200 and move the rest into docs/", len(lines))
+	}
+	head := strings.Join(lines[:min(len(lines), 20)], "\n")
+	for _, cmd := range []string{"\nmake run ", "\nmake test "} {
+		if !strings.Contains(head, cmd) {
+			t.Errorf("the first 20 lines of README.md lack %q", strings.TrimSpace(cmd))
+		}
+	}
+	for _, page := range docPages(t) {
+		text, nums := mdText(t, page)
+		for i, line := range text {
+			if m := issueNumber.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q: say what changed, not its issue number", shortPath(page), nums[i], m)
+			}
+		}
+	}
+}
