@@ -196,7 +196,7 @@ func benchWakeLatency(b *testing.B, dialect string) {
 	b.ReportMetric(pct(0.5), "p50_ms")
 	b.ReportMetric(pct(0.9), "p90_ms")
 	b.ReportMetric(pct(0.99), "p99_ms")
-	// The target (README) is SQLite's, the embedded default. PostgreSQL is
+	// The target (docs/benchmarks.md) is SQLite's, the embedded default. PostgreSQL is
 	// reported, not judged: its path is the same, each statement a network
 	// round trip (about 9 ms p50 on the tests' fsync=off cluster, 11–15 ms
 	// durable, before and after issue 15's changes alike).

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSandboxNetworkAndDurationShapes creates sandboxes with the shapes
-// the README shows: network as "none" or "open" (or the allowlist object),
+// docs/sandboxes.md shows: network as "none" or "open" (or the allowlist object),
 // durations as Go strings or seconds, answered in seconds.
 func TestSandboxNetworkAndDurationShapes(t *testing.T) {
 	s := newSandboxServer(t, web.Config{})

@@ -15,7 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/web"
 )
 
-// onOff is a boolean flag that also reads on/off, as the README's
+// onOff is a boolean flag that also reads on/off, as docs/operations.md's
 // configuration table writes them (--sandboxes=off), and yes/no.
 type onOff struct{ v *bool }
 

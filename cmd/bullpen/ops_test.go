@@ -15,7 +15,7 @@ import (
 )
 
 // TestOnOffFlags checks that --sandboxes and --shared-database take the
-// on/off the README's configuration table shows, as flags and as env.
+// on/off the configuration table of docs/operations.md shows, as flags and as env.
 func TestOnOffFlags(t *testing.T) {
 	tests := []struct {
 		name    string

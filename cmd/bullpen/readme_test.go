@@ -14,40 +14,59 @@ import (
 	"github.com/bullpen-hq/bullpen/client"
 )
 
-// readmeExample is one fenced sh block of the README marked as a runnable
-// example by an "<!-- example -->" line before it.
+// readmeExample is one fenced sh block of the README or a docs/ page,
+// marked as a runnable example by an "<!-- example -->" line before it.
 type readmeExample struct {
+	file string
 	line int
 	code string
 }
 
-// readmeExamples reads the marked examples of the README.
+// readmeExamples reads the marked examples of the README and of every
+// docs/ page, in the order of docPages.
 func readmeExamples(t *testing.T) []readmeExample {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	var out []readmeExample
+	for _, page := range docPages(t) {
+		out = append(out, pageExamples(t, page)...)
+	}
+	return out
+}
+
+// pageExamples reads the marked examples of one page. A block may be
+// indented (inside a list item): its lines lose the fence's indentation.
+func pageExamples(t *testing.T, path string) []readmeExample {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	var out []readmeExample
 	var cur *readmeExample
+	indent := ""
 	marked := false
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
 		switch {
-		case cur != nil && strings.HasPrefix(line, "```"):
+		case cur != nil && strings.HasPrefix(trimmed, "```"):
 			out = append(out, *cur)
 			cur = nil
 		case cur != nil:
-			cur.code += line + "\n"
-		case strings.TrimSpace(line) == "<!-- example -->":
+			cur.code += strings.TrimPrefix(line, indent) + "\n"
+		case trimmed == "<!-- example -->":
 			marked = true
-		case marked && strings.HasPrefix(line, "```sh"):
-			cur, marked = &readmeExample{line: n}, false
-		case strings.TrimSpace(line) != "":
+		case marked && strings.HasPrefix(trimmed, "```sh"):
+			indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
+			cur, marked = &readmeExample{file: strings.TrimPrefix(path, "../../"), line: n}, false
+		case trimmed != "":
 			marked = false
 		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -59,16 +78,17 @@ var placeholder = regexp.MustCompile(`^\s*(export\s+)?[A-Z_]+=\S*…`)
 // expect is an annotation "# → TEXT": the example's output contains TEXT.
 var expect = regexp.MustCompile(`#[^#]*→\s*(.+?)\s*$`)
 
-// Every example the README marks runs as written, in order, against a
-// real server with sandboxes: the curl lines and the bullpen CLI lines,
-// each must succeed and print what its "# →" annotation says.
+// Every example the README and the docs/ pages mark runs as written, in
+// order, against one real server with sandboxes: the curl lines and the
+// bullpen CLI lines, each must succeed and print what its "# →"
+// annotation says.
 func TestREADMEExamples(t *testing.T) {
 	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("runs the README's examples against the real binary with sandboxes (root)")
+		t.Skip("runs the examples of the README and docs/ against the real binary with sandboxes (root)")
 	}
 	exs := readmeExamples(t)
-	if len(exs) < 3 {
-		t.Fatalf("found %d marked examples in the README; the marker or the reader is broken", len(exs))
+	if len(exs) < 4 {
+		t.Fatalf("found %d marked examples in the README and docs/; the marker or the reader is broken", len(exs))
 	}
 	bin := buildBinary(t)
 	srv := startServer(t, bin, t.TempDir(), append(os.Environ(), "BULLPEN_TELEGRAM_TOKEN="))
@@ -96,11 +116,11 @@ func TestREADMEExamples(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
-			t.Fatalf("README example at line %d failed: %v\n%s\noutput:\n%s", ex.line, err, ex.code, out)
+			t.Fatalf("example at %s:%d failed: %v\n%s\noutput:\n%s", ex.file, ex.line, err, ex.code, out)
 		}
 		for _, w := range wants {
 			if !strings.Contains(string(out), w) {
-				t.Errorf("README example at line %d: output lacks %q\n%s\noutput:\n%s", ex.line, w, ex.code, out)
+				t.Errorf("example at %s:%d: output lacks %q\n%s\noutput:\n%s", ex.file, ex.line, w, ex.code, out)
 			}
 		}
 	}

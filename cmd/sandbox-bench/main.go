@@ -411,7 +411,7 @@ type aliveMem struct {
 	sumKiB   float64 // the same without the other processes' changes
 }
 
-// Targets of the local runtime (README, issue 9).
+// Targets of the local runtime (docs/benchmarks.md and docs/security.md).
 const (
 	targetCreateFirst = 20 * time.Millisecond
 	targetWarmExec    = 2 * time.Millisecond
