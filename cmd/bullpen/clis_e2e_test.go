@@ -152,6 +152,17 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	since := o.m.Office.Hub().Last()
 	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
 	checkCLITurn(t, o, eng, since, "Bash", p)
+	// Claude Code is offered its shell and every file tool (--bare cut
+	// them to Bash, Read and Edit).
+	offered := map[string]bool{}
+	for _, tool := range fake.Requests()[0].Tools {
+		offered[tool.Name] = true
+	}
+	for _, want := range []string{"Bash", "Read", "Write", "Edit", "Glob", "Grep", "mcp__bullpen__post_message"} {
+		if !offered[want] {
+			t.Errorf("claude-code was not offered %s (offered %v)", want, offered)
+		}
+	}
 	for _, r := range fake.Requests() {
 		if r.Header.Get("X-Api-Key") != providerSecret {
 			t.Fatalf("the provider got key %q, not the real one", r.Header.Get("X-Api-Key"))
