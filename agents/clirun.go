@@ -64,12 +64,17 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 			reap = time.AfterFunc(cliExitGrace, func() { st.reaped.Store(true); _ = p.Close() })
 		}
 	})
-	if st.parseErr != nil {
+	if st.parseErr != nil && !st.reaped.Load() {
 		_ = p.Close() // garbage: the run is not trusted any further
 	}
 	exit, werr := p.Wait()
 	if reap != nil {
 		reap.Stop()
+	}
+	if st.reaped.Load() {
+		// Killed for lingering after its result, which was read whole:
+		// the cut-off output and the kill are ours, not the CLI's fault.
+		st.parseErr, exit, werr = nil, CLIExit{}, nil
 	}
 	wg.Wait()
 	s.closeCLITools(ctx, e, st)
@@ -82,9 +87,6 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 // cliOutcome ends the turn from how the run ended.
 func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit CLIExit, werr error, stderr string) {
 	name := rt.Name()
-	if st.reaped.Load() && !exit.TimedOut && werr == nil {
-		exit = CLIExit{} // killed only for lingering after its result
-	}
 	switch {
 	case exit.TimedOut || !s.cfg.Now().Before(e.deadline):
 		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: its %s run used the whole turn deadline of %s and was killed with everything it started.",

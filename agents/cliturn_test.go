@@ -51,6 +51,10 @@ func (f *fakeCLIs) RunCLI(ctx context.Context, _ bullpen.Member, _ bullpen.Sandb
 			select {
 			case <-ctx.Done():
 			case <-p.killed:
+				if f.linger { // as a sandbox process's Close cuts its output
+					pw.CloseWithError(io.ErrClosedPipe)
+					return
+				}
 			}
 			pw.Close()
 		}()
