@@ -39,8 +39,11 @@ func (OpenCode) Resumable() bool { return true }
 // work packet instead of into the system prompt. Its global config
 // directory is the read-only one in the install (see openCodeConfigDir);
 // the title agent is off (it made a side request to a small model before
-// the real one), and so are the default plugins (provider sign-ins), the
-// models catalogue fetch, LSP downloads, sharing and updates.
+// the real one), and so are git snapshots of the workspace at each step,
+// the file finder's index and the file watcher (each walks the whole
+// workspace, CLI homes included), Claude Code and external skill
+// discovery, the default plugins (provider sign-ins), the models
+// catalogue fetch, LSP downloads, sharing and updates.
 func (o OpenCode) Command(t Turn) Invocation {
 	kind, base := "anthropic", t.GatewayURL+"/anthropic/v1"
 	if t.Provider == "openai" {
@@ -55,7 +58,7 @@ func (o OpenCode) Command(t Turn) Invocation {
 		"provider":   map[string]any{kind: map[string]any{"options": map[string]any{"baseURL": base, "apiKey": t.Token}}},
 		"permission": map[string]any{"bash": "allow", "edit": "allow", "webfetch": "deny"},
 		"agent":      map[string]any{"title": map[string]any{"disable": true}},
-		"autoupdate": false, "share": "disabled",
+		"autoupdate": false, "share": "disabled", "snapshot": false,
 	}
 	if t.MCPURL != "" {
 		cfg["mcp"] = map[string]any{MCPServer: map[string]any{"type": "remote", "url": t.MCPURL,
@@ -69,7 +72,8 @@ func (o OpenCode) Command(t Turn) Invocation {
 	inv := Invocation{Argv: argv, Env: map[string]string{"HOME": t.Home, "OPENCODE_CONFIG_CONTENT": string(content),
 		"XDG_CONFIG_HOME":             t.CLIDir + "/" + path.Dir(openCodeConfigDir),
 		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "true", "OPENCODE_DISABLE_MODELS_FETCH": "true",
-		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1"}}
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_FFF": "1",
+		"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1"}}
 	if t.Brief != "" {
 		inv.PromptPrefix = t.Brief + "\n\n"
 	}
