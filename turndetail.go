@@ -10,12 +10,14 @@ type TurnDetail struct {
 	URL        string     `json:"url"`
 	InspectURL string     `json:"inspect_url"`
 	Wakes      []TurnWake `json:"wakes"`
-	// SystemPrefix and WorkPacket are what the first request sent: the
+	// SystemPrefix and WorkPacket are what the request that carried the
+	// work packet sent (not a CLI's side request before it): the
 	// byte-stable prefix and the packet (from the work-packet journal when
-	// the request was cut). PromptSource says where they were read.
+	// that request was cut, or none carried it yet). PromptSource says
+	// where they were read.
 	SystemPrefix string      `json:"system_prefix"`
 	WorkPacket   string      `json:"work_packet"`
-	PromptSource string      `json:"prompt_source"` // "request", "journal" or "" (not recorded)
+	PromptSource string      `json:"prompt_source"` // "request", "journal" (cut), "pending" (no request yet) or "" (not recorded)
 	ModelCalls   []ModelCall `json:"model_calls"`
 	// Cost is nil when the model's price is unknown (never a made-up 0).
 	Cost    *TurnCost   `json:"cost"`

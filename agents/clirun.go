@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -25,7 +26,15 @@ type cliState struct {
 	mcp      map[string]string           // Bullpen MCP calls by call id: their tool
 	seq      int
 	parseErr error
+	// reaped: the run was killed after its final result, having not
+	// exited within cliExitGrace (its outcome is the result's).
+	reaped atomic.Bool
 }
+
+// cliExitGrace is how long a CLI may take to exit after printing its
+// final result: Codex stayed 5–6 s (shutting its MCP client down) with
+// nothing left to do for the turn, which kept the agent busy.
+const cliExitGrace = 1500 * time.Millisecond
 
 // cliRun starts the CLI, turns its stream into events and ends the turn.
 func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run CLIRun) {
@@ -48,11 +57,25 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 		defer wg.Done()
 		_, _ = io.Copy(stderr, p.Stderr())
 	}()
-	st.parseErr = runtime.Read(p.Stdout(), rt.NewParser(), func(ev runtime.Event) { s.cliEvent(ctx, e, st, ev) })
-	if st.parseErr != nil {
+	var reap *time.Timer
+	st.parseErr = runtime.Read(p.Stdout(), rt.NewParser(), func(ev runtime.Event) {
+		s.cliEvent(ctx, e, st, ev)
+		if ev.Kind == runtime.KindFinal && reap == nil {
+			reap = time.AfterFunc(cliExitGrace, func() { st.reaped.Store(true); _ = p.Close() })
+		}
+	})
+	if st.parseErr != nil && !st.reaped.Load() {
 		_ = p.Close() // garbage: the run is not trusted any further
 	}
 	exit, werr := p.Wait()
+	if reap != nil {
+		reap.Stop()
+	}
+	if st.reaped.Load() {
+		// Killed for lingering after its result, which was read whole:
+		// the cut-off output and the kill are ours, not the CLI's fault.
+		st.parseErr, exit, werr = nil, CLIExit{}, nil
+	}
 	wg.Wait()
 	s.closeCLITools(ctx, e, st)
 	if ctx.Err() != nil {
@@ -154,6 +177,9 @@ func (s *Service) cliToolEnd(ctx context.Context, e *turnEnv, st *cliState, ev r
 	}
 	rec.State, rec.Result = state, clip(ev.Output, 4000)
 	rec.DurationMS = s.cfg.Now().Sub(rec.StartedAt).Milliseconds()
+	if ev.Took > 0 { // the CLI's own measure: its start and end may arrive together
+		rec.DurationMS = ev.Took.Milliseconds()
+	}
 	s.toolFinished(ctx, e, rec, "x"+rec.CallID, toolOutcome{Out: rec.Result, State: state})
 }
 

@@ -24,6 +24,7 @@ type fakeCLIs struct {
 	stderr  string
 	exit    CLIExit
 	hang    bool          // run until killed or the deadline
+	linger  bool          // print stdout, then keep running until killed or the deadline
 	started chan struct{} // signalled when a run starts (hang)
 	ensured []string      // EnsureCLI calls
 }
@@ -40,13 +41,20 @@ func (f *fakeCLIs) RunCLI(ctx context.Context, _ bullpen.Member, _ bullpen.Sandb
 	f.runs = append(f.runs, run)
 	f.mu.Unlock()
 	p := &fakeProc{f: f, ctx: ctx, killed: make(chan struct{})}
-	if f.hang {
+	if f.hang || f.linger {
 		pr, pw := io.Pipe()
 		p.out = pr
+		if f.linger {
+			p.out = io.MultiReader(bytes.NewReader(f.stdout), pr)
+		}
 		go func() {
 			select {
 			case <-ctx.Done():
 			case <-p.killed:
+				if f.linger { // as a sandbox process's Close cuts its output
+					pw.CloseWithError(io.ErrClosedPipe)
+					return
+				}
 			}
 			pw.Close()
 		}()
@@ -80,7 +88,7 @@ func (p *fakeProc) Close() error {
 	return nil
 }
 func (p *fakeProc) Wait() (CLIExit, error) {
-	if !p.f.hang {
+	if !p.f.hang && !p.f.linger {
 		return p.f.exit, nil
 	}
 	select {

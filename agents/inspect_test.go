@@ -126,9 +126,15 @@ func TestPromptOfFormats(t *testing.T) {
 		{"openai blocks", `{"messages":[{"role":"developer","content":[{"type":"text","text":"A"},{"type":"text","text":"B"}]},{"role":"user","content":[{"type":"text","text":"P"}]}]}`, "A\n\nB", "P", true},
 		{"anthropic", `{"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"P"}]}`, "S", "P", true},
 		{"no user message", `{"messages":[{"role":"system","content":"S"}]}`, "S", "", false},
+		{"responses items", `{"instructions":"I","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"D"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"P"}]},{"type":"function_call_output","call_id":"c","output":"x"}]}`, "I\n\nD", "P", true},
+		{"responses string", `{"instructions":"I","input":"P"}`, "I", "P", true},
 		{"not JSON", `data: {}`, "", "", false},
 	} {
-		sys, packet, ok := promptOf(bullpen.ModelCall{Request: tc.body})
+		sys, users, ok := promptOf(bullpen.ModelCall{Request: tc.body})
+		packet := ""
+		if ok {
+			packet = users[0]
+		}
 		if sys != tc.system || packet != tc.packet || ok != tc.ok {
 			t.Errorf("%s: promptOf = %q, %q, %v; want %q, %q, %v", tc.name, sys, packet, ok, tc.system, tc.packet, tc.ok)
 		}

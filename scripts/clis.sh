@@ -25,11 +25,24 @@ for tool in node npm; do
 	fi
 done
 
+# files each install needs besides its package (agents/runtime Install.Files):
+# opencode's read-only global config directory, so it never npm-installs its
+# plugin package at start.
+extras() {
+	case "$1" in
+	opencode-ai)
+		mkdir -p "$2/xdg/opencode"
+		printf 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore' >"$2/xdg/opencode/.gitignore"
+		;;
+	esac
+}
+
 mkdir -p "$dir"
 for spec in "${clis[@]}"; do
 	name=${spec%@*} version=${spec##*@}
 	dest="$dir/${name//\//+}@$version"
 	if [ -f "$dest/.installed" ]; then
+		extras "$name" "$dest"
 		echo "present: $spec ($dest)"
 		continue
 	fi
@@ -40,6 +53,7 @@ for spec in "${clis[@]}"; do
 		rm -rf "$dest.tmp"
 		exit 1
 	fi
+	extras "$name" "$dest.tmp"
 	rm -rf "$dest"
 	mv "$dest.tmp" "$dest"
 	touch "$dest/.installed"

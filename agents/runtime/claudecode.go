@@ -27,19 +27,29 @@ func (ClaudeCode) Install() Install {
 // Resumable implements Runtime: --resume continues a stored session.
 func (ClaudeCode) Resumable() bool { return true }
 
-// Command implements Runtime. --bare keeps hooks, CLAUDE.md discovery and
-// background traffic out; permission mode dontAsk with an allow-list runs
-// the allowed tools without prompting (Claude Code refuses
+// Command implements Runtime. The prompt is read from stdin (--print
+// with no prompt argument). --bare is not used: it limits Claude Code to
+// Bash, Read and Edit whatever --tools says. What --bare kept out is kept
+// out one by one instead: settings come only from the agent's own HOME
+// (--setting-sources user: no project hooks), no CLAUDE.md discovery and
+// no auto-memory, no background traffic; the lean system prompt
+// (CLAUDE_CODE_SIMPLE_SYSTEM_PROMPT) keeps Claude Code's own share of
+// each request small. Permission mode dontAsk with an allow-list runs the
+// allowed tools without prompting (Claude Code refuses
 // --dangerously-skip-permissions as root, and the sandbox is the boundary
 // anyway).
 func (c ClaudeCode) Command(t Turn) Invocation {
-	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{MCPServer: map[string]any{
-		"type": "http", "url": t.MCPURL, "headers": map[string]string{"Authorization": "Bearer " + t.Token}}}})
-	argv := []string{t.CLIDir + "/" + c.Install().Bin, "--print", "-", "--bare",
+	argv := []string{t.CLIDir + "/" + c.Install().Bin, "--print",
 		"--output-format", "stream-json", "--verbose", "--include-partial-messages",
-		"--permission-mode", "dontAsk", "--tools", claudeTools,
-		"--allowedTools", claudeTools + ",mcp__" + MCPServer + "__*",
-		"--mcp-config", string(mcp), "--strict-mcp-config"}
+		"--setting-sources", "user", "--permission-mode", "dontAsk", "--tools", claudeTools}
+	if t.MCPURL != "" {
+		mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{MCPServer: map[string]any{
+			"type": "http", "url": t.MCPURL, "headers": map[string]string{"Authorization": "Bearer " + t.Token}}}})
+		argv = append(argv, "--allowedTools", claudeTools+",mcp__"+MCPServer+"__*", "--mcp-config", string(mcp))
+	} else {
+		argv = append(argv, "--allowedTools", claudeTools)
+	}
+	argv = append(argv, "--strict-mcp-config")
 	if t.Brief != "" {
 		argv = append(argv, "--append-system-prompt", t.Brief)
 	}
@@ -58,7 +68,9 @@ func (c ClaudeCode) Command(t Turn) Invocation {
 	return Invocation{Argv: argv, Env: map[string]string{
 		"HOME": t.Home, "ANTHROPIC_BASE_URL": t.GatewayURL + "/anthropic", "ANTHROPIC_API_KEY": t.Token,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-		"DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}}
+		"DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+		"CLAUDE_CODE_SIMPLE_SYSTEM_PROMPT": "1", "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+		"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}
 }
 
 // NewParser implements Runtime.

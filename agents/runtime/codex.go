@@ -34,9 +34,11 @@ func (c Codex) Command(t Turn) Invocation {
 		`,wire_api="responses",env_key="` + codexTokenEnv + `"}`
 	argv := []string{t.CLIDir + "/" + c.Install().Bin, "-a", "never", "-s", "danger-full-access", "exec",
 		"-C", t.Workdir, "--skip-git-repo-check", "--color", "never", "--json",
-		"-c", "model_provider=bullpen", "-c", "model_providers.bullpen=" + provider,
-		"-c", "mcp_servers." + MCPServer + ".url=" + jsonString(t.MCPURL),
-		"-c", "mcp_servers." + MCPServer + ".bearer_token_env_var=" + jsonString(codexTokenEnv)}
+		"-c", "model_provider=bullpen", "-c", "model_providers.bullpen=" + provider}
+	if t.MCPURL != "" {
+		argv = append(argv, "-c", "mcp_servers."+MCPServer+".url="+jsonString(t.MCPURL),
+			"-c", "mcp_servers."+MCPServer+".bearer_token_env_var="+jsonString(codexTokenEnv))
+	}
 	if t.Brief != "" {
 		argv = append(argv, "-c", "developer_instructions="+jsonString(t.Brief))
 	}

@@ -44,7 +44,9 @@ func (in *Installer) Ensure(ctx context.Context, rt Runtime) (string, error) {
 	defer in.mu.Unlock()
 	dest := in.Path(rt)
 	if in.Installed(rt) {
-		return dest, nil
+		// An install made before a file was added to the runtime gets it
+		// now (writing a file that is there already changes nothing).
+		return dest, writeFiles(dest, rt.Install().Files)
 	}
 	look := in.LookPath
 	if look == nil {
@@ -79,6 +81,10 @@ func (in *Installer) npmInstall(ctx context.Context, npm string, rt Runtime, des
 		_ = os.RemoveAll(tmp)
 		return bullpen.Errorf(bullpen.EUNAVAILABLE, "runtime: npm installed %s but its executable %s is missing", spec, rt.Install().Bin)
 	}
+	if err := writeFiles(tmp, rt.Install().Files); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
 	if err := os.RemoveAll(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("runtime: replace %s: %w", dest, err)
 	}
@@ -94,4 +100,22 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
+}
+
+// writeFiles writes an install's own files into dir, each unless it is
+// there with the same content.
+func writeFiles(dir string, files map[string]string) error {
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if b, err := os.ReadFile(p); err == nil && string(b) == content {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("runtime: install file %s: %w", rel, err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return fmt.Errorf("runtime: install file %s: %w", rel, err)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"encoding/json"
+	"path"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -12,9 +14,20 @@ type OpenCode struct{}
 // Name implements Runtime.
 func (OpenCode) Name() string { return bullpen.RuntimeOpenCode }
 
+// openCodeConfigDir is opencode's global config directory (under
+// XDG_CONFIG_HOME) inside the install: read-only in the sandbox. At each
+// start opencode installs its plugin package (@opencode-ai/plugin) with
+// npm into every config directory it can write to; a directory it cannot
+// write to it leaves alone. With the config in HOME (writable) every
+// run tried that install, which in a sandbox without network costs tens
+// of seconds. The .gitignore is the file opencode writes there when it is
+// missing (it would fail on a read-only directory otherwise).
+const openCodeConfigDir = "xdg/opencode"
+
 // Install implements Runtime.
 func (OpenCode) Install() Install {
-	return Install{Package: "opencode-ai", Version: "1.18.33", Bin: "node_modules/.bin/opencode"}
+	return Install{Package: "opencode-ai", Version: "1.18.33", Bin: "node_modules/.bin/opencode",
+		Files: map[string]string{openCodeConfigDir + "/.gitignore": "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"}}
 }
 
 // Resumable implements Runtime: --session continues a session.
@@ -23,7 +36,14 @@ func (OpenCode) Resumable() bool { return true }
 // Command implements Runtime. opencode reads its whole configuration
 // (provider, MCP server, permissions) from OPENCODE_CONFIG_CONTENT; its
 // config takes instruction files, not text, so the brief goes before the
-// work packet instead of into the system prompt.
+// work packet instead of into the system prompt. Its global config
+// directory is the read-only one in the install (see openCodeConfigDir);
+// the title agent is off (it made a side request to a small model before
+// the real one), and so are git snapshots of the workspace at each step,
+// the file finder's index and the file watcher (each walks the whole
+// workspace, CLI homes included), Claude Code and external skill
+// discovery, the default plugins (provider sign-ins), the models
+// catalogue fetch, LSP downloads, sharing and updates.
 func (o OpenCode) Command(t Turn) Invocation {
 	kind, base := "anthropic", t.GatewayURL+"/anthropic/v1"
 	if t.Provider == "openai" {
@@ -33,20 +53,27 @@ func (o OpenCode) Command(t Turn) Invocation {
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
-	cfg, _ := json.Marshal(map[string]any{
-		"model":    kind + "/" + model,
-		"provider": map[string]any{kind: map[string]any{"options": map[string]any{"baseURL": base, "apiKey": t.Token}}},
-		"mcp": map[string]any{MCPServer: map[string]any{"type": "remote", "url": t.MCPURL,
-			"headers": map[string]string{"Authorization": "Bearer " + t.Token}}},
+	cfg := map[string]any{
+		"model":      kind + "/" + model,
+		"provider":   map[string]any{kind: map[string]any{"options": map[string]any{"baseURL": base, "apiKey": t.Token}}},
 		"permission": map[string]any{"bash": "allow", "edit": "allow", "webfetch": "deny"},
-		"autoupdate": false, "share": "disabled",
-	})
+		"agent":      map[string]any{"title": map[string]any{"disable": true}},
+		"autoupdate": false, "share": "disabled", "snapshot": false,
+	}
+	if t.MCPURL != "" {
+		cfg["mcp"] = map[string]any{MCPServer: map[string]any{"type": "remote", "url": t.MCPURL,
+			"headers": map[string]string{"Authorization": "Bearer " + t.Token}}}
+	}
+	content, _ := json.Marshal(cfg)
 	argv := []string{t.CLIDir + "/" + o.Install().Bin, "run", "--format", "json"}
 	if t.Session != "" {
 		argv = append(argv, "--session", t.Session)
 	}
-	inv := Invocation{Argv: argv, Env: map[string]string{"HOME": t.Home, "OPENCODE_CONFIG_CONTENT": string(cfg),
-		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "true", "OPENCODE_DISABLE_MODELS_FETCH": "true"}}
+	inv := Invocation{Argv: argv, Env: map[string]string{"HOME": t.Home, "OPENCODE_CONFIG_CONTENT": string(content),
+		"XDG_CONFIG_HOME":             t.CLIDir + "/" + path.Dir(openCodeConfigDir),
+		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "true", "OPENCODE_DISABLE_MODELS_FETCH": "true",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_FFF": "1",
+		"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1"}}
 	if t.Brief != "" {
 		inv.PromptPrefix = t.Brief + "\n\n"
 	}
@@ -75,6 +102,10 @@ type openCodeLine struct {
 			Input  json.RawMessage `json:"input"`
 			Output string          `json:"output"`
 			Error  string          `json:"error"`
+			Time   struct {
+				Start int64 `json:"start"` // Unix ms
+				End   int64 `json:"end"`
+			} `json:"time"`
 		} `json:"state"`
 	} `json:"part"`
 	Error json.RawMessage `json:"error"`
@@ -126,6 +157,11 @@ func openCodeTool(l openCodeLine) []Event {
 		IsError: st.Status == "error"}
 	if st.Error != "" {
 		end.Output = st.Error
+	}
+	// opencode reports a tool part once, finished: its own times are the
+	// only measure of how long the tool ran.
+	if st.Time.Start > 0 && st.Time.End >= st.Time.Start {
+		end.Took = time.Duration(st.Time.End-st.Time.Start) * time.Millisecond
 	}
 	return []Event{{Kind: KindToolStart, CallID: l.Part.CallID, Tool: name, Class: class, Input: st.Input}, end}
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -59,9 +60,11 @@ type Turn struct {
 	// GatewayURL is the model gateway's root (http://127.0.0.1:PORT);
 	// each CLI appends its protocol's prefix (/anthropic, /openai/v1).
 	GatewayURL string
-	MCPURL     string // Bullpen's MCP endpoint (http://127.0.0.1:PORT/mcp)
-	Token      string // the per-turn token, for the gateway and MCP
-	Session    string // the CLI session to resume; "" starts a fresh one
+	// MCPURL is Bullpen's MCP endpoint (http://127.0.0.1:PORT/mcp); ""
+	// runs the CLI without it (a bare run, the benchmark's reference).
+	MCPURL  string
+	Token   string // the per-turn token, for the gateway and MCP
+	Session string // the CLI session to resume; "" starts a fresh one
 	// Keep stores the session for a later resume (role resume: true);
 	// otherwise the CLI is told not to keep it, where it can be.
 	Keep     bool
@@ -85,6 +88,11 @@ type Install struct {
 	Package string // npm package, e.g. @anthropic-ai/claude-code
 	Version string // pinned version
 	Bin     string // the executable, relative to the install directory
+	// Files are written into the install directory after npm installed the
+	// package (path relative to it → content): what the CLI would
+	// otherwise make or fetch at each start. scripts/clis.sh writes the
+	// same.
+	Files map[string]string
 }
 
 // Dir is the install's directory name under the CLIs directory:
@@ -131,6 +139,9 @@ type Event struct {
 	IsError bool            // tool end: the tool failed; final: the run failed
 	Text    string          // delta, text, final
 	Session string          // session
+	// Took is how long a tool ran (tool end), when the CLI says; 0 when
+	// it does not, and the time between start and end events counts.
+	Took time.Duration
 }
 
 // MCPServer is the name the CLIs know Bullpen's MCP server by; its tools

@@ -17,6 +17,7 @@ BenchmarkWakeLatency-2   	     300	   2481234 ns/op	         2.010 p50_ms	      
 BenchmarkWiki/sqlite/search-mixed-2   1000   3100000 ns/op   3.100 p50-ms   7.500 p95-ms   0.8 hits/op
 BenchmarkTokensPerTurn/anthropic-2  1  9 ns/op  1.068 turn10/turn2  78.30 min_prefix_%
 Benchmark results follow
+BenchmarkCLIRuntimes/codex-2               	figure cli_codex_first_request_ms 2224 ms
 PASS
 `
 	got := map[string]reading{}
@@ -34,6 +35,7 @@ PASS
 		"go_wiki_sqlite_search_mixed_hits_per_op":     0.8,
 		"go_tokensperturn_anthropic_turn10_per_turn2": 1.068,
 		"go_tokensperturn_anthropic_min_prefix_pct":   78.3,
+		"cli_codex_first_request_ms":                  2224,
 	}
 	for k, v := range want {
 		if r, ok := got[k]; !ok || r.value != v {

@@ -29,6 +29,11 @@ func parseOutput(r io.Reader) []reading {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
+		// `go test -bench -count=N` prints a benchmark's name before it
+		// runs, so a figure the benchmark prints can follow it on the line.
+		if i := strings.Index(line, "\tfigure "); i > 0 && strings.HasPrefix(line, "Benchmark") {
+			line = strings.TrimSpace(line[i:])
+		}
 		if m := figureLine.FindStringSubmatch(line); m != nil {
 			v, err := strconv.ParseFloat(m[2], 64)
 			if err == nil {

@@ -63,6 +63,8 @@ func steps(o options) []step {
 		gobench("events", "BenchmarkEventPage|BenchmarkSandboxHistoryPage", "200x", "./store/"),
 		once(gobench("storage", "BenchmarkTurnStorage", "1x", "./agents/")), // bytes: the same every run
 		withNeeds(gobench("claude-code", "BenchmarkClaudeCodeTurns", "1x", "./cmd/bullpen/"), "clis"),
+		// Each run starts an office and runs every CLI runtime for real.
+		withNeeds(gobench("cli-runtimes", "BenchmarkCLIRuntimes", "1x", "./cmd/bullpen/"), "clis"),
 	}
 }
 

@@ -152,6 +152,17 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 	since := o.m.Office.Hub().Last()
 	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
 	checkCLITurn(t, o, eng, since, "Bash", p)
+	// Claude Code is offered its shell and every file tool (--bare cut
+	// them to Bash, Read and Edit).
+	offered := map[string]bool{}
+	for _, tool := range fake.Requests()[0].Tools {
+		offered[tool.Name] = true
+	}
+	for _, want := range []string{"Bash", "Read", "Write", "Edit", "Glob", "Grep", "mcp__bullpen__post_message"} {
+		if !offered[want] {
+			t.Errorf("claude-code was not offered %s (offered %v)", want, offered)
+		}
+	}
 	for _, r := range fake.Requests() {
 		if r.Header.Get("X-Api-Key") != providerSecret {
 			t.Fatalf("the provider got key %q, not the real one", r.Header.Get("X-Api-Key"))
@@ -235,6 +246,19 @@ func TestOpenCodeEndToEnd(t *testing.T) {
 	since := o.m.Office.Hub().Last()
 	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
 	checkCLITurn(t, o, eng, since, "bash", p)
+	// opencode neither asked for a session title nor npm-installed its
+	// plugin package into a config directory (both cost tens of seconds
+	// before its first real model call, each run).
+	for _, r := range fake.Requests() {
+		if strings.Contains(string(r.Raw), "Generate a title") {
+			t.Errorf("opencode made a title request: %.200s", r.Raw)
+		}
+	}
+	home := agents.CLIHomes + "/" + bullpen.RuntimeOpenCode
+	if r := o.inSandbox(eng, "", "sh", "-c", "ls -a "+home+"/.config/opencode "+home+"/.npm 2>/dev/null; true"); strings.Contains(string(r.Stdout), "node_modules") ||
+		strings.Contains(string(r.Stdout), "package") || strings.Contains(string(r.Stdout), "_cacache") || strings.Contains(string(r.Stdout), "_logs") {
+		t.Errorf("opencode tried an npm install in its HOME: %s", r.Stdout)
+	}
 }
 
 // fakeClaude installs a "claude-code" that is a shell script, so that the

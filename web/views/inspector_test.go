@@ -43,3 +43,15 @@ func TestInspectorMarksCutsAndBodies(t *testing.T) {
 		t.Errorf("tool = %q", got)
 	}
 }
+
+// A turn whose packet no model request carried yet says so, not that a
+// request was cut.
+func TestInspectorPendingPacket(t *testing.T) {
+	p := TurnPage{ID: 8, Agent: "eng", State: "running", PromptSource: "pending", WorkPacket: "## Why\n- go"}
+	doc, html := renderDoc(t, Inspector(p))
+	if doc.Find(byTestID("inspector-pending")).Length() != 1 || strings.Contains(html, "was cut") ||
+		doc.Find(byTestID("inspector-packet")).Text() != p.WorkPacket {
+		t.Errorf("pending packet: %d pending notes, cut note %v, packet %q", doc.Find(byTestID("inspector-pending")).Length(),
+			strings.Contains(html, "was cut"), doc.Find(byTestID("inspector-packet")).Text())
+	}
+}

@@ -52,6 +52,7 @@ func (f *FakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": n})
 		return
 	}
+	c.InputTokens = segTokens(segs)
 	c.Time, c.Method, c.Path, c.Header = time.Now(), r.Method, r.URL.Path, r.Header.Clone()
 	c, rep := f.rec.handle(c)
 	if !wait(r, rep.Delay) {

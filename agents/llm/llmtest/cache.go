@@ -72,3 +72,12 @@ func (r *recorder) cacheUsage(model string, segs []segment, explicit bool) (read
 	}
 	return read, write
 }
+
+// segTokens is the prompt's tokens: the sum over its segments.
+func segTokens(segs []segment) int {
+	n := 0
+	for _, s := range segs {
+		n += s.tokens
+	}
+	return n
+}

@@ -65,8 +65,11 @@ type CapturedRequest struct {
 	Raw    []byte
 	Body   map[string]any
 
-	Model        string
-	Stream       bool
+	Model  string
+	Stream bool
+	// InputTokens is the prompt's size by the offline tokenizer, as the
+	// usage reports it (Anthropic and Responses fakes).
+	InputTokens  int
 	IncludeUsage bool // OpenAI: stream_options.include_usage
 	MaxTokens    int  // max_tokens or max_completion_tokens
 	Temperature  *float64

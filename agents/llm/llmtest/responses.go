@@ -40,6 +40,7 @@ func (f *FakeResponses) serve(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusBadRequest, "We could not parse the JSON body of your request: "+err.Error(), "")
 		return
 	}
+	c.InputTokens = segTokens(segs)
 	c.Time, c.Method, c.Path, c.Header = time.Now(), r.Method, r.URL.Path, r.Header.Clone()
 	c, rep := f.rec.handle(c)
 	if !wait(r, rep.Delay) {
