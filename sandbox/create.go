@@ -150,7 +150,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	} else {
 		go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
 	}
-	err = m.provision(s)
+	err = m.mnt.do(func() error { return m.provision(s) })
 	if cerr := <-cgErr; err == nil {
 		err = cerr
 	}
