@@ -218,7 +218,9 @@ func (m *Manager) spawnInit(cmd *exec.Cmd, base int, f *initFiles, key string) (
 			m.pool.err.Store(&err) // reported by PoolError; not fatal
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	// Cloned from a thread in the sandboxes' mount namespace, as the
+	// fork-server's inits are.
+	if err := m.mnt.do(cmd.Start); err != nil {
 		return nil, fmt.Errorf("sandbox: start init: %w", err)
 	}
 	p.pid, p.cmd = cmd.Process.Pid, cmd
