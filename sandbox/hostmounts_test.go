@@ -177,3 +177,65 @@ func inNS(t testing.TB, m *Manager, fn func()) {
 		t.Fatal(err)
 	}
 }
+
+// Under a run dir on a shared mount, the bind that keeps the namespace is
+// made in a private bind of its own, so it reaches no peer of that mount
+// (a copy there would keep the namespace alive for good); nothing of the
+// sandboxes reaches a peer either. (The empty private bind itself does:
+// a mount made under a shared one always propagates.)
+func TestMountNamespaceSharedRunDir(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	run := "/run/bullpen-test-shared-" + itoa(os.Getpid())
+	peer := run + "-peer"
+	for _, d := range []string{run, peer} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount("tmpfs", run, "tmpfs", 0, "mode=711"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = unix.Unmount(peer, unix.MNT_DETACH)
+		_ = unix.Unmount(run, unix.MNT_DETACH)
+		os.Remove(peer)
+		os.Remove(run)
+	})
+	if err := unix.Mount("", run, "", unix.MS_SHARED, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(run, peer, "", unix.MS_BIND, ""); err != nil { // a peer
+		t.Fatal(err)
+	}
+	_, own0 := hostMountLines(t, []string{run + "/"}, nil)
+	e := newEnv(t, func(c *Config) { c.RunDir = run })
+	if e.m.mnt.holder == "" {
+		t.Fatalf("no private holder for the namespace under a shared run dir")
+	}
+	in := e.create(Spec{})
+	if out := e.sh(in.ID, "echo ok"); out != "ok\n" {
+		t.Fatalf("sandbox: %q", out)
+	}
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && strings.HasPrefix(f[4], peer+"/") &&
+			(strings.Contains(l, " - nsfs ") || strings.Contains(l, in.ID) || strings.Count(f[4], "/") > strings.Count(peer, "/")+1) {
+			t.Errorf("a mount of the Manager's reached a peer of the run dir's mount: %s", l)
+		}
+	}
+	if _, own := hostMountLines(t, []string{run + "/"}, []string{in.ID}); own-own0 > 2 {
+		t.Errorf("host mount table: %d lines of the test's, %d before", own, own0)
+	}
+	if err := e.m.TerminateAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.m.Close()
+	e.m = nil
+	if _, own := hostMountLines(t, []string{run + "/", peer + "/"}, nil); own != own0 {
+		t.Errorf("host mount table after Close: %d lines of the test's, %d before", own, own0)
+	}
+}
