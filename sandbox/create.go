@@ -252,7 +252,7 @@ func (m *Manager) provision(s *sandbox) error {
 		if err := m.newDisk(img, s.meta.DiskBytes, s.meta.Inodes); err != nil {
 			return err
 		}
-		if err := mountNewDisk(img, layerDir); err != nil {
+		if err := m.mountNewDisk(img, layerDir); err != nil {
 			return err
 		}
 	}
@@ -289,7 +289,7 @@ func makeLayerDirs(dir string, base int) error {
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.
 func (m *Manager) mountRootfs(s *sandbox) error {
 	if s.meta.DiskBytes > 0 {
-		if err := mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
+		if err := m.mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
 			return err
 		}
 	}

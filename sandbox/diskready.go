@@ -70,7 +70,7 @@ func (m *Manager) prepareReady(id string) error {
 		return err
 	}
 	disk := filepath.Join(dir, "disk")
-	if err := mountNewDisk(img, disk); err != nil {
+	if err := m.mountNewDisk(img, disk); err != nil {
 		return err
 	}
 	// The overlay's layer directories too: the first writes to a fresh

@@ -40,6 +40,7 @@ type Manager struct {
 	tombs  map[string]Info
 	imgMu  sync.Mutex
 	diskMu sync.Mutex // disk templates
+	loopMu sync.Mutex // attaching loop devices (attachLoop)
 
 	lookPath func(string) (string, error) // Config.lookPath (exec.LookPath)
 
