@@ -239,3 +239,27 @@ func TestMountNamespaceSharedRunDir(t *testing.T) {
 		t.Errorf("host mount table after Close: %d lines of the test's, %d before", own, own0)
 	}
 }
+
+// A host mount made after the Manager started is bound into a sandbox as
+// the host sees it, also where mounts do not propagate into the
+// Manager's namespace (a host whose mounts are private).
+func TestMountLateHostMount(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	e := newEnv(t)
+	dir := t.TempDir()
+	if err := unix.Mount("late", dir, "tmpfs", 0, "mode=755"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/late.txt", []byte("on the late mount\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := e.create(Spec{Mounts: []Mount{{HostPath: dir, Path: "/opt/late"}}})
+	if out := e.sh(in.ID, "cat /opt/late/late.txt"); out != "on the late mount\n" {
+		t.Fatalf("sandbox sees %q", out)
+	}
+}

@@ -277,3 +277,19 @@ func (n *mountNS) release() {
 		os.Remove(n.holder)
 	}
 }
+
+// onHostThread runs fn on a thread in the host's mount namespace (any
+// thread but the namespace's locked ones), from one of those.
+func onHostThread(fn func() (int, error)) (int, error) {
+	type res struct {
+		n   int
+		err error
+	}
+	c := make(chan res, 1)
+	go func() {
+		n, err := fn()
+		c <- res{n, err}
+	}()
+	r := <-c
+	return r.n, r.err
+}
