@@ -263,3 +263,33 @@ func TestMountLateHostMount(t *testing.T) {
 		t.Fatalf("sandbox sees %q", out)
 	}
 }
+
+// Mounts a Manager of an earlier version left in the host's namespace
+// (under the state and run dirs) move into the new namespace: gone from
+// the host's table, still there for the Manager.
+func TestMountsOfAnEarlierVersionMoved(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	state := t.TempDir()
+	old := state + "/images/old" // not a sandbox: restore would reap that
+	if err := os.MkdirAll(old, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("old", old, "tmpfs", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(old, unix.MNT_DETACH) })
+	if err := os.WriteFile(old+"/kept", []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *Config) { c.StateDir = state })
+	if _, own := hostMountLines(t, []string{state + "/"}, nil); own != 0 {
+		t.Errorf("%d mounts left under the state dir in the host's table", own)
+	}
+	var b []byte
+	inNS(t, e.m, func() { b, _ = os.ReadFile(old + "/kept") })
+	if string(b) != "kept" {
+		t.Errorf("the earlier mount in the Manager's namespace: %q", b)
+	}
+	inNS(t, e.m, func() { _ = unix.Unmount(old, unix.MNT_DETACH) })
+}
