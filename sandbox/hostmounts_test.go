@@ -19,7 +19,12 @@ import (
 // lines are what it checks.
 func hostMountLines(t *testing.T, roots []string, ids []string) (total, own int) {
 	t.Helper()
-	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	return mountLines(t, "/proc/thread-self/mountinfo", roots, ids)
+}
+
+func mountLines(t *testing.T, file string, roots []string, ids []string) (total, own int) {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +106,11 @@ func TestHostMountTableFlat(t *testing.T) {
 	t.Logf("host mount table: %d lines before, %d with %d sandboxes (%d of them the test's: %d before)", total0, total, n, own, own0)
 	if own-own0 > 2 {
 		t.Errorf("host mount table: %d lines of the test's with %d sandboxes running and stopped, %d before: want at most +2", own, n, own0)
+	}
+	// So does the process's own view (its main thread's, in /proc/<pid>):
+	// the namespace's threads are others.
+	if _, own := mountLines(t, "/proc/self/mountinfo", roots, ids); own-own0 > 2 {
+		t.Errorf("/proc/self/mountinfo: %d lines of the test's: the main thread is in the Manager's namespace", own)
 	}
 	// The sandboxes' mounts are in the Manager's own namespace.
 	mi, err := e.m.mnt.mountinfo()

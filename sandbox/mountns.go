@@ -110,8 +110,7 @@ func (n *mountNS) create(runDir string) error {
 	f.Close()
 	fdc := make(chan int, 1)
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	goLocked(func() { // never unlocked: the thread ends with this goroutine
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 			errc <- fmt.Errorf("sandbox: unshare mount namespace: %w", err)
 			return
@@ -126,7 +125,7 @@ func (n *mountNS) create(runDir string) error {
 			return
 		}
 		fdc <- fd
-	}()
+	})
 	select {
 	case err := <-errc:
 		return err
@@ -197,15 +196,15 @@ func (n *mountNS) do(fn func() error) error {
 		w <- j
 	} else {
 		n.mu.Unlock()
-		go n.thread(j)
+		goLocked(func() { n.thread(j) })
 	}
 	return <-j.done
 }
 
-// thread joins the namespace on a locked OS thread and runs j, then the
-// jobs do hands it while it waits idle.
+// thread joins the namespace on its goroutine's locked OS thread (never
+// unlocked: the thread ends with the goroutine) and runs j, then the jobs
+// do hands it while it waits idle.
 func (n *mountNS) thread(j nsJob) {
-	runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
 		j.done <- fmt.Errorf("sandbox: enter mount namespace: %w", err)
 		return
@@ -292,4 +291,29 @@ func onHostThread(fn func() (int, error)) (int, error) {
 	}()
 	r := <-c
 	return r.n, r.err
+}
+
+// goLocked runs fn on a new goroutine locked to an OS thread that is not
+// the process's main thread. The main thread stands for the process in
+// /proc/<pid> (mountinfo, root, cwd): moved into the namespace, it would
+// show the namespace's mounts as the whole server's; and Go parks it for
+// good, rather than ending it, when its goroutine exits locked. A
+// goroutine that finds itself on the main thread keeps it (locked, so it
+// runs nothing else) until a second one has locked a thread of its own.
+func goLocked(fn func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			fn()
+			return
+		}
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			fn()
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+	}()
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // hostMountLines counts the lines of the host's mount table (this
-// process's main thread is in the host's mount namespace).
+// goroutine's thread is in the host's mount namespace: only the Manager's
+// own locked threads are in its namespace).
 func hostMountLines() int {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
 	if err != nil {
 		return -1
 	}
