@@ -30,7 +30,7 @@ func rows() []row {
 		{"library_bwrap_ratio", "  library p50 / bwrap p50", "le", 1.5},
 		{"library_cold_first_output_p50", "  the same without the init pool (cold start), p50", "", 0},
 		{"library_host_mount_lines_added", "host mount table lines added with 200 sandboxes, half stopped", "le", 2},
-		{"library_bwrap_with_sandboxes_ratio", "  bwrap start p50 with them / before them", "le", 1.1},
+		{"library_bwrap_with_sandboxes_ratio", "  bwrap start p50 with them / without (mean of before and after)", "le", 1.1},
 		{"rest_sequential_p50", "REST create → first output, sequential ×N, p50", "le", 12},
 		{"rest_sequential_p95", "  p95", "", 0},
 		{"rest_sequential_p99", "  p99", "", 0},

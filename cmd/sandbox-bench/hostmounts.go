@@ -39,13 +39,16 @@ func bwrapP50(bw *bwrapper, n int) time.Duration {
 }
 
 // hostCheck is what the alive test measures of the sandboxes' cost to the
-// rest of the host: the host's mount table and bwrap's start, before and
-// with the sandboxes, half of them stopped (as idle agents' are).
+// rest of the host: the host's mount table and bwrap's start, before,
+// with the sandboxes (half of them stopped, as idle agents' are) and
+// after them; bwrap with them is compared with the mean of before and
+// after, which brackets it in time on a host whose load drifts.
 type hostCheck struct {
 	lines0   int // before the bench's Managers
 	bw       *bwrapper
 	n        int
 	bwBefore time.Duration
+	bwWith   time.Duration
 }
 
 // report stops every other sandbox of ids and prints the host mount lines
@@ -61,10 +64,19 @@ func (h *hostCheck) report(ctx context.Context, m *sandbox.Manager, ids []string
 	lines := hostMountLines()
 	fmt.Printf("  host mount table: %d lines before the bench, %d with %d sandboxes (half stopped): %+d\n", h.lines0, lines, len(ids), lines-h.lines0)
 	fmt.Printf("figure library_host_mount_lines_added %d lines\n", lines-h.lines0)
-	if after := bwrapP50(h.bw, h.n); after > 0 && h.bwBefore > 0 {
-		r := float64(after) / float64(h.bwBefore)
-		fmt.Printf("  bwrap start p50: %s before the sandboxes, %s with them: %.2fx\n", fmtDur(h.bwBefore), fmtDur(after), r)
-		fmt.Printf("figure library_bwrap_with_sandboxes_ratio %.2f x\n", r)
-	}
+	h.bwWith = bwrapP50(h.bw, h.n)
 	return nil
+}
+
+// reportAfter prints bwrap's start with the sandboxes over without them,
+// once they are terminated.
+func (h *hostCheck) reportAfter() {
+	after := bwrapP50(h.bw, h.n)
+	if after == 0 || h.bwBefore == 0 || h.bwWith == 0 {
+		return
+	}
+	r := float64(h.bwWith) / (float64(h.bwBefore+after) / 2)
+	fmt.Printf("  bwrap start p50: %s before the sandboxes, %s with them, %s after them: %.2fx\n",
+		fmtDur(h.bwBefore), fmtDur(h.bwWith), fmtDur(after), r)
+	fmt.Printf("figure library_bwrap_with_sandboxes_ratio %.2f x\n", r)
 }

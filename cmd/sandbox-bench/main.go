@@ -403,6 +403,7 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int, hc *hostCheck
 		m.Terminate(ctx, id)
 	}
 	fmt.Printf("  terminated all in %v\n", time.Since(t1).Round(time.Millisecond))
+	hc.reportAfter()
 	return mem, nil
 }
 
