@@ -82,12 +82,13 @@ func resolveInit(flagVal string) (string, func(), error) {
 }
 
 // newManager starts a Manager with cfg on a fresh state directory.
-func newManager(ctx context.Context, cfg sandbox.Config) (*sandbox.Manager, func(), error) {
+func newManager(ctx context.Context, cfg sandbox.Config, hc *hostCheck) (*sandbox.Manager, func(), error) {
 	dir, err := os.MkdirTemp("", "sandbox-bench-")
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg.StateDir = dir
+	hc.watch(dir)
 	m, err := sandbox.New(ctx, cfg)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -102,8 +103,9 @@ func newManager(ctx context.Context, cfg sandbox.Config) (*sandbox.Manager, func
 
 func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 	ctx := context.Background()
-	hc := &hostCheck{lines0: hostMountLines(), n: n}
-	m, done, err := newManager(ctx, cfg)
+	hc := &hostCheck{n: n}
+	hc.lines0, _ = hc.mountLines()
+	m, done, err := newManager(ctx, cfg, hc)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 	if cold {
 		cc := cfg
 		cc.InitPool = new(0)
-		if mc, done, err = newManager(ctx, cc); err != nil {
+		if mc, done, err = newManager(ctx, cc, hc); err != nil {
 			return err
 		}
 		defer done()
