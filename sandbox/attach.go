@@ -33,10 +33,15 @@ func (m *Manager) Attach(ctx context.Context, id string, mounts []Mount, bridges
 			}
 			s.meta.State = StateStopped
 		}
-		for _, mt := range s.meta.Mounts {
-			if err := unmountAll(filepath.Join(s.rootfs, path.Clean(mt.Path))); err != nil {
-				return err
+		if err := m.mnt.do(func() error {
+			for _, mt := range s.meta.Mounts {
+				if err := unmountAll(filepath.Join(s.rootfs, path.Clean(mt.Path))); err != nil {
+					return err
+				}
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		s.meta.Mounts = append([]Mount(nil), mounts...)
 		s.meta.Bridges = append([]Bridge(nil), bridges...)
@@ -57,10 +62,12 @@ func (m *Manager) Attach(ctx context.Context, id string, mounts []Mount, bridges
 
 // restartLocked boots a stopped sandbox, as Start does (caller holds s.mu).
 func (m *Manager) restartLocked(ctx context.Context, s *sandbox) error {
-	if err := m.mountRootfs(s); err != nil {
-		return err
-	}
-	if err := m.prepareRootfs(s); err != nil {
+	if err := m.mnt.do(func() error {
+		if err := m.mountRootfs(s); err != nil {
+			return err
+		}
+		return m.prepareRootfs(s)
+	}); err != nil {
 		return err
 	}
 	if err := m.startLocked(ctx, s, false); err != nil {

@@ -10,12 +10,8 @@ import (
 	bullpen "github.com/bullpen-hq/bullpen"
 )
 
-func mountCount(t *testing.T, sub string) int {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(b), sub)
+func mountCount(t *testing.T, m *Manager, sub string) int {
+	return strings.Count(nsMountinfo(t, m), sub)
 }
 
 func TestBadInput(t *testing.T) {
@@ -64,7 +60,7 @@ func TestBadInput(t *testing.T) {
 		{"relative secret file", Spec{Secrets: []Secret{{Name: "A", File: "x"}}}, bullpen.EINVALID},
 		{"bad secret name", Spec{Secrets: []Secret{{Name: "1-A"}}}, bullpen.EINVALID},
 	}
-	mounts := mountCount(t, e.m.runDir)
+	mounts := mountCount(t, e.m, e.m.runDir)
 	for _, c := range cases {
 		_, err := e.m.Create(ctx, c.spec)
 		if !bullpen.IsCode(err, c.code) {
@@ -88,7 +84,7 @@ func TestBadInput(t *testing.T) {
 	if ents, _ := os.ReadDir(e.m.runDir); len(ents) != len(pooled) {
 		t.Fatalf("run dir entries left: %v (pooled inits: %v)", ents, pooled)
 	}
-	if n := mountCount(t, e.m.runDir); n != mounts {
+	if n := mountCount(t, e.m, e.m.runDir); n != mounts {
 		t.Fatalf("mounts: %d before, %d after", mounts, n)
 	}
 	for _, d := range e.m.cg.dirs("") {

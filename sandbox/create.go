@@ -150,7 +150,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec) (Info, error) {
 	} else {
 		go func(cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(sp.CPU, sp.MemoryBytes, sp.Pids)
 	}
-	err = m.provision(s)
+	err = m.mnt.do(func() error { return m.provision(s) })
 	if cerr := <-cgErr; err == nil {
 		err = cerr
 	}
@@ -252,7 +252,7 @@ func (m *Manager) provision(s *sandbox) error {
 		if err := m.newDisk(img, s.meta.DiskBytes, s.meta.Inodes); err != nil {
 			return err
 		}
-		if err := mountNewDisk(img, layerDir); err != nil {
+		if err := m.mountNewDisk(img, layerDir); err != nil {
 			return err
 		}
 	}
@@ -289,7 +289,7 @@ func makeLayerDirs(dir string, base int) error {
 // mountRootfs (re)mounts the sandbox's overlay at its mount point.
 func (m *Manager) mountRootfs(s *sandbox) error {
 	if s.meta.DiskBytes > 0 {
-		if err := mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
+		if err := m.mountDisk(filepath.Join(s.dir, "disk.img"), filepath.Join(s.dir, "disk")); err != nil {
 			return err
 		}
 	}

@@ -102,20 +102,20 @@ func noQuota(why string) error {
 // mountDisk mounts the sandbox's disk image at mnt (unless it is mounted).
 // The writable layer lives there: overlay on the host's file system
 // cannot enforce a quota.
-func mountDisk(img, mnt string) error {
+func (m *Manager) mountDisk(img, mnt string) error {
 	if isMounted(mnt) {
 		return nil
 	}
-	return mountNewDisk(img, mnt)
+	return m.mountNewDisk(img, mnt)
 }
 
 // mountNewDisk mounts the disk image at mnt, which is not a mount point
 // (a fresh sandbox: no need to read the host's mount table).
-func mountNewDisk(img, mnt string) error {
+func (m *Manager) mountNewDisk(img, mnt string) error {
 	if err := os.MkdirAll(mnt, 0o700); err != nil {
 		return fmt.Errorf("sandbox: disk mount point: %w", err)
 	}
-	dev, loop, err := attachLoop(img)
+	dev, loop, err := m.attachLoop(img)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func mountNewDisk(img, mnt string) error {
 }
 
 // attachLoop binds file to a free loop device with autoclear set.
-func attachLoop(file string) (string, *os.File, error) {
+func (m *Manager) attachLoop(file string) (string, *os.File, error) {
 	back, err := os.OpenFile(file, os.O_RDWR, 0)
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox: open disk image: %w", err)
@@ -138,9 +138,13 @@ func attachLoop(file string) (string, *os.File, error) {
 		return "", nil, noQuota(fmt.Sprintf("no loop devices (%v)", err))
 	}
 	defer ctl.Close()
-	// Concurrent creates (a burst) are handed the same free device and
-	// all but one get EBUSY: try again, backing off a little, as losetup
-	// does. Twenty tries were too few for a burst of 100.
+	// Concurrent creates (a burst) would be handed the same free device
+	// and all but one get EBUSY, then back off and try again: a burst of
+	// 100 spent more time asleep there than attaching. This Manager's
+	// attaches take turns instead; against other processes' it still
+	// tries again, backing off a little, as losetup does.
+	m.loopMu.Lock()
+	defer m.loopMu.Unlock()
 	for try := 0; try < 200; try++ {
 		if try > 0 {
 			time.Sleep(time.Duration(min(try, 50)) * 100 * time.Microsecond)

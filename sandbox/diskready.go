@@ -25,7 +25,7 @@ func (m *Manager) takeReadyDisk(dst string) bool {
 	}
 	defer m.kickReady()
 	if err := os.Rename(filepath.Join(m.readyDir, name), dst); err != nil {
-		m.dropReady(name)
+		m.dropReady(name) // provision calls this in the mount namespace
 		return false
 	}
 	return true
@@ -46,8 +46,8 @@ func (m *Manager) fillReady() {
 	for {
 		for len(m.ready) < cap(m.ready) {
 			id := newID()
-			if err := m.prepareReady(id); err != nil {
-				m.dropReady(id)
+			if err := m.mnt.do(func() error { return m.prepareReady(id) }); err != nil {
+				_ = m.mnt.do(func() error { m.dropReady(id); return nil })
 				return
 			}
 			m.ready <- id
@@ -70,7 +70,7 @@ func (m *Manager) prepareReady(id string) error {
 		return err
 	}
 	disk := filepath.Join(dir, "disk")
-	if err := mountNewDisk(img, disk); err != nil {
+	if err := m.mountNewDisk(img, disk); err != nil {
 		return err
 	}
 	// The overlay's layer directories too: the first writes to a fresh

@@ -26,7 +26,9 @@ func TestReadyDisks(t *testing.T) {
 	before, _ := os.ReadDir(e.m.readyDir)
 	in := e.create(Spec{})
 	s, _ := e.m.lookup(in.ID)
-	if !isMounted(filepath.Join(s.dir, "disk")) {
+	var mounted bool
+	inNS(t, e.m, func() { mounted = isMounted(filepath.Join(s.dir, "disk")) })
+	if !mounted {
 		t.Fatal("sandbox disk not mounted")
 	}
 	taken := 0
@@ -61,15 +63,14 @@ func TestReadyDisks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	mi := nsMountinfo(t, m3) // the dead Manager's namespace, joined
 	for _, n := range dead {
-		if _, err := os.Stat(filepath.Join(m3.readyDir, n)); err == nil || strings.Contains(string(mi), n) {
+		if _, err := os.Stat(filepath.Join(m3.readyDir, n)); err == nil || strings.Contains(mi, n) {
 			t.Errorf("ready disk %s of the dead Manager left", n)
 		}
 	}
 	m3.Close()
-	mi, _ = os.ReadFile("/proc/self/mountinfo")
-	if strings.Contains(string(mi), cfg.StateDir) {
+	if mi := nsMountinfo(t, m3); strings.Contains(mi, cfg.StateDir) {
 		t.Fatalf("mounts left under %s after Close", cfg.StateDir)
 	}
 	if ents, _ := os.ReadDir(m3.readyDir); len(ents) != 0 {

@@ -47,12 +47,29 @@
 // pooled init pivots at once into a staging tmpfs that holds only what it
 // will need (a recursive bind of RunDir/<hash>, the host binds' sources,
 // six /dev nodes, /proc), so it pins none of the host's other mounts, and
-// waits. RunDir/<hash> is a shared mount, so the overlay the Create
-// mounts there later reaches the pooled init by propagation; Create then
+// waits. RunDir/<hash> is a shared mount (in the Manager's mount
+// namespace, below), so the overlay the Create mounts there later reaches
+// the pooled init by propagation; Create then
 // writes the sandbox's limits if they differ, and the assignment (id,
 // hostname, host binds or not) on the init's go-ahead pipe. The pool
 // refills once Creates pause; Start of a stopped sandbox, and a Create
 // that finds the pool empty, start an init as before.
+//
+// The sandboxes' mounts (disks, overlays, Spec.Mounts binds, the disks
+// made ahead, the run dir's shared bind, the cgroup-lock hierarchy) live
+// in a mount namespace of the Manager's own, a slave copy of the host's
+// (mountns.go), never in the host's mount table: a table that grew with
+// the sandboxes would slow every process on the host that copies it. One
+// bind of that namespace's nsfs file at RunDir/<hash>.mnt (or, when the
+// run dir's mount is shared, RunDir/<hash>.ns/mnt inside a private bind
+// of its own) keeps it beyond the Manager's process, so a New after a
+// crash joins it; Close removes that bind when no sandbox is left. The
+// Manager touches those mounts from locked threads that joined the
+// namespace, and the fork-server runs in it. Spec.Mounts sources are
+// cloned from the host's namespace, so a host mount made after New is
+// bound as the host sees it; the host image's binds (/usr, ...) are the
+// namespace's view of them (host mounts propagate into it only where the
+// host's mounts are shared).
 //
 // init bind-mounts the host binds read-only, mounts /proc (with /proc/sys
 // and friends read-only and kcore, keys, timer_list masked), a minimal /dev

@@ -336,10 +336,14 @@ func (m *Manager) fileOp(ctx context.Context, id string, fn func(r *fsRoot, s *s
 	s.touch(m.now())
 	rootfs := s.rootfs
 	s.mu.Unlock()
-	r, err := openRoot(rootfs, int(m.cfg.IDMapBase)+sandboxUID)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return fn(r, s)
+	// In the mount namespace: the root is the overlay mounted there, and a
+	// mount point in it (a Spec.Mounts bind) is one (EBUSY to remove).
+	return m.mnt.do(func() error {
+		r, err := openRoot(rootfs, int(m.cfg.IDMapBase)+sandboxUID)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return fn(r, s)
+	})
 }

@@ -21,6 +21,9 @@ import (
 // its page tables, never forks one. Requests are serialized.
 type forkServer struct {
 	path string // the init binary (initBinary.execPath)
+	// run runs a function in the sandboxes' mount namespace (mountNS.do),
+	// where the fork-server is started: the inits it clones copy it.
+	run  func(func() error) error
 	mu   sync.Mutex
 	sock int // our end of the socket; -1: not running
 	cmd  *exec.Cmd
@@ -36,10 +39,11 @@ var errForkServerOff = errors.New("sandbox: fork-server off")
 // forkServerTimeout bounds one request: a clone and an exec.
 const forkServerTimeout = 10 * time.Second
 
-// newForkServer starts the fork-server of the init binary at path; if it
-// cannot, the result is off (see off) and starts nothing.
-func newForkServer(path string) *forkServer {
-	fs := &forkServer{path: path, sock: -1}
+// newForkServer starts the fork-server of the init binary at path, in
+// the mount namespace run runs in; if it cannot, the result is off (see
+// off) and starts nothing.
+func newForkServer(path string, run func(func() error) error) *forkServer {
+	fs := &forkServer{path: path, run: run, sock: -1}
 	if err := fs.launch(); err != nil {
 		fs.err = fmt.Errorf("%w: %w", errForkServerOff, err)
 	}
@@ -63,7 +67,7 @@ func (fs *forkServer) launch() error {
 		Env:        []string{sbinit.EnvForkServer + "=1", "GOMAXPROCS=1", "GODEBUG=madvdontneed=1,memprofilerate=0"},
 		ExtraFiles: []*os.File{child}, // sbinit.ForkServerFd
 	}
-	err = cmd.Start()
+	err = fs.run(cmd.Start)
 	child.Close()
 	if err != nil {
 		unix.Close(fds[0])
@@ -214,7 +218,9 @@ func (m *Manager) spawnInit(cmd *exec.Cmd, base int, f *initFiles, key string) (
 			m.pool.err.Store(&err) // reported by PoolError; not fatal
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	// Cloned from a thread in the sandboxes' mount namespace, as the
+	// fork-server's inits are.
+	if err := m.mnt.do(cmd.Start); err != nil {
 		return nil, fmt.Errorf("sandbox: start init: %w", err)
 	}
 	p.pid, p.cmd = cmd.Process.Pid, cmd

@@ -100,10 +100,12 @@ func (m *Manager) Start(ctx context.Context, id string) error {
 		// again) do not depend on the filesystem.
 		cgErr := make(chan error, 1)
 		go func(id string, cpu float64, mem, pids int64) { cgErr <- m.cg.create(id, cpu, mem, pids) }(s.id, s.meta.CPU, s.meta.MemoryBytes, s.meta.Pids)
-		err := m.mountRootfs(s)
-		if err == nil {
-			err = m.prepareRootfs(s)
-		}
+		err := m.mnt.do(func() error {
+			if err := m.mountRootfs(s); err != nil {
+				return err
+			}
+			return m.prepareRootfs(s)
+		})
 		if cerr := <-cgErr; err == nil {
 			err = cerr
 		}

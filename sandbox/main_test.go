@@ -157,8 +157,7 @@ func (e *testEnv) checkGone(id string) {
 	if e.m.cg.exists(id) {
 		t.Errorf("%s: cgroup left", id)
 	}
-	mi, _ := os.ReadFile("/proc/self/mountinfo")
-	if strings.Contains(string(mi), id) {
+	if mi := nsMountinfo(t, e.m); strings.Contains(mi, id) {
 		t.Errorf("%s: mount left in mountinfo", id)
 	}
 	if _, err := os.Stat(filepath.Join(e.m.sbDir, id)); err == nil {

@@ -40,6 +40,7 @@ type Manager struct {
 	tombs  map[string]Info
 	imgMu  sync.Mutex
 	diskMu sync.Mutex // disk templates
+	loopMu sync.Mutex // attaching loop devices (attachLoop)
 
 	lookPath func(string) (string, error) // Config.lookPath (exec.LookPath)
 
@@ -51,6 +52,7 @@ type Manager struct {
 	createSem chan struct{} // a slot per create provisioning (Config.MaxParallelCreates)
 	pool      *initPool     // nil: Config.InitPool 0 (or runDir could not be shared)
 	fs        *forkServer   // starts the inits (see forkserver.go)
+	mnt       *mountNS      // where the sandboxes' mounts live (mountns.go)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -155,13 +157,17 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if m.init, err = findInit(ctx, cfg.InitPath); err != nil {
 		return nil, err
 	}
-	m.fs = newForkServer(m.init.execPath())
 	started := false
 	defer func() {
 		if !started {
-			m.fs.close()
+			if m.fs != nil {
+				m.fs.close()
+			}
 			m.init.close()
-			_ = unfavorDynMods(m.fdmDir)
+			if m.mnt != nil {
+				_ = m.mnt.do(func() error { return unfavorDynMods(m.fdmDir) })
+				m.closeMountNS()
+			}
 		}
 	}()
 	for _, d := range []string{cfg.StateDir, m.sbDir, filepath.Dir(m.baseDir), m.imgDir, m.tmpDir} {
@@ -179,13 +185,24 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, fmt.Errorf("sandbox: run dir: %w", err)
 		}
 	}
+	var fresh bool
+	if m.mnt, fresh, err = openMountNS(m.runDir); err != nil {
+		return nil, err
+	}
+	if fresh {
+		m.moveHostMounts()
+	}
+	m.fs = newForkServer(m.init.execPath(), m.mnt.do)
 	if m.cg, err = detectCgroups(cfg.CgroupParent); err != nil {
 		return nil, err
 	}
 	m.cg.defaultCPU = cfg.DefaultCPU
 	if !cfg.DefaultCgroupLock {
 		// Best effort: without it sandboxes start as before, only slower.
-		m.fdmDir, _ = favorDynMods(m.runDir + ".cgroup-lock") // beside runDir, which holds sandboxes only
+		_ = m.mnt.do(func() error { // beside runDir, which holds sandboxes only
+			m.fdmDir, _ = favorDynMods(m.runDir + ".cgroup-lock")
+			return nil
+		})
 	}
 	if m.net, err = newNetwork(cfg.NetworkCIDR, cfg.RouterNetNS); err != nil {
 		return nil, err
@@ -194,8 +211,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := buildSkeleton(m.baseDir, cfg.IDMapBase, m.binds); err != nil {
 		return nil, fmt.Errorf("sandbox: host base: %w", err)
 	}
-	m.clearReady()
-	if err := m.restore(ctx); err != nil {
+	if err := m.mnt.do(func() error {
+		m.clearReady()
+		return m.restore(ctx)
+	}); err != nil {
 		return nil, err
 	}
 	if err := m.startPool(poolN); err != nil {
@@ -225,7 +244,7 @@ func (m *Manager) Close() error {
 	m.wg.Wait()
 	m.closePool()
 	m.fs.close()
-	m.clearReady()
+	_ = m.mnt.do(func() error { m.clearReady(); return nil })
 	m.mu.Lock()
 	sbs := make([]*sandbox, 0, len(m.sbs))
 	for _, s := range m.sbs {
@@ -242,8 +261,12 @@ func (m *Manager) Close() error {
 		}
 		s.mu.Unlock()
 	}
-	err := unfavorDynMods(m.fdmDir)
-	m.unshareRunDir()   // also one a killed process with a pool left
+	err := m.mnt.do(func() error {
+		err := unfavorDynMods(m.fdmDir)
+		m.unshareRunDir() // also one a killed process with a pool left
+		return err
+	})
+	m.closeMountNS()
 	os.Remove(m.runDir) // only if empty: no sandbox left behind
 	return err
 }

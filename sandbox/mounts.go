@@ -146,8 +146,13 @@ func bindOne(rootfs, src, dst string) error {
 	// The bind is made read-only while still detached, then attached:
 	// a mount propagates with the flags it had when it was attached (into
 	// a pooled init, which was cloned before it; see pool_mounts.go), a
-	// later remount does not.
-	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	// later remount does not. The source is cloned from the host's mount
+	// namespace (on a thread of the host's: this one is in the Manager's),
+	// so a host mount made after the Manager started is seen as it is on
+	// the host even where mounts do not propagate into the Manager's.
+	tree, err := onHostThread(func() (int, error) {
+		return unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	})
 	if err != nil {
 		return fmt.Errorf("sandbox: mount %s at %s: %w", src, dst, err)
 	}

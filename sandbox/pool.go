@@ -66,7 +66,7 @@ func (m *Manager) startPool(n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := m.shareRunDir(); err != nil {
+	if err := m.mnt.do(m.shareRunDir); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -20,7 +20,7 @@ import (
 // point, whether it is shared, and the mount points below it, in mount
 // order.
 func mountState(dir string) (mounted, shared bool, below []string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	f, err := os.Open("/proc/thread-self/mountinfo") // this thread's mount namespace
 	if err != nil {
 		return false, false, nil, fmt.Errorf("sandbox: mountinfo: %w", err)
 	}

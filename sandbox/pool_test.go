@@ -75,7 +75,7 @@ func (e *testEnv) checkPoolGone(pooled map[string]int) {
 			t.Errorf("staging mount point %s left", e.m.pool.stage)
 		}
 	}
-	if mounted, _, _, _ := mountState(e.m.runDir); mounted {
+	if mi := nsMountinfo(t, e.m); strings.Contains(mi, " "+e.m.runDir+" ") {
 		t.Errorf("run dir %s still mounted", e.m.runDir)
 	}
 }
@@ -215,7 +215,7 @@ func TestPoolOff(t *testing.T) {
 	if out := e.sh(in.ID, "echo cold"); out != "cold\n" || e.m.PoolTaken() != 0 {
 		t.Fatalf("cold create: %q, taken %d", out, e.m.PoolTaken())
 	}
-	if mounted, _, _, _ := mountState(e.m.runDir); mounted {
+	if strings.Contains(nsMountinfo(t, e.m), " "+e.m.runDir+" ") {
 		t.Error("run dir mounted without a pool")
 	}
 	_, err := New(context.Background(), Config{StateDir: t.TempDir(), InitPath: testInitPath, InitPool: new(-1)})
@@ -300,11 +300,13 @@ func TestPoolAfterPoolOff(t *testing.T) {
 		e.checkGone(old.ID)
 		e.checkPoolGone(pooled)
 	}()
-	if mounted, shared, _, _ := mountState(e.m.runDir); !mounted || !shared || e.m.pool == nil {
+	var mounted, shared bool
+	inNS(t, e.m, func() { mounted, shared, _, _ = mountState(e.m.runDir) })
+	if !mounted || !shared || e.m.pool == nil {
 		t.Fatalf("run dir mounted %v shared %v, pool %v", mounted, shared, e.m.pool != nil)
 	}
-	mi, _ := os.ReadFile("/proc/self/mountinfo")
-	if n := strings.Count(string(mi), e.m.runDir+"/"+old.ID+" "); n != 1 {
+	mi := nsMountinfo(t, e.m)
+	if n := strings.Count(mi, e.m.runDir+"/"+old.ID+" "); n != 1 {
 		t.Errorf("the old sandbox's root filesystem is mounted %d times, want once", n)
 	}
 	if out := e.sh(old.ID, "echo still; ls -d /opt/x"); out != "still\n/opt/x\n" {

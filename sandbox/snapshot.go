@@ -56,10 +56,12 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (string, error)
 			skip[strings.TrimPrefix(filepath.Clean(f), "/")] = true
 		}
 		md = s.meta
-		if err := m.checkSnapshotSize(&s.meta, skip); err != nil {
-			return err
-		}
-		return copyTree(s.meta.Upper, layer, "", skip)
+		return m.mnt.do(func() error { // the layer is on the sandbox's disk, mounted there
+			if err := m.checkSnapshotSize(&s.meta, skip); err != nil {
+				return err
+			}
+			return copyTree(s.meta.Upper, layer, "", skip)
+		})
 	})
 	if err != nil {
 		return "", err

@@ -383,6 +383,26 @@ func (m *Manager) cleanupInit(s *sandbox, p *initProc) {
 	os.Remove(s.sock)
 }
 
+// unmountSandbox unmounts the sandbox's Spec.Mounts binds, overlay and
+// disk and removes its mount point (in the mount namespace).
+func (m *Manager) unmountSandbox(s *sandbox) error {
+	var errs []error
+	for _, mt := range s.meta.Mounts {
+		if err := unmountAll(filepath.Join(s.rootfs, path.Clean(mt.Path))); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := unmountAll(s.rootfs); err != nil {
+		errs = append(errs, err)
+	} else if err := os.Remove(s.rootfs); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("sandbox: remove mount point: %w", err))
+	}
+	if err := unmountAll(filepath.Join(s.dir, "disk")); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
 // destroyLocked removes everything of the sandbox (caller holds s.mu).
 func (m *Manager) destroyLocked(s *sandbox) error {
 	var errs []error
@@ -400,18 +420,7 @@ func (m *Manager) destroyLocked(s *sandbox) error {
 		m.net.teardown(s.id)
 		m.net.release(s.meta.NetIndex)
 	}
-	for _, mt := range s.meta.Mounts {
-		if err := unmountAll(filepath.Join(s.rootfs, path.Clean(mt.Path))); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := unmountAll(s.rootfs); err != nil {
-		errs = append(errs, err)
-	} else if err := os.Remove(s.rootfs); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, fmt.Errorf("sandbox: remove mount point: %w", err))
-	}
-	disk := filepath.Join(s.dir, "disk")
-	if err := unmountAll(disk); err != nil {
+	if err := m.mnt.do(func() error { return m.unmountSandbox(s) }); err != nil {
 		errs = append(errs, err)
 	}
 	os.Remove(s.sock)

@@ -13,17 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fdmMounted reports whether dir is mounted with favordynmods.
-func fdmMounted(t *testing.T, dir string) bool {
+// fdmMounted reports whether dir is mounted with favordynmods in m's
+// mount namespace.
+func fdmMounted(t *testing.T, m *Manager, dir string) bool {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(nsMountinfo(t, m), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 3 && f[1] == dir {
-			return strings.Contains(f[3], "favordynmods")
+		if len(f) > 4 && f[4] == dir {
+			return strings.Contains(line, "favordynmods")
 		}
 	}
 	return false
@@ -38,7 +35,7 @@ func TestCgroupLockMode(t *testing.T) {
 	if dir == "" {
 		t.Skip("this host cannot mount a cgroup v1 hierarchy with favordynmods")
 	}
-	if !fdmMounted(t, dir) {
+	if !fdmMounted(t, e.m, dir) {
 		t.Fatalf("%s is not mounted with favordynmods", dir)
 	}
 	in := e.create(Spec{})
@@ -51,7 +48,7 @@ func TestCgroupLockMode(t *testing.T) {
 	if err := e.m.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if fdmMounted(t, dir) || isMounted(dir) {
+	if fdmMounted(t, e.m, dir) || isMounted(dir) {
 		t.Errorf("%s still mounted after Close", dir)
 	}
 	if _, err := os.Stat(dir); err == nil {
@@ -155,8 +152,10 @@ func (e *testEnv) devOf(id string) string {
 		e.t.Fatal(err)
 	}
 	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join(s.dir, "disk"), &st); err != nil {
-		e.t.Fatal(err)
+	var err2 error
+	inNS(e.t, e.m, func() { err2 = unix.Stat(filepath.Join(s.dir, "disk"), &st) })
+	if err2 != nil {
+		e.t.Fatal(err2)
 	}
 	return fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
 }

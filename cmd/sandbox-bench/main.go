@@ -82,12 +82,13 @@ func resolveInit(flagVal string) (string, func(), error) {
 }
 
 // newManager starts a Manager with cfg on a fresh state directory.
-func newManager(ctx context.Context, cfg sandbox.Config) (*sandbox.Manager, func(), error) {
+func newManager(ctx context.Context, cfg sandbox.Config, hc *hostCheck) (*sandbox.Manager, func(), error) {
 	dir, err := os.MkdirTemp("", "sandbox-bench-")
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg.StateDir = dir
+	hc.watch(dir)
 	m, err := sandbox.New(ctx, cfg)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -102,7 +103,9 @@ func newManager(ctx context.Context, cfg sandbox.Config) (*sandbox.Manager, func
 
 func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 	ctx := context.Background()
-	m, done, err := newManager(ctx, cfg)
+	hc := &hostCheck{n: n}
+	hc.lines0, _ = hc.mountLines()
+	m, done, err := newManager(ctx, cfg, hc)
 	if err != nil {
 		return err
 	}
@@ -111,7 +114,7 @@ func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 	if cold {
 		cc := cfg
 		cc.InitPool = new(0)
-		if mc, done, err = newManager(ctx, cc); err != nil {
+		if mc, done, err = newManager(ctx, cc, hc); err != nil {
 			return err
 		}
 		defer done()
@@ -227,7 +230,8 @@ func run(n, alive int, bwrap, cold bool, cfg sandbox.Config) error {
 	report("start a stopped sandbox -> first output", wake)
 	m.Terminate(ctx, in.ID)
 
-	mem, err := aliveTest(ctx, m, alive)
+	hc.bw = bw
+	mem, err := aliveTest(ctx, m, alive, hc)
 	if err != nil {
 		return err
 	}
@@ -331,7 +335,8 @@ func startStopped(ctx context.Context, m *sandbox.Manager, id string, n int) ([]
 // counts everything: kernel objects for the namespaces, mounts and cgroups,
 // page tables, the inits and this Manager's own per-sandbox state), the
 // inits' proportional set size, and the sandboxes' cgroup memory usage.
-func aliveTest(ctx context.Context, m *sandbox.Manager, count int) (aliveMem, error) {
+func aliveTest(ctx context.Context, m *sandbox.Manager, count int, hc *hostCheck) (aliveMem, error) {
+	hc.bwBefore = bwrapP50(hc.bw, hc.n)
 	debug.FreeOSMemory()
 	dropCaches()
 	before, mi0, o0 := memAvailable(), meminfo(), othersUsage()
@@ -392,11 +397,15 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int) (aliveMem, er
 	fmt.Printf("  init PSS per sandbox:                %7.0f KiB  (RSS %0.f KiB, shared binary text counted once in PSS; %d inits, %.1f threads each)\n",
 		float64(pss)/float64(c)/1024, float64(rss)/float64(c)/1024, len(pids), float64(threads)/float64(max(len(pids), 1)))
 	fmt.Printf("  cgroup memory usage per sandbox:     %7.0f KiB  (memory.usage_in_bytes/current, includes kernel memory charged to the cgroup)\n", float64(cg)/float64(c)/1024)
+	if err := hc.report(ctx, m, ids); err != nil {
+		return aliveMem{}, err
+	}
 	t1 := time.Now()
 	for _, id := range ids {
 		m.Terminate(ctx, id)
 	}
 	fmt.Printf("  terminated all in %v\n", time.Since(t1).Round(time.Millisecond))
+	hc.reportAfter()
 	return mem, nil
 }
 
