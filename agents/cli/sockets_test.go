@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -21,13 +21,7 @@ func TestAgentSockets(t *testing.T) {
 	reached := 0
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++; io.WriteString(w, "served") })
 	owners := map[string]bullpen.Member{"tok-a": {ID: 1, Handle: "a"}, "tok-b": {ID: 2, Handle: "b"}}
-	whose := func(_ context.Context, s string) (bullpen.Member, error) {
-		if m, ok := owners[s]; ok {
-			return m, nil
-		}
-		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
-	}
-	socks, err := newAgentSockets(t.TempDir(), h, whose, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	socks, err := New(Config{Dir: DirFor(t.TempDir()), Handler: h, Auth: fakeAuth(owners), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,4 +78,14 @@ func canWriteRun() bool {
 	}
 	f.Close()
 	return true
+}
+
+// fakeAuth resolves the tokens of a map, each a turn token of turn 7.
+type fakeAuth map[string]bullpen.Member
+
+func (f fakeAuth) AuthenticateTurn(_ context.Context, s string) (bullpen.Member, int64, error) {
+	if m, ok := f[s]; ok {
+		return m, 7, nil
+	}
+	return bullpen.Member{}, 0, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid token")
 }
