@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/fds"
 )
 
 // TurnAuthenticator resolves a token to its member and, for a per-turn
@@ -43,6 +45,13 @@ type Config struct {
 	// Auth resolves the turn tokens requests carry.
 	Auth   TurnAuthenticator
 	Logger *slog.Logger
+	// MaxConns bounds one agent's connections open at once (default
+	// DefaultMaxConns); ConnRate and ConnBurst bound its new connections
+	// per second (defaults DefaultConnRate, DefaultConnBurst). Past them a
+	// connection is answered 503 and closed.
+	MaxConns  int
+	ConnRate  float64
+	ConnBurst int
 }
 
 // Sockets is the set of per-agent sockets.
@@ -52,6 +61,13 @@ type Sockets struct {
 	mu   sync.Mutex
 	srvs map[int64]*http.Server
 }
+
+// idleTimeout closes a kept-alive connection that stays idle, giving its
+// place back; refusalLogEvery spaces the log lines of refused connections.
+const (
+	idleTimeout     = time.Minute
+	refusalLogEvery = 10 * time.Second
+)
 
 // DirFor is the sockets' directory for a data directory: under /run
 // (short paths: unix sockets allow 107 bytes), one per data dir.
@@ -65,6 +81,15 @@ func DirFor(dataDir string) string {
 func New(cfg Config) (*Sockets, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.ConnRate <= 0 {
+		cfg.ConnRate = DefaultConnRate
+	}
+	if cfg.ConnBurst <= 0 {
+		cfg.ConnBurst = DefaultConnBurst
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cli sockets: %w", err)
@@ -85,10 +110,12 @@ func (a *Sockets) Socket(_ context.Context, agent bullpen.Member) (string, error
 	if err != nil {
 		return "", fmt.Errorf("cli sockets: %w", err)
 	}
-	srv := &http.Server{Handler: a.forAgent(agent), ReadHeaderTimeout: 30 * time.Second}
+	limited := newLimitListener(fds.Listener(ln, a.cfg.Logger), a.cfg.MaxConns, a.cfg.ConnRate, a.cfg.ConnBurst, a.refusals(agent))
+	srv := &http.Server{Handler: a.forAgent(agent), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idleTimeout,
+		ErrorLog: slog.NewLogLogger(a.cfg.Logger.Handler(), slog.LevelWarn)}
 	a.srvs[agent.ID] = srv
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.cfg.Logger.Error("cli socket", "agent", agent.Handle, "err", err)
 		}
 	}()
@@ -103,27 +130,57 @@ func (a *Sockets) forAgent(agent bullpen.Member) http.Handler {
 			http.Error(w, "not found: only /mcp and the model gateway are served here", http.StatusNotFound)
 			return
 		}
-		if secret := requestToken(r); secret != "" {
-			m, _, err := a.cfg.Auth.AuthenticateTurn(r.Context(), secret)
-			if err == nil && m.ID != agent.ID {
-				http.Error(w, "forbidden: this token belongs to another agent", http.StatusForbidden)
-				return
-			}
+		if err := a.admit(r.Context(), agent, r); err != nil {
+			a.fail(w, agent, err)
+			return
 		}
 		a.cfg.Handler.ServeHTTP(w, r)
 	})
 }
 
-// requestToken is the credential a CLI sends: x-api-key (Claude Code) or
-// Authorization: Bearer (Codex, MCP clients).
-func requestToken(r *http.Request) string {
-	if k := r.Header.Get("X-Api-Key"); k != "" {
-		return k
+// fail answers a request refused at the socket with the API's JSON error.
+func (a *Sockets) fail(w http.ResponseWriter, agent bullpen.Member, err error) {
+	code, status := bullpen.ErrorCode(err), http.StatusInternalServerError
+	switch code {
+	case bullpen.EUNAUTHORIZED:
+		status = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", `Bearer realm="bullpen"`)
+	case bullpen.EFORBIDDEN:
+		status = http.StatusForbidden
+	case bullpen.EUNAVAILABLE:
+		status = http.StatusServiceUnavailable
+	default:
+		code = bullpen.EINTERNAL
+		a.cfg.Logger.Error("cli socket: authenticate", "agent", agent.Handle, "err", err)
 	}
-	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
+	var body struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	return ""
+	body.Error.Code, body.Error.Message = code, bullpen.ErrorMessage(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+// refusals logs the connections turned away from agent's socket, at most
+// once per refusalLogEvery with how many there were.
+func (a *Sockets) refusals(agent bullpen.Member) func(string) {
+	var mu sync.Mutex
+	var last time.Time
+	n := 0
+	return func(why string) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if time.Since(last) < refusalLogEvery {
+			return
+		}
+		a.cfg.Logger.Warn("cli socket: connections refused", "agent", agent.Handle, "limit", why, "refused", n)
+		last, n = time.Now(), 0
+	}
 }
 
 // Close stops every socket.
