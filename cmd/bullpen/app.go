@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/gateway"
+	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -176,8 +177,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Sandboxes != nil {
 		wcfg.SandboxReady = m.sandboxReady
 	}
-	mcpH := m.mcpHandler()
-	m.cli.setHandlers(mcpH, m.gatewayHandler())
+	mcpH := m.mcpHandler(mcp.MemberTokens(off.Authenticate))
+	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
 		Settings: m.settingsService(), MCP: mcpH})
