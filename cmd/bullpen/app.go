@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/gateway"
+	"github.com/bullpen-hq/bullpen/internal/fds"
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
@@ -141,6 +142,9 @@ func (m *Main) OpenStore(ctx context.Context) error {
 // Run opens everything, prints the URL (and the admin token on first
 // start), and starts serving in the background.
 func (m *Main) Run(ctx context.Context) error {
+	if _, err := fds.RaiseLimit(); err != nil {
+		m.Logger.Warn("open file limit", "err", err)
+	}
 	if err := m.OpenStore(ctx); err != nil {
 		return err
 	}
@@ -173,6 +177,7 @@ func (m *Main) Run(ctx context.Context) error {
 		wcfg.OnWatch = m.demo.Watched
 	}
 	m.Metrics = m.wireMetrics(&wcfg)
+	wcfg.Descriptors = fds.Count
 	wcfg.SandboxesOff, wcfg.SandboxesDown = !m.SandboxesOn, m.sandboxesDown
 	if m.Sandboxes != nil {
 		wcfg.SandboxReady = m.sandboxReady
@@ -185,6 +190,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	m.ln = fds.Listener(m.ln, m.Logger) // out of descriptors, it waits and accepts again
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.Server.Serve(m.ln) }()
 
