@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 )
@@ -41,7 +40,7 @@ func newSocketOffice(t *testing.T) *socketOffice {
 	o := startCLIOffice(t, "anthropic", fake.URL, t.TempDir())
 	t.Cleanup(func() { close(hold) }) // before the office closes
 	ws := o.m.Sandboxes.Workspaces(time.Hour)
-	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Installer: o.m.cliInstaller(), Socket: o.m.cli.sockets.Socket})}
+	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.cli.sockets.Socket})}
 }
 
 // hireBuiltin hires a built-in engineer and returns it and its own
@@ -87,7 +86,7 @@ func (o *socketOffice) turnToken(agent bullpen.Member) string {
 // func giving its stderr and exit code.
 func (o *socketOffice) runInside(agent bullpen.Member, script string, args ...string) (<-chan string, func() (string, int)) {
 	o.t.Helper()
-	p, err := o.clis.RunCLI(context.Background(), agent, bullpen.SandboxSpec{}, agents.CLIRun{
+	p, err := o.clis.RunCLI(context.Background(), agent, bullpen.SandboxSpec{}, bullpen.CLIRun{
 		Argv: append([]string{"python3", "-c", script}, args...), Timeout: 5 * time.Minute})
 	if err != nil {
 		o.t.Fatal(err)
