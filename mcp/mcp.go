@@ -26,6 +26,18 @@ type Authenticator interface {
 	AuthenticateTurn(ctx context.Context, secret string) (member bullpen.Member, turnID int64, err error)
 }
 
+// MemberTokens is an Authenticator of ordinary tokens only, such as
+// Office.Authenticate (which refuses per-turn tokens): the endpoint on the
+// main listener takes it, so that agents outside Bullpen use their own
+// token there while a turn's token works only on its agent's socket.
+type MemberTokens func(ctx context.Context, secret string) (bullpen.Member, error)
+
+// AuthenticateTurn implements Authenticator; the turn is always 0.
+func (f MemberTokens) AuthenticateTurn(ctx context.Context, secret string) (bullpen.Member, int64, error) {
+	m, err := f(ctx, secret)
+	return m, 0, err
+}
+
 // ToolSource lists a member's tools and runs them as that member;
 // *agents.Service provides it. ToolsFor is EFORBIDDEN for a member with
 // no tools (a human, a fired or muted agent).

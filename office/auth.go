@@ -46,11 +46,17 @@ func (o *Office) Bootstrap(ctx context.Context, adminHandle string) (string, err
 	return secret, nil
 }
 
-// Authenticate returns the member a token belongs to; a missing, unknown,
-// revoked or expired token is EUNAUTHORIZED. A per-turn token
-// authenticates as its agent (see AuthenticateTurn for its turn).
+// Authenticate returns the member an ordinary token belongs to; a
+// missing, unknown, revoked or expired token is EUNAUTHORIZED. A per-turn
+// token is EFORBIDDEN here: it is good only for /mcp and the model
+// gateway on its agent's socket, which resolve it with AuthenticateTurn,
+// so it cannot reach the REST API, the event feed or a login, nor mint a
+// token that would outlive its turn.
 func (o *Office) Authenticate(ctx context.Context, secret string) (bullpen.Member, error) {
-	m, _, err := o.AuthenticateTurn(ctx, secret)
+	m, turnID, err := o.AuthenticateTurn(ctx, secret)
+	if err == nil && turnID != 0 {
+		return bullpen.Member{}, bullpen.Errorf(bullpen.EFORBIDDEN, "a turn token works only for /mcp and the model gateway on its agent's own socket")
+	}
 	return m, err
 }
 

@@ -2,11 +2,11 @@ package sandbox
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sync"
 
+	"github.com/bullpen-hq/bullpen/internal/fds"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,6 +21,10 @@ type bridgeProxy struct {
 	conns map[net.Conn]bool
 	done  bool
 }
+
+// maxBridgeConns bounds a bridge's connections open at once; the host
+// socket behind it bounds them again, per agent.
+const maxBridgeConns = 64
 
 // startBridges opens the sandbox's bridges in the network namespace nsfd
 // (caller holds s.mu). A port already taken inside fails the start.
@@ -69,9 +73,14 @@ func listenInNetns(nsfd, port int) (net.Listener, error) {
 	return ln, nil
 }
 
+// serve accepts the sandbox's connections until the bridge closes,
+// waiting out a shortage of descriptors. One past maxBridgeConns open is
+// closed at once: a flood from inside holds a bounded number of the
+// host's descriptors (two per connection here, one at the host socket).
 func (b *bridgeProxy) serve() {
+	ln := fds.Listener(b.ln, nil)
 	for {
-		c, err := b.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -92,23 +101,13 @@ func (b *bridgeProxy) forward(c net.Conn) {
 		return
 	}
 	defer b.untrack(up)
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); closeWriteAny(up); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); closeWriteAny(c); done <- struct{}{} }()
-	<-done
-	<-done
-}
-
-func closeWriteAny(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	}
+	relay(c, up)
 }
 
 func (b *bridgeProxy) track(c net.Conn) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.done {
+	if b.done || len(b.conns) >= 2*maxBridgeConns {
 		c.Close()
 		return false
 	}

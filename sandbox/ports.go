@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	bullpen "github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/fds"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,8 +144,9 @@ func (p *portProxy) untrack(c net.Conn) {
 }
 
 func (p *portProxy) serve() {
+	ln := fds.Listener(p.ln, nil) // waits out a shortage of descriptors
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -177,17 +178,7 @@ func (p *portProxy) forward(c net.Conn) {
 		return
 	}
 	defer p.untrack(up)
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); closeWrite(up); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); closeWrite(c); done <- struct{}{} }()
-	<-done
-	<-done
-}
-
-func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
-	}
+	relay(c, up)
 }
 
 // dialInNetns connects to 127.0.0.1:port in the network namespace nsfd.

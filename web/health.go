@@ -28,6 +28,8 @@ type healthView struct {
 	Status    string    `json:"status"`
 	Database  readiness `json:"database"`
 	Sandboxes readiness `json:"sandboxes"`
+	// Descriptors is the pressure on the process's file descriptors.
+	Descriptors *descriptorsView `json:"descriptors,omitempty"`
 }
 
 // health reports the database and the sandbox runtime separately: 503
@@ -37,7 +39,7 @@ type healthView struct {
 func (s *Server) health(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
-	h := healthView{Status: healthOK, Database: readiness{OK: true}, Sandboxes: s.sandboxReadiness(ctx)}
+	h := healthView{Status: healthOK, Database: readiness{OK: true}, Sandboxes: s.sandboxReadiness(ctx), Descriptors: s.descriptors()}
 	if err := s.off.Ping(ctx); err != nil {
 		s.logFor(c).Warn("health: database", "err", err)
 		h.Database = readiness{Error: "the database does not answer"}
@@ -46,7 +48,7 @@ func (s *Server) health(c *fiber.Ctx) error {
 	switch {
 	case !h.Database.OK:
 		h.Status, status = healthDown, http.StatusServiceUnavailable
-	case !h.Sandboxes.OK && !h.Sandboxes.Disabled:
+	case !h.Sandboxes.OK && !h.Sandboxes.Disabled, h.Descriptors != nil && !h.Descriptors.OK:
 		h.Status = healthDegraded
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bullpen-hq/bullpen/internal/fds"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -119,5 +120,30 @@ func TestHealthSandboxRuntime(t *testing.T) {
 	h = health{}
 	if st := s.do("GET", "/healthz", "", nil, &h); st != 200 || h.Status != "degraded" || h.Sandboxes.OK || !strings.Contains(h.Sandboxes.Error, "init binary") || !h.Database.OK {
 		t.Errorf("health with a broken sandbox runtime = %d %+v, want 200 degraded with the reason", st, h)
+	}
+}
+
+// TestHealthDescriptors: health reports open descriptors against the
+// limit, and turns "degraded" from 90 % on.
+func TestHealthDescriptors(t *testing.T) {
+	var open atomic.Int64
+	open.Store(100)
+	ts := newServer(t, web.Config{SandboxesOff: true, Descriptors: func() (fds.Usage, error) {
+		return fds.Usage{Open: int(open.Load()), Limit: 1000}, nil
+	}})
+	var h struct {
+		Status      string `json:"status"`
+		Descriptors struct {
+			OK          bool
+			Open, Limit int
+		} `json:"descriptors"`
+	}
+	if st := ts.do("GET", "/healthz", "", nil, &h); st != 200 || h.Status != "ok" || !h.Descriptors.OK ||
+		h.Descriptors.Open != 100 || h.Descriptors.Limit != 1000 {
+		t.Errorf("health at 10 %% of the descriptor limit = %d %+v, want ok 100/1000", st, h)
+	}
+	open.Store(950)
+	if st := ts.do("GET", "/healthz", "", nil, &h); st != 200 || h.Status != "degraded" || h.Descriptors.OK {
+		t.Errorf("health at 95 %% of the descriptor limit = %d %+v, want 200 degraded", st, h)
 	}
 }

@@ -35,12 +35,14 @@ func (s *Server) mcpRoutes(app *fiber.App) {
 		if err := s.serveMCP(c); err != nil {
 			return err
 		}
-		if c.Response().StatusCode() == http.StatusUnauthorized {
+		switch st := c.Response().StatusCode(); {
+		case st == http.StatusUnauthorized:
 			// Counted as a failed attempt; the endpoint's own 401 body stands.
 			done(bullpen.Errorf(bullpen.EUNAUTHORIZED, "bad MCP token"))
 			return nil
+		case st < 300:
+			s.known.add(tok) // a refused one (a turn token here, 403) is not
 		}
-		s.known.add(tok)
 		return done(nil)
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/fds"
 	"github.com/bullpen-hq/bullpen/static"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
@@ -62,6 +63,9 @@ type Config struct {
 	// X-Forwarded-For names the client. Empty (the default) counts the
 	// connection's address, so no client can pick its own.
 	TrustedProxies []string
+	// Descriptors, when set, counts the process's open file descriptors
+	// against its limit (fds.Count); health turns "degraded" above 90 %.
+	Descriptors func() (fds.Usage, error)
 	// SandboxesOff says the operator turned sandboxes off; SandboxesDown,
 	// why they are unavailable otherwise. Health reports either when the
 	// server runs without sandboxes.

@@ -77,12 +77,14 @@ func (m *Main) turnService() web.TurnService {
 }
 
 // mcpHandler returns the MCP endpoint over the agents' tool registry, or
-// nil (the route answers "unavailable") without an agents service.
-func (m *Main) mcpHandler() http.Handler {
+// nil (the route answers "unavailable") without an agents service. The
+// agents' sockets resolve turn tokens (auth is the office); the main
+// listener takes ordinary tokens only (mcp.MemberTokens).
+func (m *Main) mcpHandler(auth mcp.Authenticator) http.Handler {
 	if m.Agents == nil {
 		return nil
 	}
-	return mcp.New(mcp.Deps{Auth: m.Office, Tools: m.Agents, Logger: m.Logger})
+	return mcp.New(mcp.Deps{Auth: auth, Tools: m.Agents, Logger: m.Logger})
 }
 
 // agentService returns the agents service for the web server (nil-safe).

@@ -14,6 +14,8 @@ import (
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/gateway"
+	"github.com/bullpen-hq/bullpen/internal/fds"
+	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -140,6 +142,9 @@ func (m *Main) OpenStore(ctx context.Context) error {
 // Run opens everything, prints the URL (and the admin token on first
 // start), and starts serving in the background.
 func (m *Main) Run(ctx context.Context) error {
+	if _, err := fds.RaiseLimit(); err != nil {
+		m.Logger.Warn("open file limit", "err", err)
+	}
 	if err := m.OpenStore(ctx); err != nil {
 		return err
 	}
@@ -172,18 +177,20 @@ func (m *Main) Run(ctx context.Context) error {
 		wcfg.OnWatch = m.demo.Watched
 	}
 	m.Metrics = m.wireMetrics(&wcfg)
+	wcfg.Descriptors = fds.Count
 	wcfg.SandboxesOff, wcfg.SandboxesDown = !m.SandboxesOn, m.sandboxesDown
 	if m.Sandboxes != nil {
 		wcfg.SandboxReady = m.sandboxReady
 	}
-	mcpH := m.mcpHandler()
-	m.cli.setHandlers(mcpH, m.gatewayHandler())
+	mcpH := m.mcpHandler(mcp.MemberTokens(off.Authenticate))
+	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
 		Settings: m.settingsService(), MCP: mcpH})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	m.ln = fds.Listener(m.ln, m.Logger) // out of descriptors, it waits and accepts again
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.Server.Serve(m.ln) }()
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -44,7 +45,7 @@ func (m *Main) installCLIs(ctx context.Context) error {
 // agent's socket serves /mcp (over the agents' tool registry) and the
 // model gateway, nothing else.
 type cliWiring struct {
-	sockets *agentSockets
+	sockets *cli.Sockets
 	mu      sync.Mutex
 	mcp     http.Handler
 	gateway http.Handler
@@ -56,7 +57,7 @@ type cliWiring struct {
 // exists (setHandlers): the MCP endpoint serves its tools.
 func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
 	w := &cliWiring{}
-	socks, err := newAgentSockets(m.DataDir, http.HandlerFunc(w.serve), m.tokenOwner, m.Logger)
+	socks, err := cli.New(cli.Config{Dir: cli.DirFor(m.DataDir), Handler: http.HandlerFunc(w.serve), Auth: m.Office, Logger: m.Logger})
 	if err != nil {
 		return err
 	}
@@ -66,12 +67,6 @@ func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
 	cfg.CLIs = agents.JoinCLIs(ws.WithCLIs(sandboxes.CLIHost{Dir: in.Dir, Socket: socks.Socket}), in)
 	cfg.TurnTokens = m.Office
 	return nil
-}
-
-// tokenOwner is the member a turn token belongs to.
-func (m *Main) tokenOwner(ctx context.Context, secret string) (bullpen.Member, error) {
-	mem, _, err := m.Office.AuthenticateTurn(ctx, secret)
-	return mem, err
 }
 
 // setHandlers installs the MCP endpoint and the gateway behind the sockets.

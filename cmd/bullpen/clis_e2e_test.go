@@ -131,7 +131,7 @@ func checkIsolation(t *testing.T, o *cliOffice, eng bullpen.Member, p *probe) {
 	if !strings.HasPrefix(p.token, bullpen.TokenPrefix) || p.mcpStatus != http.StatusOK {
 		t.Fatalf("the scan found turn token %q (mcp status %d): it must see the CLI's env", p.token, p.mcpStatus)
 	}
-	if st := o.mcpStatus(p.token); st != http.StatusUnauthorized {
+	if st := o.socketMCPStatus(eng, p.token); st != http.StatusUnauthorized {
 		t.Fatalf("the turn token after the turn: status %d, want 401", st)
 	}
 }

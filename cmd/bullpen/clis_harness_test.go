@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -228,17 +229,28 @@ func (o *cliOffice) scanDuringTurn(agent bullpen.Member, p *probe) {
 			p.leaks += line + "\n"
 		}
 	}
-	p.mcpStatus = o.mcpStatus(p.token)
+	p.mcpStatus = o.socketMCPStatus(agent, p.token)
 }
 
-// mcpStatus is the HTTP status /mcp gives token for an initialize.
-func (o *cliOffice) mcpStatus(token string) int {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
-	req, _ := http.NewRequest("POST", o.m.URL()+"mcp", strings.NewReader(body))
+// mcpInit is an MCP initialize request.
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+
+// socketMCPStatus is the HTTP status /mcp on agent's socket (where its
+// sandbox's bridge leads; a turn token works nowhere else) gives token
+// for an initialize.
+func (o *cliOffice) socketMCPStatus(agent bullpen.Member, token string) int {
+	path, err := o.m.cli.sockets.Socket(context.Background(), agent)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	req, _ := http.NewRequest("POST", "http://sandbox/mcp", strings.NewReader(mcpInit))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		o.t.Fatal(err)
 	}
