@@ -65,6 +65,7 @@ func (s *Service) retryWrite(ctx context.Context, e *turnEnv, what string, write
 		if n == 0 {
 			e.log.Warn("agents: the database refused a write; retrying", "write", what, "err", err)
 		}
+		e.log.Debug("agents: write refused", "write", what, "attempt", n, "err", err)
 		if time.Since(start) > s.cfg.OutageWait || !sleepCtx(ctx, outageBackoff(n)) {
 			e.cut(err)
 			return err
