@@ -8,7 +8,7 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// # A database outage does not strand turns
+// A database outage does not strand turns.
 //
 // A turn whose write fails because the database cannot be reached or
 // written (store.IsOutage) tries the same write again with backoff

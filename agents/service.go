@@ -32,6 +32,13 @@
 // Model calls are at-least-once: a call whose answer was not yet recorded
 // is made again (no office effect, only tokens).
 //
+// # Database outages
+//
+// A write the database refuses for an outage (store.IsOutage) is tried
+// again with backoff; a turn that cannot go on is cut off and re-driven
+// by its own worker as soon as the database answers, before any newer
+// wake of its agent, and replays its journal (outage.go).
+//
 // # Hung providers
 //
 // Model calls have connect, first-byte and idle timeouts and each turn a
