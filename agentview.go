@@ -10,7 +10,27 @@ type AgentView struct {
 	Spec    Role        `json:"spec"`
 	Status  AgentStatus `json:"status"`
 	HiredAt time.Time   `json:"hired_at"`
+	// Network is where an agent CLI's network policy stands with the
+	// humans; nil for the built-in runtime or a sandbox without network.
+	Network *NetworkApproval `json:"network_approval,omitempty"`
 }
+
+// NetworkApproval is a human's approval of the network policy an agent
+// CLI's sandbox runs with. Until its current policy is approved, the
+// CLI's sandbox runs with network none; a policy change voids it.
+type NetworkApproval struct {
+	Policy string `json:"policy"` // e.g. "allowlist 10.0.0.5/32"
+	// State is unasked (asked at the agent's next turn), pending,
+	// approved or denied.
+	State      string     `json:"state"`
+	ApprovalID int64      `json:"approval_id,omitempty"`
+	AnsweredBy int64      `json:"answered_by,omitempty"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+}
+
+// NetworkUnasked is the state of a CLI agent's network policy no human
+// was asked about yet.
+const NetworkUnasked = "unasked"
 
 // HireInput hires an agent from a catalog role or from an inline spec.
 // Handle, Name and Title override the role's.

@@ -79,6 +79,9 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		if _, err := tx.Emit(bullpen.EventApprovalAnswered, a.ChannelID, audience(c), bullpen.ApprovalEvent{Approval: a, Handle: agent.Handle}); err != nil {
 			return err
 		}
+		if a.Tool == ToolCLINetwork {
+			return tx.AnswerNetwork(a.ID, state, actor.ID) // applies from the agent's next turn; nothing to wake for
+		}
 		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: ReasonApproval}})
 		for _, w := range ws {
 			if _, err := tx.Emit(EventWakeQueued, a.ChannelID, audience(c), WakeQueued{WakeID: w.ID, AgentID: w.AgentID,

@@ -12,6 +12,10 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
+// outageResult is what a call the database refused returns over MCP; the
+// built-in loop stops instead (outage.go).
+const outageResult = "error: the office's database is not answering; nothing was done. Try again in a few seconds."
+
 // toolTimeout bounds one tool call (a sandbox command has its own).
 const toolTimeout = 11 * time.Minute
 
@@ -35,6 +39,9 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 	reason := s.needsApproval(e, def, c)
 	runsNow := def != nil && def.Outside && !interrupted && reason == ""
 	rec, err := s.toolStarted(ctx, e, c, args, key, runsNow)
+	if e.cut(err) {
+		return outageResult, true // the turn runs again when the database answers
+	}
 	if err != nil {
 		return "internal error recording the call", true
 	}
@@ -63,6 +70,11 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 	e.callKey = ""
 	if s.afterTool != nil {
 		s.afterTool(ctx, key)
+	}
+	if e.cut(err) {
+		// The tool's write did not happen (or happened whole with its
+		// journal row): the re-run of the turn calls it again or replays it.
+		return outageResult, true
 	}
 	if err != nil {
 		state, out = "error", "error: "+bullpen.ErrorMessage(err)
@@ -122,30 +134,45 @@ func (e *turnEnv) newCall(args json.RawMessage) *Call {
 // (sandbox commands), so that a crash before it finishes is known.
 func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
 	var rec bullpen.ToolCall
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		if mark {
-			if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
-				return err
-			}
-		}
-		rec = bullpen.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)}
-		if e.turn.ID != 0 { // a call outside any turn (MCP, ordinary token) has no turn to list it under
-			var err error
-			if rec, err = tx.CreateToolCall(rec); err != nil {
-				return err
-			}
-		}
-		_, err := tx.Emit(EventToolStarted, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
-			Handle: e.agent.Handle, CallID: rec.ID, Tool: c.Name, Arguments: clipJSON(args, 2000)})
+	err := s.retryWrite(ctx, e, "tool started", func() error {
+		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return s.toolStartedTx(tx, e, c, args, key, mark, &rec) })
 		return err
 	})
 	rec.StartedAt = s.cfg.Now()
 	return rec, err
 }
 
+// toolStartedTx is toolStarted's transaction; rec gets the stored call.
+func (s *Service) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
+	if mark {
+		if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
+			return err
+		}
+	}
+	*rec = bullpen.ToolCall{TurnID: e.turn.ID, AgentID: e.agent.ID, CallID: c.ID, Name: c.Name, Arguments: clip(string(args), 8000)}
+	if e.turn.ID != 0 { // a call outside any turn (MCP, ordinary token) has no turn to list it under
+		var err error
+		if *rec, err = tx.CreateToolCall(*rec); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Emit(EventToolStarted, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
+		Handle: e.agent.Handle, CallID: rec.ID, Tool: c.Name, Arguments: clipJSON(args, 2000)})
+	return err
+}
+
 // toolFinished records a call's outcome with its event and journal entry
 // (a no-op for effects, which journaled it in their own transaction).
 func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) {
+	err := s.retryWrite(ctx, e, "tool finished", func() error { return s.toolFinishedTx(ctx, e, rec, key, o) })
+	if err != nil && ctx.Err() == nil && !e.cut(err) {
+		e.log.Error("agents: record tool call", "tool", rec.Name, "err", err)
+	}
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+}
+
+// toolFinishedTx is toolFinished's transaction.
+func (s *Service) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) error {
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		if rec.ID != 0 {
 			if err := tx.FinishToolCall(rec); err != nil {
@@ -159,10 +186,7 @@ func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.Tool
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: rec.Name, State: rec.State, Result: clip(rec.Result, 500), DurationMS: rec.DurationMS})
 		return err
 	})
-	if err != nil && ctx.Err() == nil {
-		e.log.Error("agents: record tool call", "tool", rec.Name, "err", err)
-	}
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+	return err
 }
 
 // clipJSON keeps arguments that are small enough as JSON, and replaces

@@ -41,7 +41,12 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
 	cctx, cancel := context.WithDeadline(ctx, e.deadline)
 	defer cancel()
-	p, err := s.cfg.CLIs.RunCLI(cctx, e.agent, e.role.Sandbox, run)
+	spec, err := s.cliSandbox(ctx, e, rt.Name())
+	if err != nil {
+		s.cliFail(ctx, e, err)
+		return
+	}
+	p, err := s.cfg.CLIs.RunCLI(cctx, e.agent, spec, run)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.cliFail(ctx, e, err)

@@ -133,6 +133,9 @@ func cliBrief(role bullpen.Role, me bullpen.Member, roster string) string {
 // unless the gateway refused the CLI a model call for a budget: the
 // channel has that notice, and finish ends the turn as limited.
 func (s *Service) cliFail(ctx context.Context, e *turnEnv, err error) {
+	if e.cut(err) {
+		return // a database outage: the turn is re-driven when it answers
+	}
 	if s.gatewayStopped(e.turn.ID) {
 		s.cliFinish(ctx, e, bullpen.TurnFailed, bullpen.ErrorMessage(err))
 		return

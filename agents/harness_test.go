@@ -34,7 +34,13 @@ type harness struct {
 
 func newHarness(tb testing.TB, dialect string, providers map[string]llm.Provider, mut func(*Config)) *harness {
 	tb.Helper()
-	h := &harness{tb: tb, cfg: storetest.Config(tb, dialect), wiki: newMemWiki(), box: newFakeBox()}
+	return newHarnessOn(tb, storetest.Config(tb, dialect), providers, mut)
+}
+
+// newHarnessOn is newHarness on a given database.
+func newHarnessOn(tb testing.TB, cfg store.Config, providers map[string]llm.Provider, mut func(*Config)) *harness {
+	tb.Helper()
+	h := &harness{tb: tb, cfg: cfg, wiki: newMemWiki(), box: newFakeBox()}
 	h.open(providers, mut)
 	ctx := context.Background()
 	tok, err := h.off.Bootstrap(ctx, "admin")

@@ -121,11 +121,14 @@ func (s *Service) noticeOnce(ctx context.Context, e *turnEnv, key, text string) 
 	if e.j.has(key) {
 		return
 	}
-	_, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
-		Body: "⚠️ " + text, Source: bullpen.SourceSystem, TurnID: e.turn.ID}, func(tx *store.Tx, _ bullpen.Message) error {
-		return e.j.record(tx, key, struct{}{})
+	err := s.retryWrite(ctx, e, "notice", func() error {
+		_, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+			Body: "⚠️ " + text, Source: bullpen.SourceSystem, TurnID: e.turn.ID}, func(tx *store.Tx, _ bullpen.Message) error {
+			return e.j.record(tx, key, struct{}{})
+		})
+		return err
 	})
-	if err != nil && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil && !bullpen.IsCode(err, bullpen.ECONFLICT) {
 		e.log.Error("agents: post notice", "err", err)
 	}
 }

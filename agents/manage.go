@@ -139,10 +139,17 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
+	prev, _ := decodeRole(a.Spec)
 	spec, _ := json.Marshal(r)
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateAgent(id, a.Role, string(spec)); err != nil {
 			return err
+		}
+		if networkPolicy(prev.Sandbox) != networkPolicy(r.Sandbox) {
+			// A changed policy voids the approval: a human is asked again.
+			if err := tx.ForgetNetwork(id); err != nil {
+				return err
+			}
 		}
 		a.Spec = string(spec)
 		_, err := tx.Emit(EventAgentUpdated, 0, nil, s.view(m, a))
@@ -190,7 +197,8 @@ func (s *Service) Get(ctx context.Context, id int64) (bullpen.AgentView, error) 
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	return s.view(m, a), nil
+	v := s.view(m, a)
+	return v, s.networkView(ctx, &v)
 }
 
 // List returns every agent, fired ones included, by handle.
@@ -209,7 +217,11 @@ func (s *Service) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	}
 	out := make([]bullpen.AgentView, 0, len(agents))
 	for _, a := range agents {
-		out = append(out, s.view(members[a.MemberID], a))
+		v := s.view(members[a.MemberID], a)
+		if err := s.networkView(ctx, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 	}
 	sortAgents(out)
 	return out, nil

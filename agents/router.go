@@ -96,6 +96,14 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 					return
 				}
 				s.log.Error("agents: route message", "seq", ev.Seq, "err", err)
+				if store.IsOutage(err) {
+					// The database is out: every message waits for it, so
+					// none is skipped; try again as soon as it answers.
+					if !sleepCtx(ctx, outageBackoff(attempt)) {
+						return
+					}
+					continue
+				}
 				if attempt >= 5 {
 					break // give up on this one message rather than stall every agent
 				}

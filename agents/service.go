@@ -32,6 +32,13 @@
 // Model calls are at-least-once: a call whose answer was not yet recorded
 // is made again (no office effect, only tokens).
 //
+// # Database outages
+//
+// A write the database refuses for an outage (store.IsOutage) is tried
+// again with backoff; a turn that cannot go on is cut off and re-driven
+// by its own worker as soon as the database answers, before any newer
+// wake of its agent, and replays its journal (outage.go).
+//
 // # Hung providers
 //
 // Model calls have connect, first-byte and idle timeouts and each turn a
@@ -166,6 +173,9 @@ type Config struct {
 	HopBudget int           // agent→agent messages per thread without a human (default 8)
 	Lease     time.Duration // a running turn's lease, renewed while it runs (default 2 min)
 	Sweep     time.Duration // how often expired leases are looked for (default 30 s)
+	// OutageWait is how long a turn retries a write the database refuses
+	// before it is cut off and re-driven (outage.go; default Lease/2).
+	OutageWait time.Duration
 	// SharedDatabase is true when several processes run agents on one
 	// PostgreSQL database: then only expired leases are reclaimed, never
 	// another live process's turns.
@@ -205,6 +215,9 @@ func (c *Config) defaults() {
 	}
 	if c.Sweep == 0 {
 		c.Sweep = 30 * time.Second
+	}
+	if c.OutageWait <= 0 {
+		c.OutageWait = c.Lease / 2
 	}
 	if c.TurnRetention <= 0 {
 		c.TurnRetention = DefaultTurnRetention

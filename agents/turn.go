@@ -37,12 +37,18 @@ type turnEnv struct {
 	j         *journal
 	callKey   string       // the journal key of the tool call running
 	log       *slog.Logger // carries the turn, agent, channel and anchor wake
+	// lost is the outage that cut the turn off (outage.go): it writes
+	// nothing more, and its worker re-drives its wakes. heldUp is how
+	// long writes waited for the database.
+	lost   error
+	heldUp time.Duration
 }
 
 // runTurn runs a claimed turn to its end, logging through log (see
 // turnLogger). When ctx ends (shutdown) it returns without finishing the
-// turn, so a restart re-queues its wakes.
-func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) {
+// turn, so a restart re-queues its wakes. It returns the turn's state:
+// lost set means a database outage cut it off (outage.go).
+func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) *turnEnv {
 	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now(), log: log}
 	defer s.setStatus(turn.AgentID, bullpen.AgentStatus{State: StatusIdle})
 	wakes, err := s.openJournal(ctx, e, wakes)
@@ -50,23 +56,23 @@ func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Tu
 		if ctx.Err() == nil {
 			s.fail(ctx, e, err)
 		}
-		return
+		return e
 	}
 	triggers, err := s.prepare(ctx, e, wakes)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.fail(ctx, e, err)
 		}
-		return
+		return e
 	}
-	if triggers == nil {
-		return // prepare finished the turn (fired, limited, no provider)
-	}
-	if isCLI(e.role) {
+	switch {
+	case triggers == nil: // prepare finished the turn (fired, limited, no provider)
+	case isCLI(e.role):
 		s.cliTurn(ctx, e, triggers)
-		return
+	default:
+		s.loop(ctx, e, triggers)
 	}
-	s.loop(ctx, e, triggers)
+	return e
 }
 
 // prepare authenticates the agent, checks its budgets and provider, and
@@ -183,13 +189,16 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wa
 			p.Reasons = append(p.Reasons, w.Reason)
 		}
 	}
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		if !e.j.resumed {
-			if err := e.j.note(tx, "w", wakesRecord{Wakes: p.Wakes}); err != nil {
-				return err
+	err := s.retryWrite(ctx, e, "turn started", func() error {
+		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+			if !e.j.resumed {
+				if err := e.j.note(tx, "w", wakesRecord{Wakes: p.Wakes}); err != nil {
+					return err
+				}
 			}
-		}
-		_, err := tx.Emit(EventTurnStarted, e.channel.ID, e.aud, p)
+			_, err := tx.Emit(EventTurnStarted, e.channel.ID, e.aud, p)
+			return err
+		})
 		return err
 	})
 	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
@@ -236,8 +245,8 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 		}
 		for i, call := range resp.ToolCalls {
 			out, isErr := s.call(ctx, e, fmt.Sprintf("t%d.%d", step, i), call)
-			if ctx.Err() != nil {
-				return
+			if ctx.Err() != nil || e.lost != nil {
+				return // shutting down, or cut off by an outage: the turn runs again
 			}
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: out, IsError: isErr})
 		}
@@ -303,7 +312,11 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if err != nil {
 		return resp, err
 	}
-	if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, key, resp) }); err != nil && ctx.Err() == nil {
+	err = s.retryWrite(ctx, e, "model answer", func() error {
+		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, key, resp) })
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
 		e.log.Error("agents: record model answer", "err", err)
 	}
 	return resp, nil
@@ -319,10 +332,14 @@ func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
 	if e.simulated {
 		body = simLabel + body
 	}
-	if _, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
-		Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent, TurnID: e.turn.ID}, func(tx *store.Tx, _ bullpen.Message) error {
-		return e.j.record(tx, key, struct{}{})
-	}); err != nil && ctx.Err() == nil {
+	err := s.retryWrite(ctx, e, "post answer", func() error {
+		_, err := s.off.PostWith(ctx, e.agent, bullpen.PostInput{ChannelID: e.channel.ID, ThreadID: e.thread,
+			Body: clip(body, bullpen.MaxMessageBody-10), Source: bullpen.SourceAgent, TurnID: e.turn.ID}, func(tx *store.Tx, _ bullpen.Message) error {
+			return e.j.record(tx, key, struct{}{})
+		})
+		return err
+	})
+	if err != nil && ctx.Err() == nil && !bullpen.IsCode(err, bullpen.ECONFLICT) { // ECONFLICT: a lost commit answer; it is posted
 		e.log.Error("agents: post answer", "err", err)
 	}
 }
@@ -344,9 +361,12 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 
 // announceLimit is the limit event and the notice of a budget stop.
 func (s *Service) announceLimit(ctx context.Context, e *turnEnv, which, detail string) {
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
-			Limit: which, Detail: detail, TurnID: e.turn.ID})
+	err := s.retryWrite(ctx, e, "limit event", func() error {
+		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+			_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
+				Limit: which, Detail: detail, TurnID: e.turn.ID})
+			return err
+		})
 		return err
 	})
 	if err != nil {
@@ -355,8 +375,12 @@ func (s *Service) announceLimit(ctx context.Context, e *turnEnv, which, detail s
 	s.noticeOnce(ctx, e, "n"+which, detail)
 }
 
-// fail ends a turn with an error.
+// fail ends a turn with an error; an outage does not end it but cuts it
+// off, to run again when the database answers.
 func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
+	if e.cut(cause) {
+		return
+	}
 	if bullpen.ErrorCode(cause) == bullpen.EINTERNAL {
 		e.log.Error("agents: turn failed", "err", cause)
 	}
@@ -365,8 +389,14 @@ func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
 	}
 }
 
-// finish stores the turn's outcome and its event in one transaction.
+// finish stores the turn's outcome and its event in one transaction,
+// trying again while the database is out (retryWrite). A turn an outage
+// cut off is not finished: its re-run finishes it.
 func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errMsg string) error {
+	if e.lost != nil {
+		return e.lost
+	}
+	s.heldUpNotice(ctx, e)
 	usage, steps := s.gatewayOutcome(e, &state, &errMsg)
 	t := e.turn
 	t.State, t.Steps, t.Error = state, steps, errMsg
@@ -384,14 +414,16 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 	}
 	p := TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
 		Steps: steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(usage), Error: errMsg, Simulated: e.simulated}
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		if err := tx.FinishTurn(t, wakeState); err != nil {
+	return s.retryWrite(ctx, e, "finish turn", func() error {
+		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+			if err := tx.FinishTurn(t, wakeState); err != nil {
+				return err
+			}
+			_, err := tx.Emit(typ, t.ChannelID, e.aud, p)
 			return err
-		}
-		_, err := tx.Emit(typ, t.ChannelID, e.aud, p)
+		})
 		return err
 	})
-	return err
 }
 
 // checkBudgets applies the per-agent rate limit and daily token budget

@@ -25,8 +25,14 @@ func (s *Service) runWorker(ctx context.Context, agentID int64, poke <-chan stru
 			case <-ctx.Done():
 				return
 			}
-			ran := s.claimAndRun(ctx, agentID)
+			ran, cut := s.claimAndRun(ctx, agentID)
 			<-s.sem
+			if cut != nil {
+				// Held by this worker, the agent claims nothing newer
+				// until the cut-off turn's wakes are pending again.
+				s.redrive(ctx, cut)
+				continue
+			}
 			if !ran {
 				break
 			}
@@ -35,33 +41,44 @@ func (s *Service) runWorker(ctx context.Context, agentID int64, poke <-chan stru
 }
 
 // claimAndRun runs one turn if wakes are pending; it reports whether it
-// claimed any.
-func (s *Service) claimAndRun(ctx context.Context, agentID int64) bool {
+// claimed any, and returns the turn when a database outage cut it off.
+// A claim the database refuses is retried with backoff until it answers
+// (outage.go): the wakes pending then are claimed without another poke.
+func (s *Service) claimAndRun(ctx context.Context, agentID int64) (bool, *turnEnv) {
 	var (
 		turn  bullpen.Turn
 		wakes []bullpen.Wake
+		err   error
 	)
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		var err error
-		turn, wakes, err = tx.ClaimWakes(agentID, s.owner, s.cfg.Now().Add(s.cfg.Lease), s.cfg.MaxCoalesce)
-		return err
-	})
+	for n := 0; ; n++ {
+		_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
+			var err error
+			turn, wakes, err = tx.ClaimWakes(agentID, s.owner, s.cfg.Now().Add(s.cfg.Lease), s.cfg.MaxCoalesce)
+			return err
+		})
+		if !store.IsOutage(err) || !sleepCtx(ctx, outageBackoff(n)) {
+			break
+		}
+	}
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
-		return false
+		return false, nil
 	}
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("agents: claim wakes", "agent", agentID, "err", err)
 			time.Sleep(time.Second) // the database is unwell; do not spin
 		}
-		return false
+		return false, nil
 	}
 	log := s.turnLogger(turn, wakes)
 	leaseCtx, stopLease := context.WithCancel(ctx)
 	go s.renewLease(leaseCtx, log, turn.ID)
-	s.runTurn(ctx, log, turn, wakes)
+	e := s.runTurn(ctx, log, turn, wakes)
 	stopLease()
-	return true
+	if e.lost != nil && ctx.Err() == nil {
+		return true, e
+	}
+	return true, nil
 }
 
 // turnLogger is the one logger of a claimed turn: every line it writes

@@ -89,6 +89,11 @@ func (w *CLIWorkspaces) cliWorkspace(ctx context.Context, agent bullpen.Member, 
 	if err != nil {
 		return "", err
 	}
+	// A workspace keeps the network it was made with: the policy a human
+	// approved for the CLI (or none, without approval) is applied here.
+	if err := w.s.m.SetNetwork(ctx, in.ID, sp.Network); err != nil {
+		return "", err
+	}
 	if !slices.Equal(in.Mounts, mounts) || !slices.Equal(in.Bridges, bridges) {
 		if err := w.s.m.Attach(ctx, in.ID, mounts, bridges); err != nil {
 			return "", err

@@ -62,6 +62,7 @@
         el("strong", { class: "agt-name" }), " ", el("span", { class: "agt-handle" }, "@" + h),
         el("span", { class: "agt-status", "data-testid": "agent-status-" + h })),
       el("div", { class: "agt-meta" }),
+      el("div", { class: "agt-net", "data-testid": "agent-network-" + h, hidden: true }),
       el("div", { class: "agt-stream", "data-testid": "agent-stream-" + h }),
       el("div", { class: "agt-turns", "data-testid": "agent-turns-" + h }),
       el("div", { class: "agt-actions agt-manage" },
@@ -169,6 +170,16 @@
     select.value = current;
   }
 
+  // networkText says where an agent CLI's network policy stands: its
+  // sandbox has that network only once a human approved it.
+  function networkText(n) {
+    const by = n.state === "approved" ? "approved" + (n.approval_id ? " (#" + n.approval_id + ")" : "")
+      : n.state === "pending" ? "awaiting a human's approval #" + n.approval_id + "; runs with no network until then"
+      : n.state === "denied" ? "denied (#" + n.approval_id + "); runs with no network"
+      : "not approved yet (asked at its next turn); runs with no network until then";
+    return "Network " + n.policy + ": " + by;
+  }
+
   // runtimeOf names what runs a role's turns: the builtin loop or an agent CLI.
   function runtimeOf(spec) { return (spec && spec.runtime) || "builtin"; }
 
@@ -182,6 +193,9 @@
     li.querySelector(".agt-name").textContent = a.display_name;
     li.querySelector(".agt-status").textContent = statusText(a) + (a.muted && !fired ? " · muted" : "");
     li.querySelector(".agt-meta").textContent = [a.title, runtimeOf(a.spec), a.spec && a.spec.provider, a.spec && a.spec.model].filter(Boolean).join(" · ");
+    const net = li.querySelector(".agt-net");
+    net.hidden = !a.network_approval;
+    net.textContent = a.network_approval ? networkText(a.network_approval) : "";
     li.querySelector(".agt-stream").textContent = a.stream || "";
     li.querySelector(".agt-manage").hidden = fired;
     if (fired) li.querySelector(".agt-edit").hidden = true;
