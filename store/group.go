@@ -64,7 +64,7 @@ func (db *DB) TransactGrouped(ctx context.Context, fn func(*Tx) error) ([]bullpe
 	// Once queued the write is answered, whatever ctx does: returning
 	// early could report a failure for a write that then commits.
 	r := <-w.done
-	return r.events, r.err
+	return r.events, db.wrote(r.err)
 }
 
 func newGrouper() *grouper {

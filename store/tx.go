@@ -50,16 +50,16 @@ func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event
 	defer db.writeMu.Unlock()
 	tx, err := db.begin(ctx)
 	if err != nil {
-		return nil, err
+		return nil, db.wrote(err)
 	}
 	defer tx.g.Rollback() // no-op after a commit
 	if err := fn(tx); err != nil {
-		return nil, err
+		return nil, db.wrote(err)
 	}
 	if err := tx.commit(); err != nil {
-		return nil, err
+		return nil, db.wrote(err)
 	}
-	return tx.events, nil
+	return tx.events, db.wrote(nil)
 }
 
 // begin opens a write transaction; the caller holds writeMu. On

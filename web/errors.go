@@ -25,6 +25,9 @@ var statuses = map[string]int{
 	bullpen.EUNAVAILABLE:  http.StatusServiceUnavailable,
 }
 
+// retryAfterSeconds is the Retry-After of an "unavailable" answer.
+const retryAfterSeconds = "5"
+
 // fiberStatuses are statuses Fiber and fasthttp produce that have no code
 // of their own.
 var fiberStatuses = map[int]string{
@@ -79,6 +82,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		}
 	}
 	status := statusOf(code)
+	if code == bullpen.EUNAVAILABLE && c.GetRespHeader(fiber.HeaderRetryAfter) == "" {
+		c.Set(fiber.HeaderRetryAfter, retryAfterSeconds) // a dependency that is down may be back soon
+	}
 	if code == bullpen.EINTERNAL {
 		s.logFor(c).Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
 	}
