@@ -88,7 +88,11 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if code == bullpen.EINTERNAL {
 		s.logFor(c).Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	if p := c.Path(); strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics" || p == mcpPath {
+	// A request the server could not read (a request line or headers
+	// longer than its buffer) has no path to go by: it gets the JSON
+	// error, which an API client can read and a browser still shows.
+	unread := fe != nil && len(c.Request().Header.RawHeaders()) == 0
+	if p := c.Path(); unread || strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics" || p == mcpPath {
 		var body errorBody
 		body.Error.Code, body.Error.Message = code, msg
 		return c.Status(status).JSON(body)
