@@ -1,6 +1,9 @@
 package agents
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +38,7 @@ func TestNoticesNameTheAgentsProvider(t *testing.T) {
 	found := false
 	for _, ev := range h.events(0) {
 		if ev.Type == EventTurnStarted {
-			te, err := bullpen.DecodePayload[TurnEvent](ev)
+			te, err := bullpen.DecodePayload[TurnEvent](ev, EventTurnStarted)
 			if err != nil || te.Provider != "hung" {
 				t.Errorf("turn_started names provider %q, want hung", te.Provider)
 			}
@@ -49,11 +52,19 @@ func TestNoticesNameTheAgentsProvider(t *testing.T) {
 
 // A stream that stalls after its first chunk gets the notice too.
 func TestStalledStreamGetsNotice(t *testing.T) {
-	f := llmtest.NewFakeOpenAI(func(llmtest.CapturedRequest) llmtest.Reply {
-		return llmtest.Reply{Text: "first words then a long silence", ChunkDelay: 3 * time.Second}
-	})
+	gone := make(chan struct{})
+	f := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"first words"},"finish_reason":null}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select { // then silence
+		case <-r.Context().Done():
+		case <-gone:
+		}
+	}))
 	defer f.Close()
-	providers := map[string]llm.Provider{"openai": openai.New(openai.Config{BaseURL: f.BaseURL(), Model: "m", MaxRetries: -1})}
+	defer close(gone)
+	providers := map[string]llm.Provider{"openai": openai.New(openai.Config{BaseURL: f.URL + "/v1", Model: "m", MaxRetries: -1})}
 	h := newHarness(t, store.SQLite, providers, func(c *Config) {
 		c.DefaultProvider = "openai"
 		c.Timeouts = bullpen.Timeouts{FirstByte: bullpen.Duration(time.Minute), Idle: bullpen.Duration(time.Minute),

@@ -32,9 +32,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 	defer cancel()
 	sec := g.secrets(c.up)
 	rec := g.newRecord(r, c)
-	rec.url = sec.String(rec.url)
+	target := rec.url + querySuffix(r)
+	rec.url = sec.String(rec.url) // the record never shows the base URL's user
 	rec.request.Write(sec.Bytes(c.body))
-	req, err := http.NewRequestWithContext(ctx, r.Method, rec.url+querySuffix(r), bytes.NewReader(c.body))
+	req, err := http.NewRequestWithContext(ctx, r.Method, target, bytes.NewReader(c.body))
 	if err != nil {
 		g.refuse(w, r, c, bullpen.Errorf(bullpen.EUNAVAILABLE, "the provider's base URL %q is not usable", sec.String(c.up.BaseURL)))
 		return

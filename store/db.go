@@ -55,7 +55,7 @@ type DB struct {
 	caps    RecordCaps
 	secrets *redact.Secrets
 	// writes remembers a failed write until one succeeds (WriteTrouble).
-	writes writeHealth
+	writes  writeHealth
 	dataDir string // SQLite: where the file is
 	// life ends when the store closes, stopping listeners.
 	life context.Context

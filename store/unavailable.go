@@ -24,26 +24,36 @@ const writeTroubleFor = 2 * time.Minute
 // could not take it (down, disk full, locked too long), until a write
 // succeeds.
 type writeHealth struct {
-	mu     sync.Mutex
-	failed time.Time
-	why    string
+	mu       sync.Mutex
+	failed   time.Time // when the failed write began
+	why      string
+	lastGood time.Time // when the latest successful write began
 }
 
-// wrote classifies a write's outcome: a failure of the database itself
-// becomes EUNAVAILABLE (the client may retry), and is remembered for
-// WriteTrouble; a success clears it.
-func (db *DB) wrote(err error) error {
+// wrote classifies the outcome of a write that began at started: a
+// failure of the database itself becomes EUNAVAILABLE (the client may
+// retry), and is remembered for WriteTrouble; a success clears it. Writes
+// are ordered by when they began, so a slow write that began before a
+// success and failed after it does not bring the trouble back.
+func (db *DB) wrote(started time.Time, err error) error {
 	h := &db.writes
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err == nil {
-		h.failed, h.why = time.Time{}, ""
+		if started.After(h.lastGood) {
+			h.lastGood = started
+		}
+		if !h.failed.After(started) {
+			h.failed, h.why = time.Time{}, ""
+		}
 		return nil
 	}
 	if !dbUnavailable(err) {
 		return err
 	}
-	h.failed, h.why = time.Now(), err.Error()
+	if started.After(h.lastGood) && started.After(h.failed) {
+		h.failed, h.why = started, err.Error()
+	}
 	return &bullpen.Error{Code: bullpen.EUNAVAILABLE, Err: err,
 		Message: "the database cannot take writes right now (" + unavailableWhy(err) + "); try again shortly"}
 }
