@@ -100,3 +100,12 @@ func (s *Service) checkProviderName(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// providerName is the provider the turn really uses, as the office names
+// it (a Settings provider such as "hung"), not its client's kind.
+func (e *turnEnv) providerName() string {
+	if e.kind != "" {
+		return e.kind
+	}
+	return e.provider.Name()
+}

@@ -178,7 +178,7 @@ func replyThread(c bullpen.Channel, ts []trigger) int64 {
 }
 
 func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) error {
-	p := TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.provider.Name(),
+	p := TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.providerName(),
 		Model: e.role.Model, Simulated: e.simulated, ThreadID: e.thread}
 	for _, w := range wakes {
 		p.Wakes = append(p.Wakes, w.ID)
@@ -403,7 +403,7 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 	t.InputTokens, t.CachedInputTokens = usage.InputTokens, usage.CachedInputTokens
 	t.CacheWriteTokens, t.OutputTokens = usage.CacheWriteTokens, usage.OutputTokens
 	if e.provider != nil {
-		t.Provider = e.provider.Name()
+		t.Provider = e.providerName()
 	}
 	if t.Model == "" {
 		t.Model = e.role.Model

@@ -20,7 +20,7 @@ const waitTick = time.Second
 // can fill its share, never the office. The agent's live status counts the
 // wait, and a wait longer than the notice time is said in the channel.
 func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
-	release, err := s.modelSlot(ctx, e.kind)
+	release, err := s.modelSlot(ctx, e)
 	if err != nil {
 		return llm.Response{}, err
 	}
@@ -38,21 +38,31 @@ func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (ll
 }
 
 // modelSlot swaps the caller's office-wide slot (held by its worker) for
-// one of the provider's; the returned func swaps back.
-func (s *Service) modelSlot(ctx context.Context, kind string) (func(), error) {
+// one of the provider's; the returned func swaps back. While every slot
+// of the provider is taken, the agent's live status says it waits for
+// one.
+func (s *Service) modelSlot(ctx context.Context, e *turnEnv) (func(), error) {
 	s.mu.Lock()
-	ps := s.modelSem[kind]
+	ps := s.modelSem[e.kind]
 	if ps == nil {
 		ps = make(chan struct{}, s.cfg.ProviderConcurrency)
-		s.modelSem[kind] = ps
+		s.modelSem[e.kind] = ps
 	}
 	s.mu.Unlock()
 	<-s.sem
 	select {
 	case ps <- struct{}{}:
-	case <-ctx.Done():
-		s.sem <- struct{}{}
-		return nil, ctx.Err()
+	default:
+		st := bullpen.AgentStatus{State: StatusWaiting, TurnID: e.turn.ID,
+			Detail: fmt.Sprintf("waiting for a slot: provider %q runs %d calls at a time", e.providerName(), cap(ps))}
+		s.setStatus(e.agent.ID, st)
+		s.publishStatus(e, s.Status(e.agent.ID))
+		select {
+		case ps <- struct{}{}:
+		case <-ctx.Done():
+			s.sem <- struct{}{}
+			return nil, ctx.Err()
+		}
 	}
 	return func() {
 		<-ps
@@ -69,7 +79,8 @@ type waiter struct {
 	done  chan struct{}
 	once  sync.Once
 	mu    sync.Mutex
-	got   bool // the first delta arrived: no longer waiting
+	got   bool      // the first delta arrived: no longer waiting
+	last  time.Time // when the latest delta arrived
 	wg    sync.WaitGroup
 }
 
@@ -95,33 +106,49 @@ func (w *waiter) run(ctx context.Context) {
 		case <-tick.C:
 			w.publish(w.s.cfg.Now().Sub(w.start))
 		case <-notice.C:
-			if w.waiting() {
-				w.s.notice(ctx, w.e.agent, w.e.channel.ID, w.e.thread, w.noticeText())
+			// Once per call: before the first text, or when a stream
+			// that began has said nothing new for the notice time.
+			quiet, began := w.quiet()
+			if left := time.Duration(w.e.timeouts.Notice) - quiet; began && left > 0 {
+				notice.Reset(left)
+				continue
 			}
+			w.s.notice(ctx, w.e.agent, w.e.channel.ID, w.e.thread, w.noticeText(began))
 		}
 	}
 }
 
-func (w *waiter) noticeText() string {
+func (w *waiter) noticeText(began bool) string {
 	e := w.e
 	model := e.role.Model
 	if model == "" {
 		model = "its default model"
 	}
+	if began {
+		return fmt.Sprintf("@%s is still waiting for the model (%s, %s): its answer began, then nothing new came for %s. It stops waiting after %s of silence (idle timeout), and the turn ends by its %s deadline.",
+			e.agent.Handle, e.providerName(), model, time.Duration(e.timeouts.Notice), time.Duration(e.timeouts.Idle), time.Duration(e.timeouts.Turn))
+	}
 	return fmt.Sprintf("@%s is still waiting for the model (%s, %s): no answer after %s. It stops waiting after %s without an answer (first-byte timeout), and the turn ends by its %s deadline.",
-		e.agent.Handle, e.provider.Name(), model, time.Duration(e.timeouts.Notice), time.Duration(e.timeouts.FirstByte), time.Duration(e.timeouts.Turn))
+		e.agent.Handle, e.providerName(), model, time.Duration(e.timeouts.Notice), time.Duration(e.timeouts.FirstByte), time.Duration(e.timeouts.Turn))
 }
 
-func (w *waiter) waiting() bool {
+// quiet is how long the model has said nothing: since the call began,
+// or since its latest text once it began answering (began).
+func (w *waiter) quiet() (time.Duration, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.got
+	if !w.got {
+		return w.s.cfg.Now().Sub(w.start), false
+	}
+	return w.s.cfg.Now().Sub(w.last), true
 }
 
 // answered ends the wait at the first delta: the model is writing now.
+// Every delta counts as news for the stall notice.
 func (w *waiter) answered() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.last = w.s.cfg.Now()
 	if !w.got {
 		w.got = true
 		w.s.setStatus(w.e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: w.e.turn.ID})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/internal/redact"
 )
 
 // hopHeaders are never passed on, in either direction (RFC 9110 §7.6.1).
@@ -29,11 +30,14 @@ var clientOnly = []string{"Authorization", "X-Api-Key", "Cookie", "Host", "Conte
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	sec := g.secrets(c.up)
 	rec := g.newRecord(r, c)
-	rec.request.Write(c.body)
-	req, err := http.NewRequestWithContext(ctx, r.Method, rec.url+querySuffix(r), bytes.NewReader(c.body))
+	target := rec.url + querySuffix(r)
+	rec.url = sec.String(rec.url) // the record never shows the base URL's user
+	rec.request.Write(sec.Bytes(c.body))
+	req, err := http.NewRequestWithContext(ctx, r.Method, target, bytes.NewReader(c.body))
 	if err != nil {
-		g.refuse(w, r, c, bullpen.Errorf(bullpen.EUNAVAILABLE, "the provider's base URL %q is not usable", c.up.BaseURL))
+		g.refuse(w, r, c, bullpen.Errorf(bullpen.EUNAVAILABLE, "the provider's base URL %q is not usable", sec.String(c.up.BaseURL)))
 		return
 	}
 	req.Header = upstreamHeader(r.Header, c.up)
@@ -47,10 +51,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 	wd.gotHeader()
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		g.relayError(w, r, resp, c, rec)
+		g.relayError(w, r, resp, c, rec, sec)
 		return
 	}
-	if err := g.relay(w, resp, rec, wd); err != nil {
+	if err := g.relay(w, resp, rec, wd, sec); err != nil {
 		rec.err = wd.explain(err).Error()
 	}
 	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, rec.err)
@@ -77,10 +81,12 @@ func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, c *call
 	writeError(w, c.ep.kind, e, true) // a provider that did not answer may next time
 }
 
-// relay copies a successful answer to the client unchanged, flushing each
-// chunk as it arrives, and tees it into the record and the usage reader.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record, wd *watchdog) error {
-	copyHeader(w.Header(), resp.Header, nil)
+// relay copies a successful answer to the client with its secrets
+// redacted (headers and body, also a secret split across two chunks),
+// flushing each chunk as it arrives, and tees it into the record and the
+// usage reader.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record, wd *watchdog, sec *redact.Secrets) error {
+	copyHeader(w.Header(), resp.Header, sec)
 	// Without a length the answer ends only when the handler returns, after
 	// its usage and record are stored: a CLI that has read its answers has
 	// been counted, so its turn can be closed with the right totals.
@@ -88,20 +94,24 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record,
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	rec.startUsage(resp.Header.Get("Content-Type"))
+	out := sec.Stream(io.MultiWriter(&rec.response, w))
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			wd.pause() // a slow client is not a silent provider
-			rec.response.Write(buf[:n])
 			rec.usage.Write(buf[:n])
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, werr := out.Write(buf[:n]); werr != nil {
 				return errors.New("the client went away")
 			}
 			_ = rc.Flush()
 			wd.gotData()
 		}
 		if err == io.EOF {
+			if werr := out.Flush(); werr != nil {
+				return errors.New("the client went away")
+			}
+			_ = rc.Flush()
 			return nil
 		}
 		if err != nil {
@@ -113,16 +123,16 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record,
 // relayError passes the provider's error on with its status, with any
 // credential it echoes (OpenAI quotes part of a wrong key) blanked. It is
 // recorded before the client sees it.
-func (g *Gateway) relayError(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, rec *record) {
+func (g *Gateway) relayError(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, rec *record, sec *redact.Secrets) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, g.cfg.MaxBody))
 	msg := "the provider answered " + resp.Status
 	if err != nil {
-		msg = "reading the provider's error: " + err.Error()
+		msg = "reading the provider's error: " + sec.String(err.Error())
 	}
-	body = []byte(redact(string(body), c.up))
+	body = sec.Bytes(body)
 	rec.response.Write(body)
 	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, msg)
-	copyHeader(w.Header(), resp.Header, &c.up)
+	copyHeader(w.Header(), resp.Header, sec)
 	w.Header().Del("Content-Length")
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
@@ -164,18 +174,15 @@ func withBeta(have []string, flag string) string {
 	return strings.Join(append(flags, flag), ",")
 }
 
-// copyHeader copies response headers without hop-by-hop ones and cookies;
-// with up set, also without any header that quotes its credential.
-func copyHeader(dst, src http.Header, up *Upstream) {
+// copyHeader copies response headers without hop-by-hop ones and cookies,
+// each value redacted.
+func copyHeader(dst, src http.Header, sec *redact.Secrets) {
 	for k, vs := range src {
 		if k == "Set-Cookie" || containsFold(hopHeaders, k) {
 			continue
 		}
 		for _, v := range vs {
-			if up != nil && redact(v, *up) != v {
-				continue
-			}
-			dst.Add(k, v)
+			dst.Add(k, sec.String(v))
 		}
 	}
 }
@@ -189,14 +196,11 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// redact blanks the upstream's credentials in s.
-func redact(s string, up Upstream) string {
-	for _, secret := range []string{up.APIKey, up.OAuthToken} {
-		if len(secret) >= 8 {
-			s = strings.ReplaceAll(s, secret, "[redacted]")
-		}
-	}
-	return s
+// secrets is the office's secrets with up's credentials and base URL's
+// user information among them: what no answer or record may show.
+func (g *Gateway) secrets(up Upstream) *redact.Secrets {
+	g.cfg.Secrets.Add(up.APIKey, up.OAuthToken, up.BaseURL)
+	return g.cfg.Secrets
 }
 
 func querySuffix(r *http.Request) string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/internal/redact"
 )
 
 // Provider kinds an Upstream may have, which are also the gateway's two
@@ -107,6 +108,11 @@ type Config struct {
 	Upstreams Upstreams
 	Turns     Turns
 	Recorder  Recorder // nil: calls are not recorded
+	// Secrets are blanked in every answer (headers and body, 2xx too),
+	// record and log line; each upstream's credentials and base URL's
+	// user information are added as they are used. Nil: a set of the
+	// gateway's own.
+	Secrets *redact.Secrets
 
 	RecordCap int   // bytes of each body kept per ModelCall (DefaultRecordCap)
 	MaxBody   int64 // request body limit (DefaultMaxBody)
@@ -165,7 +171,11 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Secrets == nil {
+		c.Secrets = redact.New()
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.Logger = slog.New(c.Secrets.Handler(c.Logger.Handler()))
 }

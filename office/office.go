@@ -97,3 +97,7 @@ func (o *Office) Events(ctx context.Context, actor bullpen.Member, since int64, 
 
 // Ping checks the database.
 func (o *Office) Ping(ctx context.Context) error { return o.db.Ping(ctx) }
+
+// WriteTrouble is why the database's last write failed, while it has
+// not taken one since (a full disk, a lost connection); nil otherwise.
+func (o *Office) WriteTrouble() error { return o.db.WriteTrouble() }

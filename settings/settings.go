@@ -19,6 +19,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -32,6 +33,11 @@ type Config struct {
 	TestTimeout time.Duration
 	Now         func() time.Time
 	Logger      *slog.Logger
+	// Secrets learns every provider's key, OAuth token and base URL's
+	// user information as soon as the service reads them (nil: a set of
+	// its own), so every view redacts them; Test's results are redacted
+	// with it.
+	Secrets *redact.Secrets
 }
 
 // Service is the provider settings. It is safe for concurrent use.
@@ -63,6 +69,9 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = redact.New()
+	}
 	return &Service{cfg: cfg, db: cfg.DB, log: cfg.Logger, built: map[int64]builtProvider{}}, nil
 }
 
@@ -78,7 +87,30 @@ func (s *Service) Providers(ctx context.Context, actor bullpen.Member) ([]bullpe
 	if err := admin(actor); err != nil {
 		return nil, err
 	}
-	return s.db.Providers(ctx)
+	ps, err := s.db.Providers(ctx)
+	for _, p := range ps {
+		s.learn(p)
+	}
+	return ps, err
+}
+
+// learn adds p's secrets to the set every view redacts.
+func (s *Service) learn(p bullpen.Provider) bullpen.Provider {
+	s.cfg.Secrets.Add(p.APIKey, p.OAuthToken, p.BaseURL)
+	return p
+}
+
+// LearnAll adds every stored provider's secrets to the redaction set: at
+// start, so that a secret is redacted even before its provider is used.
+func (s *Service) LearnAll(ctx context.Context) error {
+	ps, err := s.db.Providers(ctx)
+	if err != nil {
+		return fmt.Errorf("settings: reading providers: %w", err)
+	}
+	for _, p := range ps {
+		s.learn(p)
+	}
+	return nil
 }
 
 // Get returns one provider; admins only.
@@ -86,7 +118,8 @@ func (s *Service) Get(ctx context.Context, actor bullpen.Member, id int64) (bull
 	if err := admin(actor); err != nil {
 		return bullpen.Provider{}, err
 	}
-	return s.db.Provider(ctx, id)
+	p, err := s.db.Provider(ctx, id)
+	return s.learn(p), err
 }
 
 // Create adds a provider; admins only. Bad input is EINVALID, a taken
@@ -110,7 +143,7 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, in bullpen.P
 			return err
 		}
 		var err error
-		out, err = tx.CreateProvider(p)
+		out, err = tx.CreateProvider(s.learn(p))
 		return err
 	})
 	return out, err
@@ -138,7 +171,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, in
 		if err := validate(p); err != nil {
 			return err
 		}
-		out, err = tx.UpdateProvider(p)
+		out, err = tx.UpdateProvider(s.learn(p))
 		return err
 	})
 	return out, err

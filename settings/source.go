@@ -34,6 +34,7 @@ func (s *Service) Resolve(ctx context.Context, name string) (ProviderConfig, err
 	if err != nil {
 		return ProviderConfig{}, err
 	}
+	s.learn(p)
 	return ProviderConfig{Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, APIKey: p.APIKey,
 		OAuthToken: p.OAuthToken, Model: modelOf(p)}, nil
 }
@@ -49,6 +50,7 @@ func (s *Service) Provider(ctx context.Context, name string) (llm.Provider, stri
 	if err != nil {
 		return nil, name, err
 	}
+	s.learn(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.built[p.ID]; ok && b.version == p.Version {
@@ -104,6 +106,7 @@ func (s *Service) Test(ctx context.Context, actor bullpen.Member, id int64) (bul
 	if err != nil {
 		return bullpen.ProviderTest{}, err
 	}
+	s.learn(p)
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TestTimeout)
 	defer cancel()
 	start := s.cfg.Now()
@@ -111,13 +114,13 @@ func (s *Service) Test(ctx context.Context, actor bullpen.Member, id int64) (bul
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with OK."}}}, nil)
 	out := bullpen.ProviderTest{LatencyMS: s.cfg.Now().Sub(start).Milliseconds()}
 	if err != nil {
-		out.Message = bullpen.ErrorMessage(err)
+		out.Message = s.cfg.Secrets.String(bullpen.ErrorMessage(err))
 		return out, nil
 	}
-	out.OK, out.Model = true, resp.Model
+	out.OK, out.Model = true, s.cfg.Secrets.String(resp.Model)
 	out.Message = "Connected: " + p.Name + " answered"
 	if resp.Model != "" {
-		out.Message += " with model " + resp.Model
+		out.Message += " with model " + out.Model
 	}
 	return out, nil
 }

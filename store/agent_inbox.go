@@ -176,7 +176,7 @@ func (tx *Tx) FinishTurn(t bullpen.Turn, wakeState string) error {
 	res := tx.g.Model(&turnRow{}).Where("id = ? AND state = ?", t.ID, bullpen.TurnRunning).Updates(map[string]any{
 		"state": t.State, "provider": t.Provider, "model": t.Model, "steps": t.Steps,
 		"input_tokens": t.InputTokens, "cached_input_tokens": t.CachedInputTokens, "cache_write_tokens": t.CacheWriteTokens,
-		"output_tokens": t.OutputTokens, "error": t.Error, "finished_at": tx.now})
+		"output_tokens": t.OutputTokens, "error": tx.db.secrets.String(t.Error), "finished_at": tx.now})
 	if res.Error != nil {
 		return fmt.Errorf("store: finish turn: %w", res.Error)
 	}

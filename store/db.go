@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/libtnb/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -39,6 +40,9 @@ type Config struct {
 	Now func() time.Time
 	// Record caps what is kept of each model call (RecordModelCall).
 	Record RecordCaps
+	// Secrets are blanked in every event, message, turn error and model
+	// call written (nil: only URLs' user information is).
+	Secrets *redact.Secrets
 }
 
 // DB is an open database.
@@ -49,6 +53,9 @@ type DB struct {
 	now     func() time.Time
 	url     string // PostgreSQL: for the listener's and locks' own connections
 	caps    RecordCaps
+	secrets *redact.Secrets
+	// writes remembers a failed write until one succeeds (WriteTrouble).
+	writes  writeHealth
 	dataDir string // SQLite: where the file is
 	// life ends when the store closes, stopping listeners.
 	life context.Context
@@ -71,7 +78,7 @@ type DB struct {
 
 // Open connects, applies pending migrations and returns the database.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
-	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, dataDir: cfg.DataDir, group: newGrouper()}
+	db := &DB{now: cfg.Now, url: cfg.URL, caps: cfg.Record, secrets: cfg.Secrets, dataDir: cfg.DataDir, group: newGrouper()}
 	db.life, db.stop = context.WithCancel(context.Background())
 	if db.now == nil {
 		db.now = time.Now

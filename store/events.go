@@ -30,6 +30,7 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 	if err != nil {
 		return bullpen.Event{}, fmt.Errorf("store: encode %s event: %w", typ, err)
 	}
+	body = tx.db.secrets.Bytes(body) // no event shows a secret
 	seq, err := tx.seq()
 	if err != nil {
 		return bullpen.Event{}, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -48,6 +49,7 @@ type grouper struct {
 // A write that returns nil is committed and its events are published in
 // sequence order, as with Transact.
 func (db *DB) TransactGrouped(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
+	started := time.Now()
 	w := &groupWrite{ctx: ctx, fn: fn, done: make(chan groupResult, 1)}
 	g := db.group
 	g.mu.Lock()
@@ -64,7 +66,7 @@ func (db *DB) TransactGrouped(ctx context.Context, fn func(*Tx) error) ([]bullpe
 	// Once queued the write is answered, whatever ctx does: returning
 	// early could report a failure for a write that then commits.
 	r := <-w.done
-	return r.events, r.err
+	return r.events, db.wrote(started, r.err)
 }
 
 func newGrouper() *grouper {

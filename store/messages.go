@@ -55,7 +55,7 @@ func (r *messageRow) toMessage() bullpen.Message {
 
 // CreateMessage inserts a message; a reply also bumps its root's reply count.
 func (tx *Tx) CreateMessage(m bullpen.Message) (bullpen.Message, error) {
-	row := messageRow{ChannelID: m.ChannelID, AuthorID: m.AuthorID, Body: m.Body,
+	row := messageRow{ChannelID: m.ChannelID, AuthorID: m.AuthorID, Body: tx.db.secrets.String(m.Body),
 		Mentions: strings.Join(m.Mentions, " "), Source: m.Source, CreatedAt: tx.now, TurnID: ref(m.TurnID)}
 	if m.ThreadID != 0 {
 		row.ThreadID = &m.ThreadID

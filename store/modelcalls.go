@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/redact"
 )
 
 // Default caps of the model-call record (RecordCaps).
@@ -90,6 +91,7 @@ func (db *DB) RecordModelCall(ctx context.Context, c bullpen.ModelCall) error {
 }
 
 func (tx *Tx) recordModelCall(c bullpen.ModelCall, caps RecordCaps) error {
+	c = RedactModelCall(tx.db.secrets, c)
 	var turn turnRow
 	if err := tx.g.Select("id", "agent_id").First(&turn, c.TurnID).Error; err != nil {
 		return notFound(err, "turn %d not found", c.TurnID)
@@ -183,4 +185,12 @@ func (db *DB) ToolCalls(ctx context.Context, turnID int64) ([]bullpen.ToolCall, 
 		out[i] = rows[i].toToolCall()
 	}
 	return out, nil
+}
+
+// RedactModelCall blanks the secrets of sec (and any URL's user
+// information) in what c shows: its address, bodies and error.
+func RedactModelCall(sec *redact.Secrets, c bullpen.ModelCall) bullpen.ModelCall {
+	c.URL, c.Request, c.Response, c.Error = sec.String(c.URL), sec.String(c.Request), sec.String(c.Response), sec.String(c.Error)
+	c.Provider, c.Model = sec.String(c.Provider), sec.String(c.Model)
+	return c
 }

@@ -46,20 +46,21 @@ type Tx struct {
 // commits and its events are published, in order; otherwise nothing is
 // stored and fn's error is returned.
 func (db *DB) Transact(ctx context.Context, fn func(*Tx) error) ([]bullpen.Event, error) {
+	started := time.Now()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	tx, err := db.begin(ctx)
 	if err != nil {
-		return nil, err
+		return nil, db.wrote(started, err)
 	}
 	defer tx.g.Rollback() // no-op after a commit
 	if err := fn(tx); err != nil {
-		return nil, err
+		return nil, db.wrote(started, err)
 	}
 	if err := tx.commit(); err != nil {
-		return nil, err
+		return nil, db.wrote(started, err)
 	}
-	return tx.events, nil
+	return tx.events, db.wrote(started, nil)
 }
 
 // begin opens a write transaction; the caller holds writeMu. On

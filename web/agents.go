@@ -112,9 +112,12 @@ func (s *Server) postToAgent(c *fiber.Ctx) error {
 
 func (s *Server) listTurns(c *fiber.Ctx) error {
 	return keyedList(c, pathID, func(ctx context.Context, me bullpen.Member, id int64) ([]linkedTurn, error) {
-		limit, err := intQuery(c, "limit", 50)
+		limit, err := rangeQuery(c, "limit", 50, 1, maxTurnsPage)
 		if err != nil {
 			return nil, err
+		}
+		if c.Query("before") != "" {
+			return nil, bullpen.Errorf(bullpen.EINVALID, "query parameter before is not supported here: the turns come newest first, at most %d (limit)", maxTurnsPage)
 		}
 		ts, err := s.svc.Agents.Turns(ctx, me, id, int(limit))
 		return linkTurns(ts), err

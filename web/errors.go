@@ -25,6 +25,9 @@ var statuses = map[string]int{
 	bullpen.EUNAVAILABLE:  http.StatusServiceUnavailable,
 }
 
+// retryAfterSeconds is the Retry-After of an "unavailable" answer.
+const retryAfterSeconds = "5"
+
 // fiberStatuses are statuses Fiber and fasthttp produce that have no code
 // of their own.
 var fiberStatuses = map[int]string{
@@ -79,10 +82,17 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		}
 	}
 	status := statusOf(code)
+	if code == bullpen.EUNAVAILABLE && c.GetRespHeader(fiber.HeaderRetryAfter) == "" {
+		c.Set(fiber.HeaderRetryAfter, retryAfterSeconds) // a dependency that is down may be back soon
+	}
 	if code == bullpen.EINTERNAL {
 		s.logFor(c).Error("internal error", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	if p := c.Path(); strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics" || p == mcpPath {
+	// A request the server could not read (a request line or headers
+	// longer than its buffer) has no path to go by: it gets the JSON
+	// error, which an API client can read and a browser still shows.
+	unread := fe != nil && len(c.Request().Header.RawHeaders()) == 0
+	if p := c.Path(); unread || strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics" || p == mcpPath {
 		var body errorBody
 		body.Error.Code, body.Error.Message = code, msg
 		return c.Status(status).JSON(body)

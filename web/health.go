@@ -21,7 +21,13 @@ type readiness struct {
 	OK       bool   `json:"ok"`
 	Error    string `json:"error,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
+	// Writes, of the database, says that its writes fail (a full disk,
+	// a lost connection) though it answers reads: the office is degraded.
+	Writes string `json:"writes,omitempty"`
 }
+
+// writeTrouble is the office's report of failing database writes.
+type writeTrouble interface{ WriteTrouble() error }
 
 // healthView is the answer of /healthz and /api/v1/healthz.
 type healthView struct {
@@ -44,11 +50,16 @@ func (s *Server) health(c *fiber.Ctx) error {
 		s.logFor(c).Warn("health: database", "err", err)
 		h.Database = readiness{Error: "the database does not answer"}
 	}
+	if wt, ok := s.off.(writeTrouble); ok && h.Database.OK {
+		if err := wt.WriteTrouble(); err != nil {
+			h.Database.Writes = "failing: " + err.Error()
+		}
+	}
 	status := http.StatusOK
 	switch {
 	case !h.Database.OK:
 		h.Status, status = healthDown, http.StatusServiceUnavailable
-	case !h.Sandboxes.OK && !h.Sandboxes.Disabled, h.Descriptors != nil && !h.Descriptors.OK:
+	case !h.Sandboxes.OK && !h.Sandboxes.Disabled, h.Descriptors != nil && !h.Descriptors.OK, h.Database.Writes != "":
 		h.Status = healthDegraded
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/jsonutf8"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -28,7 +29,7 @@ func decode(c *fiber.Ctx, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return bullpen.Errorf(bullpen.EINVALID, "request body must be a JSON object")
 	}
-	if err := checkUTF8(body); err != nil {
+	if err := jsonutf8.Check(body); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -78,6 +79,22 @@ func intQuery(c *fiber.Ctx, name string, def int64) (int64, error) {
 	}
 	return n, nil
 }
+
+// rangeQuery reads an integer query parameter that must lie in [lo, hi];
+// the error names the parameter.
+func rangeQuery(c *fiber.Ctx, name string, def, lo, hi int64) (int64, error) {
+	n, err := intQuery(c, name, def)
+	if err != nil {
+		return 0, err
+	}
+	if n < lo || n > hi {
+		return 0, bullpen.Errorf(bullpen.EINVALID, "query parameter %s must be between %d and %d, not %d", name, lo, hi, n)
+	}
+	return n, nil
+}
+
+// maxTurnsPage is the most turns one page of an agent's turns holds.
+const maxTurnsPage = 200
 
 // list wraps items as {"items": [...]}, never null.
 func list[T any](items []T) fiber.Map {

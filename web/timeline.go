@@ -145,6 +145,10 @@ func afterParam(get func(string, ...string) string) (int64, error) {
 	switch {
 	case get("after") != "" && get("since") != "" && after != since:
 		return 0, bullpen.Errorf(bullpen.EINVALID, "after and since name the same bound; give one")
+	case after < 0:
+		return 0, bullpen.Errorf(bullpen.EINVALID, "query parameter after must not be negative")
+	case since < 0:
+		return 0, bullpen.Errorf(bullpen.EINVALID, "query parameter since must not be negative")
 	case get("after") != "":
 		return after, nil
 	}

@@ -194,6 +194,7 @@ func TestEventsBadFilters(t *testing.T) {
 		{"before not a number", "before=abc", "before must be an integer"},
 		{"negative before", "before=-5", "before must not be negative"},
 		{"negative after", "after=-1", "after must not be negative"},
+		{"negative since", "since=-1", "since must not be negative"},
 		{"after and since differ", "after=5&since=6", "give one"},
 		{"empty range", "after=5&before=6", "must be more than"},
 		{"limit zero", "limit=0", "limit must be between 1 and 1000"},

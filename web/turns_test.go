@@ -115,6 +115,12 @@ func TestTurnInspectorErrors(t *testing.T) {
 		{"/api/v1/turns/abc", 400, "turn id must be a positive integer"},
 		{"/api/v1/turns/0", 400, "turn id must be a positive integer"},
 		{"/api/v1/turns/-3", 400, "turn id must be a positive integer"},
+		// An agent's turns check limit and before like the events do.
+		{"/api/v1/agents/1/turns?limit=0", 400, "limit must be between 1 and 200"},
+		{"/api/v1/agents/1/turns?limit=-4", 400, "limit must be between 1 and 200"},
+		{"/api/v1/agents/1/turns?limit=5000", 400, "limit must be between 1 and 200"},
+		{"/api/v1/agents/1/turns?limit=x", 400, "query parameter limit must be an integer"},
+		{"/api/v1/agents/1/turns?before=5", 400, "before is not supported"},
 	} {
 		var e apiError
 		if st := ts.do("GET", tc.path, ts.Token, nil, &e); st != tc.status || !strings.Contains(e.Error.Message, tc.want) {

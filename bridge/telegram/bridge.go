@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	secrets "github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 )
@@ -91,6 +92,9 @@ type Config struct {
 	// that advances a fake clock.
 	Sleep  func(ctx context.Context, d time.Duration) error
 	Logger *slog.Logger
+	// Secrets learns the bot token and the webhook secret whenever the
+	// bridge starts with them, so every view and log line redacts them.
+	Secrets *secrets.Secrets
 }
 
 // Bridge is the Telegram bridge. Start runs it; Configure and the other
@@ -191,6 +195,7 @@ func (b *Bridge) restart(ctx context.Context) error {
 		return nil
 	}
 	b.mode, b.secret, b.username, b.lastErr, b.cl = st.Mode, st.WebhookSecret, st.BotUsername, "", nil
+	b.cfg.Secrets.Add(st.Token, st.WebhookSecret)
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	if b.cfg.Shared {

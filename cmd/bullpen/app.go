@@ -15,6 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/internal/fds"
+	"github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
@@ -62,6 +63,10 @@ type Main struct {
 
 	Logger *slog.Logger
 	Stdout io.Writer
+	// Secrets are what no view, record, answer or log line shows: the
+	// providers' keys (Settings adds them as it reads them), the
+	// Telegram bot token, the metrics token. Logger redacts them.
+	Secrets *redact.Secrets
 
 	DB     *store.DB
 	Office *office.Office
@@ -94,7 +99,8 @@ type Main struct {
 
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
-	return &Main{Stdout: stdout, Logger: newLogger(stderr), stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
+	sec := redact.New()
+	return &Main{Stdout: stdout, Logger: slog.New(sec.Handler(newLogger(stderr).Handler())), Secrets: sec, stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
 }
 
 // ParseFlags reads flags, falling back to environment variables.
@@ -124,14 +130,15 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	if m.stderr != nil {
-		m.Logger = newLoggerFormat(m.stderr, m.Ops.LogFormat)
+		m.Logger = slog.New(m.Secrets.Handler(newLoggerFormat(m.stderr, m.Ops.LogFormat).Handler()))
 	}
+	m.Secrets.Add(m.Ops.MetricsToken)
 	return nil
 }
 
 // OpenStore opens the database and applies migrations.
 func (m *Main) OpenStore(ctx context.Context) error {
-	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir, Record: m.Recording.StoreCaps()})
+	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir, Record: m.Recording.StoreCaps(), Secrets: m.Secrets})
 	if err != nil {
 		return err
 	}

@@ -13,11 +13,14 @@ import (
 // openSettings opens the provider settings and seeds them from the
 // environment (settings.SeedFromEnv says the precedence).
 func (m *Main) openSettings(ctx context.Context) error {
-	svc, err := settings.New(settings.Config{DB: m.DB, Logger: m.Logger})
+	svc, err := settings.New(settings.Config{DB: m.DB, Logger: m.Logger, Secrets: m.Secrets})
 	if err != nil {
 		return err
 	}
 	if err := svc.SeedFromEnv(ctx, os.Getenv); err != nil {
+		return err
+	}
+	if err := svc.LearnAll(ctx); err != nil {
 		return err
 	}
 	m.Settings = svc

@@ -17,8 +17,9 @@ func (m *Main) openTelegram(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.Secrets.Add(env.Token, env.WebhookSecret)
 	br, err := telegram.New(telegram.Config{Office: m.Office, DB: m.DB, Approvals: m.TelegramApprovals, Env: env, ServerURL: apiURL,
-		OfficeName: m.OfficeName, Logger: m.Logger, Shared: m.SharedDatabase && m.DatabaseURL != ""})
+		OfficeName: m.OfficeName, Logger: m.Logger, Secrets: m.Secrets, Shared: m.SharedDatabase && m.DatabaseURL != ""})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,7 @@
-package web
+// Package jsonutf8 finds the JSON strings that would not survive decoding
+// unchanged (invalid UTF-8, lone surrogate escapes), for the REST API and
+// the MCP endpoint alike.
+package jsonutf8
 
 import (
 	"bytes"
@@ -11,13 +14,13 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// checkUTF8 refuses a JSON body in which a string, key or value, holds
+// Check refuses a JSON body in which a string, key or value, holds
 // bytes that are not UTF-8 or escapes a lone UTF-16 surrogate. Both would
 // otherwise decode silently to U+FFFD, so what is stored would differ from
 // what was sent. The error names the string's path ("body",
 // "spec.env.HOME", "argv[2]"). Syntax errors are left to the decoder,
 // which reports them better.
-func checkUTF8(body []byte) error {
+func Check(body []byte) error {
 	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u`)) {
 		return nil // the common case: nothing can be replaced
 	}

@@ -1,4 +1,4 @@
-package web
+package jsonutf8
 
 import (
 	"strings"
@@ -37,12 +37,12 @@ func TestCheckUTF8(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkUTF8([]byte(tt.body))
+			err := Check([]byte(tt.body))
 			switch {
 			case tt.want == "" && err != nil:
-				t.Errorf("checkUTF8(%q) = %v, want nil", tt.body, err)
+				t.Errorf("Check(%q) = %v, want nil", tt.body, err)
 			case tt.want != "" && (!bullpen.IsCode(err, bullpen.EINVALID) || !strings.HasPrefix(bullpen.ErrorMessage(err), tt.want)):
-				t.Errorf("checkUTF8(%q) = %v, want invalid %q", tt.body, err, tt.want)
+				t.Errorf("Check(%q) = %v, want invalid %q", tt.body, err, tt.want)
 			}
 		})
 	}
@@ -57,7 +57,7 @@ func BenchmarkCheckUTF8(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if err := checkUTF8(body); err != nil {
+				if err := Check(body); err != nil {
 					b.Fatal(err)
 				}
 			}

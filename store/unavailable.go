@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// writeTroubleFor is how long a failed write keeps the store "in
+// trouble" when no write has succeeded since.
+const writeTroubleFor = 2 * time.Minute
+
+// writeHealth remembers the last write that failed because the database
+// could not take it (down, disk full, locked too long), until a write
+// succeeds.
+type writeHealth struct {
+	mu       sync.Mutex
+	failed   time.Time // when the failed write began
+	why      string
+	lastGood time.Time // when the latest successful write began
+}
+
+// wrote classifies the outcome of a write that began at started: a
+// failure of the database itself becomes EUNAVAILABLE (the client may
+// retry), and is remembered for WriteTrouble; a success clears it. Writes
+// are ordered by when they began, so a slow write that began before a
+// success and failed after it does not bring the trouble back.
+func (db *DB) wrote(started time.Time, err error) error {
+	h := &db.writes
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		if started.After(h.lastGood) {
+			h.lastGood = started
+		}
+		if !h.failed.After(started) {
+			h.failed, h.why = time.Time{}, ""
+		}
+		return nil
+	}
+	if !dbUnavailable(err) {
+		return err
+	}
+	if started.After(h.lastGood) && started.After(h.failed) {
+		h.failed, h.why = started, err.Error()
+	}
+	return &bullpen.Error{Code: bullpen.EUNAVAILABLE, Err: err,
+		Message: "the database cannot take writes right now (" + unavailableWhy(err) + "); try again shortly"}
+}
+
+// WriteTrouble is why the last write failed, when it failed because of
+// the database (not of its input) less than two minutes ago and no write
+// has succeeded since; nil otherwise.
+func (db *DB) WriteTrouble() error {
+	h := &db.writes
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failed.IsZero() || time.Since(h.failed) > writeTroubleFor {
+		return nil
+	}
+	return errors.New(h.why)
+}
+
+// dbUnavailable reports whether err is the database failing (connection
+// lost or refused, I/O error, disk full, read-only, locked too long)
+// rather than a bug or bad input. Errors that already carry a code, and
+// a caller that went away, are not.
+func dbUnavailable(err error) bool {
+	if err == nil || bullpen.ErrorCode(err) != bullpen.EINTERNAL || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS, syscall.EDQUOT, syscall.ECONNREFUSED,
+		syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// 08 connection, 53 resources (disk full), 57 operator
+		// intervention (shutdown), 58 system (I/O), 55P03 lock timeout.
+		class := pe.Code[:min(2, len(pe.Code))]
+		return class == "08" || class == "53" || class == "57" || class == "58" || pe.Code == "55P03"
+	}
+	if pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	return unavailableWhy(err) != "a database error"
+}
+
+// sqliteTrouble are SQLite's and the drivers' texts for a database that
+// cannot take a write, and what to call them.
+var sqliteTrouble = [][2]string{
+	{"database or disk is full", "the disk is full"},
+	{"sqlite_full", "the disk is full"},
+	{"no space left on device", "the disk is full"},
+	{"disk i/o error", "a disk I/O error"},
+	{"sqlite_ioerr", "a disk I/O error"},
+	{"database is locked", "the database is locked"},
+	{"sqlite_busy", "the database is locked"},
+	{"database table is locked", "the database is locked"},
+	{"readonly database", "the database is read-only"},
+	{"unable to open database", "the database cannot be opened"},
+	{"conn closed", "the connection was lost"},
+	{"connection refused", "the database does not answer"},
+	{"failed to connect", "the database does not answer"},
+	{"server closed the connection", "the connection was lost"},
+	{"broken pipe", "the connection was lost"},
+	{"connection reset", "the connection was lost"},
+	{"shutting down", "the database is shutting down"},
+}
+
+// unavailableWhy names the kind of failure in a few words.
+func unavailableWhy(err error) string {
+	msg := strings.ToLower(err.Error())
+	for _, t := range sqliteTrouble {
+		if strings.Contains(msg, t[0]) {
+			return t[1]
+		}
+	}
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "53100":
+		return "the disk is full"
+	case errors.As(err, &pe) && strings.HasPrefix(pe.Code, "08"), errors.Is(err, driver.ErrBadConn), errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was lost"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the database took too long"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full"
+	}
+	return "a database error"
+}
