@@ -98,15 +98,21 @@ func (g *Gateway) reserve(ctx context.Context, c *call) error {
 		return bullpen.Errorf(bullpen.ERATELIMIT, "%s", b.Detail)
 	}
 	c.res = &res
-	if res.Output == want && requestedOutput(c.body, fields[:1]) == want {
-		return nil // the request's own limit fits: forwarded as sent
-	}
-	body := c.body
-	for i, f := range fields {
-		if i == 0 || requestedOutput(body, []string{f}) > 0 {
+	// Each limit the request sets is clamped (one it keeps under the grant
+	// is left as sent); a request without one gets the API's field.
+	body, present := c.body, false
+	for _, f := range fields {
+		n := requestedOutput(body, []string{f})
+		present = present || n > 0
+		if n > res.Output {
 			if body, err = setTopLevel(body, f, res.Output); err != nil {
 				return bullpen.Errorf(bullpen.EINVALID, "the request body is not a JSON object: %v", err)
 			}
+		}
+	}
+	if !present {
+		if body, err = setTopLevel(body, fields[0], res.Output); err != nil {
+			return bullpen.Errorf(bullpen.EINVALID, "the request body is not a JSON object: %v", err)
 		}
 	}
 	c.body = body

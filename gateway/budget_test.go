@@ -14,7 +14,10 @@ import (
 // the call leaves.
 func TestOutputClamped(t *testing.T) {
 	var seen []llmtest.CapturedRequest
-	capture := func(c llmtest.CapturedRequest) llmtest.Reply { seen = append(seen, c); return llmtest.Reply{Text: "ok"} }
+	capture := func(c llmtest.CapturedRequest) llmtest.Reply {
+		seen = append(seen, c)
+		return llmtest.Reply{Text: "ok"}
+	}
 	fa := llmtest.NewFakeAnthropic(capture)
 	fo := llmtest.NewFakeOpenAI(capture)
 	t.Cleanup(fa.Close)
