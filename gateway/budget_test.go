@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/bullpen-hq/bullpen/agents/llm"
@@ -22,6 +25,13 @@ func TestOutputClamped(t *testing.T) {
 	fo := llmtest.NewFakeOpenAI(capture)
 	t.Cleanup(fa.Close)
 	t.Cleanup(fo.Close)
+	fr := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		seen = append(seen, llmtest.CapturedRequest{Raw: raw})
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(responseObject("m", "completed", true))
+	}))
+	t.Cleanup(fr.Close)
 	ant := Upstream{Kind: KindAnthropic, BaseURL: fa.BaseURL(), APIKey: realKey}
 	oai := Upstream{Kind: KindOpenAI, BaseURL: fo.BaseURL(), APIKey: realKey}
 	cases := []struct {
@@ -34,7 +44,7 @@ func TestOutputClamped(t *testing.T) {
 		{"chat none", "/openai/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, "max_tokens", oai, 300},
 		{"chat completion tokens", "/openai/v1/chat/completions", `{"max_completion_tokens":9000,"model":"o3","messages":[{"role":"user","content":"hi"}]}`, "max_completion_tokens", oai, 300},
 		{"chat reasoning none", "/openai/v1/chat/completions", `{"model":"o4-mini","messages":[{"role":"user","content":"hi"}]}`, "max_completion_tokens", oai, 300},
-		{"responses", "/openai/v1/responses", `{"model":"m","input":"hi","max_output_tokens":4000}`, "max_output_tokens", oai, 300},
+		{"responses", "/openai/v1/responses", `{"model":"m","input":"hi","max_output_tokens":4000}`, "max_output_tokens", Upstream{Kind: KindOpenAI, BaseURL: fr.URL + "/v1", APIKey: realKey}, 300},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
