@@ -28,7 +28,9 @@ func (s *spentTurns) Reserve(context.Context, int64, int, int) (gateway.Budget, 
 		gateway.Reservation{}, nil
 }
 
-func (s *spentTurns) Settle(context.Context, int64, gateway.Reservation, llm.Usage, bool) error { return nil }
+func (s *spentTurns) Settle(context.Context, int64, gateway.Reservation, llm.Usage, bool) error {
+	return nil
+}
 
 func (s *spentTurns) BudgetStopped(context.Context, int64, gateway.Budget) error {
 	s.once.Do(func() { s.stopped <- time.Now(); s.stop() })
