@@ -55,6 +55,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 		rec.err = wd.explain(err).Error()
 		rec.charge = chargeFull // the usage, if any, is not the whole answer's
 	}
+	resp.Body.Close() // the upstream call is over before its slot is freed
 	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, rec.err)
 }
 
@@ -126,6 +127,7 @@ func (g *Gateway) relayError(w http.ResponseWriter, r *http.Request, resp *http.
 	body = []byte(redact(string(body), c.up))
 	rec.charge = chargeNone // the provider refused it: it ran nothing
 	rec.response.Write(body)
+	resp.Body.Close()
 	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, msg)
 	copyHeader(w.Header(), resp.Header, &c.up)
 	w.Header().Del("Content-Length")
