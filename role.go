@@ -69,6 +69,20 @@ type Budgets struct {
 	MaxTurnTokens int `yaml:"max_turn_tokens" json:"max_turn_tokens"` // input+output tokens per turn
 	DailyTokens   int `yaml:"daily_tokens" json:"daily_tokens"`       // input+output tokens per UTC day
 	TurnsPerHour  int `yaml:"turns_per_hour" json:"turns_per_hour"`   // rate limit
+	// MaxParallelCalls bounds an agent CLI's model calls in flight at once
+	// in one turn (0: DefaultMaxParallelCalls).
+	MaxParallelCalls int `yaml:"max_parallel_calls" json:"max_parallel_calls,omitempty"`
+}
+
+// DefaultMaxParallelCalls is the default of Budgets.MaxParallelCalls.
+const DefaultMaxParallelCalls = 2
+
+// ParallelCalls is MaxParallelCalls or its default.
+func (b Budgets) ParallelCalls() int {
+	if b.MaxParallelCalls > 0 {
+		return b.MaxParallelCalls
+	}
+	return DefaultMaxParallelCalls
 }
 
 // WithDefaults fills zero budgets and the sandbox network policy.

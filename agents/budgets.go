@@ -36,3 +36,24 @@ func (s *Service) dailyTokensSpent(ctx context.Context, agent bullpen.Member, b 
 	return fmt.Sprintf("@%s has used its daily token budget: %d of %d tokens today (UTC). It resumes tomorrow or when an admin raises budgets.daily_tokens.",
 		agent.Handle, day.Tokens, b.DailyTokens), true, nil
 }
+
+// turnStopDetail is the notice of a CLI turn refused a model call by its
+// per-turn budget: used counts the turn's tokens and its calls in flight,
+// need the refused call's input.
+func turnStopDetail(handle string, b bullpen.Budgets, used int64, need int) string {
+	if used >= int64(b.MaxTurnTokens) {
+		return fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d).", handle, used, b.MaxTurnTokens)
+	}
+	return fmt.Sprintf("@%s stopped: %d tokens used in one turn (limit %d), and its next model call needs %d.", handle, used, b.MaxTurnTokens, need)
+}
+
+// dailyStopDetail is the notice of a CLI turn refused a model call by the
+// agent's daily budget.
+func dailyStopDetail(handle string, b bullpen.Budgets, used int64, need int) string {
+	next := ""
+	if used < int64(b.DailyTokens) {
+		next = fmt.Sprintf(", and its next model call needs %d", need)
+	}
+	return fmt.Sprintf("@%s has used its daily token budget: %d of %d tokens today (UTC)%s. It resumes tomorrow or when an admin raises budgets.daily_tokens.",
+		handle, used, b.DailyTokens, next)
+}

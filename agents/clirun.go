@@ -39,8 +39,12 @@ const cliExitGrace = 1500 * time.Millisecond
 // cliRun starts the CLI, turns its stream into events and ends the turn.
 func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run CLIRun) {
 	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+	// The run's context ends at the deadline, when the service stops, and
+	// when the gateway refuses the turn a call for its budget (stopRun):
+	// the sandbox then kills the CLI's whole process tree.
 	cctx, cancel := context.WithDeadline(ctx, e.deadline)
 	defer cancel()
+	s.gw.with(e.turn.ID, func(t *gatewayTurn) { t.stopRun = cancel })
 	spec, err := s.cliSandbox(ctx, e, rt.Name())
 	if err != nil {
 		s.cliFail(ctx, e, err)
@@ -93,6 +97,9 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit CLIExit, werr error, stderr string) {
 	name := rt.Name()
 	switch {
+	case s.gatewayStopped(e.turn.ID):
+		// The budget's notice is posted; finish ends the turn as limited.
+		s.cliFinish(ctx, e, bullpen.TurnFailed, fmt.Sprintf("%s was stopped by its token budget", name))
 	case exit.TimedOut || !s.cfg.Now().Before(e.deadline):
 		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: its %s run used the whole turn deadline of %s and was killed with everything it started.",
 			e.agent.Handle, name, time.Duration(e.timeouts.Turn)))

@@ -13,6 +13,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 )
 
@@ -317,5 +318,45 @@ func TestCLITurnResume(t *testing.T) {
 	if strings.Contains(first, "--resume") || strings.Contains(first, "--no-session-persistence") ||
 		!strings.Contains(second, "--resume "+sess) {
 		t.Fatalf("first run %q\nsecond run %q", first, second)
+	}
+}
+
+// TestCLIBudgetStopKillsRun: when the gateway refuses a CLI turn a model
+// call for its budget, the CLI's run is killed at once (a CLI that retries
+// a 429 for minutes does not keep the turn running), the turn ends as
+// limited within 2 s, and the notice says the budget stopped it.
+func TestCLIBudgetStopKillsRun(t *testing.T) {
+	d := storetest.Dialects(t)[0]
+	f := &fakeCLIs{hang: true, started: make(chan struct{}, 1)}
+	h, _, eng := newCLIHarness(t, d, f, bullpen.RuntimeClaudeCode, time.Minute)
+	ctx := context.Background()
+	since := h.off.Hub().Last()
+	h.post(h.admin, h.general.ID, 0, "@"+eng.Handle+" spend it all")
+	<-f.started
+	turns, err := h.db.Turns(ctx, eng.ID, 1)
+	if err != nil || len(turns) != 1 || turns[0].State != bullpen.TurnRunning {
+		t.Fatalf("running turn: %+v %v", turns, err)
+	}
+	detail := "@" + eng.Handle + " stopped: 120500 tokens used in one turn (limit 120000)."
+	stopped := time.Now()
+	if err := h.svc.BudgetStopped(ctx, turns[0].ID, gateway.Budget{Limit: LimitTurnTokens, Detail: detail}); err != nil {
+		t.Fatal(err)
+	}
+	var turn bullpen.Turn
+	for {
+		turn, _ = h.db.Turn(ctx, turns[0].ID)
+		if turn.State != bullpen.TurnRunning || time.Since(stopped) > 10*time.Second {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	took := time.Since(stopped)
+	if turn.State != bullpen.TurnDone || turn.Error != "limit: "+LimitTurnTokens || took > 2*time.Second {
+		t.Fatalf("turn %s %q %s after the budget stop; want done, limit: %s, within 2 s", turn.State, turn.Error, took, LimitTurnTokens)
+	}
+	h.waitIdle()
+	msgs := strings.Join(h.messages(since), "\n")
+	if !strings.Contains(msgs, detail+" Its CLI run was stopped.") || strings.Contains(msgs, "deadline") {
+		t.Fatalf("want the budget notice saying the run was stopped, messages:\n%s", msgs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
@@ -12,9 +13,9 @@ import (
 )
 
 // The model gateway asks the service about the CLI turns whose model
-// calls pass through it: their budgets before each call, their usage
-// after it, and it reports a budget stop so the channel is told just as
-// for a built-in turn.
+// calls pass through it: a reservation of each call's tokens before it,
+// the settlement of its usage after it, and it reports a budget stop so
+// the channel is told just as for a built-in turn.
 var _ gateway.Turns = (*Service)(nil)
 
 // gatewayTurns is what the gateway has done for the running turns of
@@ -30,6 +31,10 @@ type gatewayTurn struct {
 	steps int
 	stop  gateway.Budget // the budget that stopped the turn; Limit "" if none
 	env   *turnEnv       // the running turn, when its runtime attached it
+	slots chan struct{}  // the turn's calls in flight (gatewayslots.go)
+	// stopRun kills the turn's CLI run (its whole process tree) when a
+	// budget stops the turn; nil until the run starts.
+	stopRun func()
 }
 
 // with runs f on the turn's entry, made if missing.
@@ -66,40 +71,89 @@ func (s *Service) attachGateway(e *turnEnv) {
 	s.gw.with(e.turn.ID, func(t *gatewayTurn) { t.env = e })
 }
 
-// TurnBudget returns the budget state of a running turn before its CLI's
-// next model call: the same per-turn and daily token rules as the
-// built-in loop. EFORBIDDEN when the turn is not running.
-func (s *Service) TurnBudget(ctx context.Context, turnID int64) (gateway.Budget, error) {
+// Reserve implements gateway.Turns: it takes one of the turn's call
+// slots (budgets.max_parallel_calls, waiting up to callSlotWait for one),
+// then reserves the call's input and as much of its output as the turn's
+// and the agent's daily budgets leave, in the database, counting every
+// call in flight of the agent on any replica. EFORBIDDEN when the turn is
+// not running.
+func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput int) (gateway.Budget, gateway.Reservation, error) {
 	t, agent, role, err := s.runningTurn(ctx, turnID)
 	if err != nil {
-		return gateway.Budget{}, err
+		return gateway.Budget{}, gateway.Reservation{}, err
 	}
 	b := gateway.Budget{AgentID: t.AgentID}
-	used := llm.Usage{InputTokens: t.InputTokens, CachedInputTokens: t.CachedInputTokens,
-		CacheWriteTokens: t.CacheWriteTokens, OutputTokens: t.OutputTokens}
-	if detail, spent := turnTokensSpent(agent.Handle, role.Budgets, used); spent {
-		b.Limit, b.Detail = LimitTurnTokens, detail
-		return b, nil
+	if err := s.gw.acquire(ctx, turnID, role.Budgets.ParallelCalls(), callSlotWait); err != nil {
+		return b, gateway.Reservation{}, err
 	}
-	detail, spent, err := s.dailyTokensSpent(ctx, agent, role.Budgets)
-	if spent {
-		b.Limit, b.Detail = LimitDailyTokens, detail
+	now := s.cfg.Now().UTC()
+	var res store.ReserveResult
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
+		var err error
+		res, err = tx.ReserveTokens(store.ReserveTokens{AgentID: t.AgentID, TurnID: turnID, Input: input, MaxOutput: maxOutput,
+			TurnLimit: role.Budgets.MaxTurnTokens, DailyLimit: role.Budgets.DailyTokens,
+			DayStart: now.Truncate(24 * time.Hour), Expires: now.Add(reservationTTL)})
+		return err
+	})
+	if err != nil || res.Refused != "" {
+		s.gw.release(turnID)
 	}
-	return b, err
+	if err != nil {
+		return b, gateway.Reservation{}, fmt.Errorf("agents: reserve tokens of turn %d: %w", turnID, err)
+	}
+	switch res.Refused {
+	case "turn":
+		b.Limit, b.Detail = LimitTurnTokens, turnStopDetail(agent.Handle, role.Budgets, res.TurnUsed, input)
+	case "daily":
+		b.Limit, b.Detail = LimitDailyTokens, dailyStopDetail(agent.Handle, role.Budgets, res.DayUsed, input)
+	}
+	return b, gateway.Reservation{ID: res.ID, Input: res.Input, Output: res.Output}, nil
 }
 
-// AddUsage adds one model call's tokens to the turn's row (so the day's
-// budget and the dashboard see them at once) and to what finish reports.
-func (s *Service) AddUsage(ctx context.Context, turnID int64, u llm.Usage) error {
+// Settle implements gateway.Turns: the reservation's row goes, and the
+// turn is charged the call's usage, or the whole reservation when the
+// usage did not arrive whole, on its row (so the day's budget and the
+// dashboard see it at once) and in what finish reports. Its slot is
+// freed whatever happens.
+func (s *Service) Settle(ctx context.Context, turnID int64, r gateway.Reservation, u llm.Usage, complete bool) error {
+	defer s.gw.release(turnID)
+	if !complete {
+		u = llm.Usage{InputTokens: r.Input, OutputTokens: r.Output}
+	}
+	var charged bool
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		return tx.AddTurnTokens(turnID, store.TurnTokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
+		var err error
+		charged, err = tx.SettleReservation(r.ID, store.TurnTokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
 			CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("agents: usage of turn %d: %w", turnID, err)
+		return fmt.Errorf("agents: settle tokens of turn %d: %w", turnID, err)
 	}
-	s.gw.with(turnID, func(t *gatewayTurn) { t.usage, t.steps = t.usage.Add(u), t.steps+1 })
+	if charged && u != (llm.Usage{}) {
+		s.gw.ifPresent(turnID, func(t *gatewayTurn) { t.usage, t.steps = t.usage.Add(u), t.steps+1 })
+	}
 	return nil
+}
+
+// SweepReservations charges in full the token reservations no process
+// will settle: expired ones, and those of turns that ended or whose
+// process died (see store.Tx.SweepReservations). The lease sweep runs it.
+func (s *Service) SweepReservations(ctx context.Context) (int, error) {
+	var swept []store.Reservation
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+		var err error
+		swept, err = tx.SweepReservations(reservationGrace)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("agents: sweep token reservations: %w", err)
+	}
+	for _, r := range swept {
+		s.log.Warn("charged a model call's whole token reservation: its call never settled", "turn", r.TurnID,
+			"agent", r.AgentID, "tokens", r.Input+r.Output)
+	}
+	return len(swept), nil
 }
 
 // BudgetStopped tells the channel that a budget stopped the turn: the
@@ -108,14 +162,21 @@ func (s *Service) AddUsage(ctx context.Context, turnID int64, u llm.Usage) error
 func (s *Service) BudgetStopped(ctx context.Context, turnID int64, b gateway.Budget) error {
 	first := false
 	var e *turnEnv
+	var stopRun func()
 	s.gw.with(turnID, func(t *gatewayTurn) {
-		first, e = t.stop.Limit == "", t.env
+		first, e, stopRun = t.stop.Limit == "", t.env, t.stopRun
 		if first {
 			t.stop = b
 		}
 	})
 	if !first {
 		return nil
+	}
+	if stopRun != nil {
+		// A refused CLI may retry for minutes: the run ends now, with
+		// everything it started.
+		stopRun()
+		b.Detail += " Its CLI run was stopped."
 	}
 	if e == nil {
 		var err error
@@ -167,6 +228,7 @@ func (s *Service) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, 
 // the tokens and model calls of its CLI, and a budget stop, which ends
 // the turn as limited even though the CLI, refused, may have failed.
 func (s *Service) gatewayOutcome(e *turnEnv, state, errMsg *string) (llm.Usage, int) {
+	s.gw.awaitIdle(e.turn.ID, settleWait) // calls cut off with the CLI settle first
 	gw := s.gw.take(e.turn.ID)
 	if gw.stop.Limit != "" && *state == bullpen.TurnFailed {
 		*state, *errMsg = bullpen.TurnDone, "limit: "+gw.stop.Limit

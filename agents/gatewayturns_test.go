@@ -74,15 +74,16 @@ func testGatewayTurnBudgets(t *testing.T, dialect string) {
 	ctx := context.Background()
 	pm := h.hireBudgeted(2000, 3000)
 	turn := h.claimTurn(pm)
-	if b, err := h.svc.TurnBudget(ctx, turn.ID); err != nil || b.Limit != "" || b.AgentID != pm.ID {
-		t.Fatalf("fresh turn budget = %+v, %v", b, err)
+	b, res, err := h.svc.Reserve(ctx, turn.ID, 100, 500)
+	if err != nil || b.Limit != "" || b.AgentID != pm.ID || res.Input != 100 || res.Output != 500 {
+		t.Fatalf("fresh turn reservation = %+v %+v, %v", b, res, err)
 	}
-	if err := h.svc.AddUsage(ctx, turn.ID, llm.Usage{InputTokens: 1500, CachedInputTokens: 1000, OutputTokens: 600}); err != nil {
+	if err := h.svc.Settle(ctx, turn.ID, res, llm.Usage{InputTokens: 1500, CachedInputTokens: 1000, OutputTokens: 600}, true); err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.svc.TurnBudget(ctx, turn.ID)
-	want, _ := turnTokensSpent(pm.Handle, bullpen.Budgets{MaxTurnTokens: 2000}, llm.Usage{InputTokens: 1500, OutputTokens: 600})
-	if err != nil || b.Limit != LimitTurnTokens || b.Detail != want || !strings.Contains(want, "2100 tokens") {
+	b, _, err = h.svc.Reserve(ctx, turn.ID, 100, 500)
+	want := "@pm stopped: 2100 tokens used in one turn (limit 2000)."
+	if err != nil || b.Limit != LimitTurnTokens || b.Detail != want {
 		t.Fatalf("spent turn budget = %+v, %v; want %s %q", b, err, LimitTurnTokens, want)
 	}
 	since := h.off.Hub().Last()
@@ -105,21 +106,23 @@ func testGatewayTurnBudgets(t *testing.T, dialect string) {
 		done.CachedInputTokens != 1000 || done.OutputTokens != 600 || done.Steps != 1 {
 		t.Errorf("finished turn = %+v", done)
 	}
-	if _, err := h.svc.TurnBudget(ctx, turn.ID); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
-		t.Errorf("budget of an ended turn: err %v, want forbidden", err)
-	}
-	if err := h.svc.AddUsage(ctx, turn.ID, llm.Usage{InputTokens: 5}); !bullpen.IsCode(err, bullpen.ECONFLICT) {
-		t.Errorf("usage on an ended turn: err %v, want conflict", err)
+	if _, _, err := h.svc.Reserve(ctx, turn.ID, 1, 1); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
+		t.Errorf("reservation on an ended turn: err %v, want forbidden", err)
 	}
 
-	// The day's 2100 tokens count against the next turn: 1000 more spend
-	// the daily 3000 though the turn itself is under its 2000.
+	// The day's 2100 tokens count against the next turn: its call is
+	// clamped to the 400 output tokens the day has left, and charged in
+	// full when its answer is cut; then the day is spent.
 	next := h.claimTurn(pm)
-	if err := h.svc.AddUsage(ctx, next.ID, llm.Usage{InputTokens: 900, OutputTokens: 100}); err != nil {
+	b, res, err = h.svc.Reserve(ctx, next.ID, 500, 1000)
+	if err != nil || b.Limit != "" || res.Output != 400 {
+		t.Fatalf("clamped reservation = %+v %+v, %v; want 400 output tokens", b, res, err)
+	}
+	if err := h.svc.Settle(ctx, next.ID, res, llm.Usage{InputTokens: 500, OutputTokens: 1}, false); err != nil {
 		t.Fatal(err)
 	}
-	b, err = h.svc.TurnBudget(ctx, next.ID)
-	if err != nil || b.Limit != LimitDailyTokens || !strings.Contains(b.Detail, "3100 of 3000 tokens today") {
+	b, _, err = h.svc.Reserve(ctx, next.ID, 10, 1000)
+	if err != nil || b.Limit != LimitDailyTokens || !strings.Contains(b.Detail, "3000 of 3000 tokens today") {
 		t.Errorf("daily budget = %+v, %v", b, err)
 	}
 }

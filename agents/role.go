@@ -144,6 +144,7 @@ func validateBudgets(b *bullpen.Budgets, file string) error {
 		{"budgets.max_turn_tokens", b.MaxTurnTokens, 1000, 10_000_000},
 		{"budgets.daily_tokens", b.DailyTokens, 1000, 1_000_000_000},
 		{"budgets.turns_per_hour", b.TurnsPerHour, 1, 10_000},
+		{"budgets.max_parallel_calls", b.MaxParallelCalls, 1, 16},
 	}
 	for _, c := range checks {
 		if c.v != 0 && (c.v < c.lo || c.v > c.h) {

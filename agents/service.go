@@ -418,6 +418,9 @@ func (s *Service) sweepLoop(ctx context.Context) {
 			if err := s.reclaim(ctx, false); err != nil && ctx.Err() == nil {
 				s.log.Error("agents: lease sweep", "err", err)
 			}
+			if _, err := s.SweepReservations(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("agents: reservation sweep", "err", err)
+			}
 		}
 	}
 }

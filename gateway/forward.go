@@ -54,15 +54,20 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 		g.relayError(w, r, resp, c, rec, sec)
 		return
 	}
+	rec.charge = chargeUsage
 	if err := g.relay(w, resp, rec, wd, sec); err != nil {
 		rec.err = wd.explain(err).Error()
+		rec.charge = chargeFull // the usage, if any, is not the whole answer's
 	}
+	resp.Body.Close() // the upstream call is over before its slot is freed
 	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, rec.err)
 }
 
 // upstreamFailed answers a call whose provider gave no answer.
 func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, c *call, rec *record, err error) {
+	rec.charge = chargeOfFailure(err)
 	if r.Context().Err() != nil {
+		rec.charge = chargeFull // the provider may have run it
 		rec.finish(context.WithoutCancel(r.Context()), g, 0, "the client went away")
 		return
 	}
@@ -130,7 +135,9 @@ func (g *Gateway) relayError(w http.ResponseWriter, r *http.Request, resp *http.
 		msg = "reading the provider's error: " + sec.String(err.Error())
 	}
 	body = sec.Bytes(body)
+	rec.charge = chargeNone // the provider refused it: it ran nothing
 	rec.response.Write(body)
+	resp.Body.Close()
 	rec.finish(context.WithoutCancel(r.Context()), g, resp.StatusCode, msg)
 	copyHeader(w.Header(), resp.Header, sec)
 	w.Header().Del("Content-Length")

@@ -2,7 +2,8 @@
 // (Chat Completions, Responses) compatible endpoints that the agent CLIs in
 // the sandboxes call instead of the provider. Each request carries a
 // per-turn token; the gateway resolves it to the turn and its agent,
-// checks the turn's budgets, and forwards the request to the provider
+// reserves the call's worst case against the turn's budgets (budget.go),
+// and forwards the request to the provider
 // configured for that agent with the real credential, which never enters
 // the sandbox. Answers, streams included, pass back unchanged, byte for
 // byte, while a tee reads their token usage for the turn and keeps a copy
@@ -36,6 +37,9 @@ const (
 const (
 	DefaultRecordCap = 256 << 10 // bytes of each body kept in a ModelCall
 	DefaultMaxBody   = 8 << 20   // bytes of a request body accepted
+	// DefaultMaxOutput is the output reserved for, and set on, a request
+	// that names no output limit.
+	DefaultMaxOutput = 16_384
 )
 
 // OAuthBeta is the anthropic-beta flag that makes Anthropic's API accept a
@@ -85,11 +89,19 @@ type Budget struct {
 
 // Turns keeps a CLI turn's budgets and usage. *agents.Service implements it.
 type Turns interface {
-	// TurnBudget returns the turn's budget state before a model call. A
-	// turn that is not running is an EFORBIDDEN error.
-	TurnBudget(ctx context.Context, turnID int64) (Budget, error)
-	// AddUsage adds one model call's tokens to the turn.
-	AddUsage(ctx context.Context, turnID int64, u llm.Usage) error
+	// Reserve reserves a model call's worst case before it is forwarded:
+	// input tokens plus up to maxOutput output tokens, against the turn's
+	// and the agent's daily budgets, counting the calls in flight. The
+	// Reservation's Output is what the budgets leave (at most maxOutput);
+	// a turn with no room left gets Budget.Limit set and no reservation.
+	// Reserve also takes one of the turn's call slots, waiting for one a
+	// while; a turn whose slots stay taken is an ERATELIMIT error. A turn
+	// that is not running is an EFORBIDDEN error.
+	Reserve(ctx context.Context, turnID int64, input, maxOutput int) (Budget, Reservation, error)
+	// Settle ends a reservation and frees its slot: the turn is charged u
+	// when the call's usage arrived whole (complete), else the whole
+	// reservation.
+	Settle(ctx context.Context, turnID int64, r Reservation, u llm.Usage, complete bool) error
 	// BudgetStopped tells the channel that b stopped the turn, as the
 	// built-in loop does; called for every refused request, it says so once.
 	BudgetStopped(ctx context.Context, turnID int64, b Budget) error
@@ -116,6 +128,9 @@ type Config struct {
 
 	RecordCap int   // bytes of each body kept per ModelCall (DefaultRecordCap)
 	MaxBody   int64 // request body limit (DefaultMaxBody)
+	// DefaultMaxOutput is the output limit of a request that has none
+	// (DefaultMaxOutput).
+	DefaultMaxOutput int
 	// Timeouts of the upstream call: connect, first byte, idle between two
 	// reads of a stream (zero fields: llm.DefaultTimeouts).
 	Timeouts llm.Timeouts
@@ -163,6 +178,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
+	}
+	if c.DefaultMaxOutput <= 0 {
+		c.DefaultMaxOutput = DefaultMaxOutput
 	}
 	c.Timeouts = c.Timeouts.Or(llm.DefaultTimeouts)
 	if c.Transport == nil {

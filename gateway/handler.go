@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
 // endpoint is one path the gateway serves and where it goes upstream.
@@ -52,6 +53,7 @@ type call struct {
 	model   string
 	stream  bool // the client asked for a stream
 	started time.Time
+	res     *Reservation // the call's tokens reserved, until settled
 }
 
 func (g *Gateway) endpoint(ep endpoint) http.Handler {
@@ -66,7 +68,7 @@ func (g *Gateway) endpoint(ep endpoint) http.Handler {
 }
 
 // prepare authenticates the request, reads and checks its body, finds the
-// agent's provider and checks the turn's budgets. Nothing is forwarded
+// agent's provider and reserves the call's tokens. Nothing is forwarded
 // unless it returns nil.
 func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, c *call) error {
 	ctx := r.Context()
@@ -91,16 +93,7 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, c *call) error
 	if c.ep.api == "" {
 		return nil
 	}
-	if c.budget, err = g.cfg.Turns.TurnBudget(ctx, c.turnID); err != nil {
-		return fmt.Errorf("gateway: budget of turn %d: %w", c.turnID, err)
-	}
-	if c.budget.Limit == "" {
-		return nil
-	}
-	if err := g.cfg.Turns.BudgetStopped(ctx, c.turnID, c.budget); err != nil {
-		g.cfg.Logger.Error("gateway: budget notice", "turn", c.turnID, "err", err)
-	}
-	return bullpen.Errorf(bullpen.ERATELIMIT, "%s", c.budget.Detail)
+	return g.reserve(ctx, c)
 }
 
 // authenticate resolves the request's turn token: x-api-key (Claude Code
@@ -168,11 +161,16 @@ func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, c *call, err er
 		g.cfg.Logger.Error("gateway: request failed", "path", r.URL.Path, "turn", c.turnID, "err", err)
 	}
 	status, body := errorBody(c.ep.kind, err)
+	g.settle(context.WithoutCancel(r.Context()), c, chargeNone, llm.Usage{}, true)
 	if c.turnID != 0 {
 		rec := g.newRecord(r, c)
 		rec.request.Write(c.body)
 		rec.response.Write(body)
 		rec.finish(context.WithoutCancel(r.Context()), g, status, bullpen.ErrorMessage(err))
 	}
-	writeError(w, c.ep.kind, err, bullpen.ErrorCode(err) == bullpen.EINTERNAL)
+	retry := bullpen.ErrorCode(err) == bullpen.EINTERNAL || busy(c, err)
+	if busy(c, err) {
+		setRetryAfter(w)
+	}
+	writeError(w, c.ep.kind, err, retry)
 }

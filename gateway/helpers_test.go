@@ -44,30 +44,48 @@ type fixedUpstream struct{ up Upstream }
 
 func (f fixedUpstream) Upstream(context.Context, bullpen.Member) (Upstream, error) { return f.up, nil }
 
-// fakeTurns keeps one turn's usage and a settable budget stop.
+// fakeTurns keeps one turn's usage and a settable budget stop; it grants
+// every reservation in full unless grant is set.
 type fakeTurns struct {
-	mu      sync.Mutex
-	usage   llm.Usage
-	adds    int
-	stop    Budget
-	stopped []Budget
+	mu       sync.Mutex
+	usage    llm.Usage
+	adds     int
+	stop     Budget
+	stopped  []Budget
+	grant    int // output tokens granted at most (0: what is asked)
+	reserved []Reservation
+	settled  []bool // complete, per settled call
 }
 
-func (t *fakeTurns) TurnBudget(_ context.Context, turnID int64) (Budget, error) {
+func (t *fakeTurns) Reserve(_ context.Context, turnID int64, input, maxOutput int) (Budget, Reservation, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if turnID != 42 {
-		return Budget{}, bullpen.Errorf(bullpen.EFORBIDDEN, "turn %d is not running", turnID)
+		return Budget{}, Reservation{}, bullpen.Errorf(bullpen.EFORBIDDEN, "turn %d is not running", turnID)
 	}
 	b := t.stop
 	b.AgentID = 3
-	return b, nil
+	if b.Limit != "" {
+		return b, Reservation{}, nil
+	}
+	r := Reservation{ID: int64(len(t.reserved) + 1), Input: input, Output: maxOutput}
+	if t.grant > 0 {
+		r.Output = min(r.Output, t.grant)
+	}
+	t.reserved = append(t.reserved, r)
+	return b, r, nil
 }
 
-func (t *fakeTurns) AddUsage(_ context.Context, _ int64, u llm.Usage) error {
+func (t *fakeTurns) Settle(_ context.Context, _ int64, r Reservation, u llm.Usage, complete bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.usage, t.adds = t.usage.Add(u), t.adds+1
+	if !complete {
+		u = llm.Usage{InputTokens: r.Input, OutputTokens: r.Output}
+	}
+	t.settled = append(t.settled, complete)
+	if u != (llm.Usage{}) {
+		t.usage, t.adds = t.usage.Add(u), t.adds+1
+	}
 	return nil
 }
 

@@ -94,7 +94,8 @@ func TestProviderErrorRedacted(t *testing.T) {
 }
 
 // TestChatWithoutIncludeUsage: a Chat stream whose client did not ask for
-// usage is forwarded unchanged, and the turn is charged an estimate.
+// usage is forwarded without stream_options (only the output bound the
+// budget needs is set), and the turn is charged an estimate.
 func TestChatWithoutIncludeUsage(t *testing.T) {
 	f := llmtest.NewFakeOpenAI(func(llmtest.CapturedRequest) llmtest.Reply {
 		return llmtest.Reply{Text: "a reply of several tokens to be estimated"}
@@ -105,18 +106,19 @@ func TestChatWithoutIncludeUsage(t *testing.T) {
 	if status, _, got := r.post(t, "/openai/v1/chat/completions", "bearer", turnToken, body); status != 200 {
 		t.Fatalf("status %d: %s", status, got)
 	}
-	if raw := string(f.Requests()[0].Raw); raw != body {
-		t.Errorf("upstream body = %s, want the client's unchanged", raw)
+	sent := `{"max_tokens":16384,` + body[1:] // the budget's bound, set as the request has none
+	if raw := string(f.Requests()[0].Raw); raw != sent {
+		t.Errorf("upstream body = %s, want the client's with max_tokens set: %s", raw, sent)
 	}
 	u, _, _ := r.turns.snapshot()
-	want := llm.Usage{InputTokens: llm.Count(body), OutputTokens: llm.Count("a reply of several tokens to be estimated")}
+	want := llm.Usage{InputTokens: llm.Count(sent), OutputTokens: llm.Count("a reply of several tokens to be estimated")}
 	if u != want {
 		t.Errorf("estimated usage = %+v, want %+v", u, want)
 	}
 }
 
 // TestClientGoneCancelsUpstream: when the CLI disconnects mid-stream the
-// upstream request is cancelled, and the tokens seen so far still count.
+// upstream request is cancelled, and the call is charged its reservation.
 func TestClientGoneCancelsUpstream(t *testing.T) {
 	cancelled := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -144,8 +146,11 @@ func TestClientGoneCancelsUpstream(t *testing.T) {
 	resp.Body.Close()
 	<-cancelled   // the test hangs here (and times out) if the upstream call lives on
 	r.srv.Close() // waits for the handler, so its record is done
-	if u, _, _ := r.turns.snapshot(); u.InputTokens != 70 {
-		t.Errorf("usage after disconnect = %+v, want the 70 input tokens seen", u)
+	// The stream never finished: its whole reservation is charged, not
+	// the 70 input and 1 output token of message_start.
+	in := llm.Count(`{"model":"m","max_tokens":5,"stream":true,"messages":[]}`)
+	if u, _, _ := r.turns.snapshot(); u.InputTokens != in || u.OutputTokens != 5 {
+		t.Errorf("usage after disconnect = %+v, want the reservation: %d in, 5 out", u, in)
 	}
 }
 

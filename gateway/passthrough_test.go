@@ -32,13 +32,13 @@ func apiCases() []apiCase {
 		{"anthropic json", KindAnthropic, "/anthropic/v1/messages", "bearer",
 			`{"model":"claude-test","max_tokens":100,` + msgs + `}`, false, anthropicUsage},
 		{"chat stream", KindOpenAI, "/openai/v1/chat/completions", "bearer",
-			`{"model":"gpt-test","stream":true,"stream_options":{"include_usage":true},` + msgs + `}`, true, chatUsage},
+			`{"model":"gpt-test","max_tokens":100,"stream":true,"stream_options":{"include_usage":true},` + msgs + `}`, true, chatUsage},
 		{"chat json", KindOpenAI, "/openai/v1/chat/completions", "bearer",
-			`{"model":"gpt-test",` + msgs + `}`, false, chatUsage},
+			`{"model":"gpt-test","max_completion_tokens":100,` + msgs + `}`, false, chatUsage},
 		{"responses stream", KindOpenAI, "/openai/v1/responses", "bearer",
-			`{"model":"gpt-test","stream":true,"input":"say hello"}`, true, llm.Usage{InputTokens: respInput, CachedInputTokens: respCached, OutputTokens: respOutput}},
+			`{"model":"gpt-test","stream":true,"max_output_tokens":100,"input":"say hello"}`, true, llm.Usage{InputTokens: respInput, CachedInputTokens: respCached, OutputTokens: respOutput}},
 		{"responses json", KindOpenAI, "/openai/v1/responses", "bearer",
-			`{"model":"gpt-test","input":"say hello"}`, false, llm.Usage{InputTokens: respInput, CachedInputTokens: respCached, OutputTokens: respOutput}},
+			`{"model":"gpt-test","max_output_tokens":100,"input":"say hello"}`, false, llm.Usage{InputTokens: respInput, CachedInputTokens: respCached, OutputTokens: respOutput}},
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
 // record collects one call for the turn's usage and the Recorder.
@@ -18,6 +17,7 @@ type record struct {
 	response capped
 	usage    usageReader
 	err      string
+	charge   charge // how the call's reservation is settled (chargeFull unless told)
 }
 
 func (g *Gateway) newRecord(r *http.Request, c *call) *record {
@@ -32,16 +32,12 @@ func (rec *record) startUsage(contentType string) {
 	}
 }
 
-// finish adds the call's tokens to its turn and records it. It runs with
-// a context the client cannot cancel: tokens spent are counted even when
-// the CLI went away mid-stream.
+// finish settles the call's reservation and records the call. It runs
+// with a context the client cannot cancel: tokens spent are counted even
+// when the CLI went away mid-stream.
 func (rec *record) finish(ctx context.Context, g *Gateway, status int, errMsg string) {
 	u := rec.usage.Usage()
-	if u != (llm.Usage{}) {
-		if err := g.cfg.Turns.AddUsage(ctx, rec.c.turnID, u); err != nil {
-			g.cfg.Logger.Error("gateway: add usage", "turn", rec.c.turnID, "err", err)
-		}
-	}
+	g.settle(ctx, rec.c, rec.charge, u, rec.usage.Complete())
 	if g.cfg.Recorder == nil {
 		return
 	}

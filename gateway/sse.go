@@ -24,6 +24,7 @@ type sseUsage struct {
 	skip    bool // the current line grew over maxSSELine
 	wire    wireUsage
 	saw     bool            // a usage object was seen
+	done    bool            // the stream's final usage (or end) was seen
 	text    strings.Builder // Chat: streamed text, for the estimate
 	events  int
 }
@@ -77,6 +78,10 @@ func (s *sseUsage) line(l []byte) {
 		return
 	}
 	data = bytes.TrimSpace(data)
+	if s.api == apiChat && string(data) == "[DONE]" {
+		s.done = true
+		return
+	}
 	if s.api != apiChat && !bytes.Contains(data, []byte(`"usage"`)) {
 		return // most events are text deltas: not worth decoding
 	}
@@ -96,6 +101,11 @@ func (s *sseUsage) line(l []byte) {
 	if u != nil {
 		s.saw = true
 		s.wire.merge(*u)
+		// The usage that ends a stream: Anthropic's message_delta, the
+		// Chat chunk of include_usage (sent after the last choice), the
+		// Responses API's final response event.
+		s.done = s.done || s.api == apiChat || ev.Type == "message_delta" || ev.Type == "response.completed" ||
+			ev.Type == "response.incomplete" || ev.Type == "response.failed"
 	}
 	if s.api == apiChat {
 		s.events++
@@ -122,3 +132,8 @@ func (s *sseUsage) Usage() llm.Usage {
 	}
 	return llm.Usage{}
 }
+
+// Complete reports whether the stream's final usage arrived (for a Chat
+// stream without usage, its [DONE]): a stream cut before it is charged
+// its whole reservation.
+func (s *sseUsage) Complete() bool { return s.done }

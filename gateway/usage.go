@@ -12,6 +12,9 @@ import (
 type usageReader interface {
 	Write(p []byte) (int, error)
 	Usage() llm.Usage
+	// Complete reports whether the answer's whole usage arrived: the
+	// final usage event of a stream, the usage of a whole JSON body.
+	Complete() bool
 }
 
 // discardUsage is the reader of calls that use no tokens.
@@ -19,6 +22,7 @@ type discardUsage struct{}
 
 func (discardUsage) Write(p []byte) (int, error) { return len(p), nil }
 func (discardUsage) Usage() llm.Usage            { return llm.Usage{} }
+func (discardUsage) Complete() bool              { return true }
 
 // maxUsageJSON bounds the non-streamed answer kept to read its usage.
 const maxUsageJSON = 64 << 20
@@ -94,11 +98,23 @@ func (j *jsonUsage) Write(p []byte) (int, error) {
 }
 
 func (j *jsonUsage) Usage() llm.Usage {
+	u, _ := j.read()
+	return u
+}
+
+func (j *jsonUsage) Complete() bool {
+	_, ok := j.read()
+	return ok
+}
+
+// read decodes the whole body's usage; false when the body is not whole
+// JSON or has none.
+func (j *jsonUsage) read() (llm.Usage, bool) {
 	var v struct {
 		Usage *wireUsage `json:"usage"`
 	}
 	if json.Unmarshal(j.buf.Bytes(), &v) != nil || v.Usage == nil {
-		return llm.Usage{}
+		return llm.Usage{}, false
 	}
-	return v.Usage.usage(j.api)
+	return v.Usage.usage(j.api), true
 }

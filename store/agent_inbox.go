@@ -242,8 +242,12 @@ type TurnUsage struct {
 // tokens (input + output) they used.
 func (db *DB) UsageSince(ctx context.Context, agentID int64, t time.Time) (TurnUsage, error) {
 	var u TurnUsage
-	err := db.read(ctx).Model(&turnRow{}).Where("agent_id = ? AND started_at >= ? AND state <> ?", agentID, t.UTC(), bullpen.TurnAbandoned).
-		Select("COUNT(*) AS turns, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens").Scan(&u).Error
+	// An abandoned turn is not a turn for the rate (its wakes run again),
+	// but the tokens it spent were spent (the reservation sweep charges
+	// its calls cut off in flight).
+	err := db.read(ctx).Model(&turnRow{}).Where("agent_id = ? AND started_at >= ?", agentID, t.UTC()).
+		Select("COALESCE(SUM(CASE WHEN state <> ? THEN 1 ELSE 0 END), 0) AS turns, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens",
+			bullpen.TurnAbandoned).Scan(&u).Error
 	if err != nil {
 		return u, fmt.Errorf("store: agent usage: %w", err)
 	}
