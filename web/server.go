@@ -235,6 +235,7 @@ func (s *Server) routes() {
 	app.Get("/api/v1/healthz", s.health) // before the API's auth: health needs no credential
 	app.Get("/api/v1/openapi.json", s.openapiDoc)
 	app.Get("/metrics", s.metrics)
+	app.All("/debug/pprof/*", s.profiles())
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
 	app.Get("/login", s.loginPage)
 	app.Post("/login", s.login)
