@@ -196,18 +196,24 @@ func run(cfg config) (result, error) {
 	// per 4 KiB (gorilla's default).
 	dialer := &websocket.Dialer{ReadBufferSize: 64 << 10, HandshakeTimeout: 10 * time.Second}
 	mem0 := memInUse()
+	conns := make([]*websocket.Conn, 0, cfg.clients)
 	for i := 0; i < cfg.clients; i++ {
 		conn, _, err := dialer.Dial("ws"+strings.TrimPrefix(srv.base, "http")+"/api/v1/ws",
 			http.Header{"Authorization": {"Bearer " + srv.token}})
 		if err != nil {
 			return result{}, fmt.Errorf("dial client %d: %w", i, err)
 		}
+		conns = append(conns, conn)
+	}
+	time.Sleep(200 * time.Millisecond) // every server handler parked on its feed
+	// Measured before the clients' readers start (each keeps a latency
+	// per message); the clients' 64 KiB read buffers are theirs, not the
+	// server's.
+	idle := (float64(memInUse())-float64(mem0))/float64(cfg.clients)/1024 - float64(dialer.ReadBufferSize)/1024
+	for _, conn := range conns {
 		wg.Add(1)
 		go receive(conn, total, lat, &wg)
 	}
-	time.Sleep(200 * time.Millisecond) // every server handler parked on its feed
-	// The clients' 64 KiB read buffers are theirs, not the server's.
-	idle := (float64(memInUse())-float64(mem0))/float64(cfg.clients)/1024 - float64(dialer.ReadBufferSize)/1024
 	stmts0, commits0 := srv.db.Counts()
 	cpu0 := cpuTime()
 	start := time.Now()
