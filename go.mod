@@ -38,7 +38,7 @@ require (
 
 require (
 	github.com/a-h/parse v0.0.42 // indirect
-	github.com/andybalholm/brotli v1.3.0 // indirect
+	github.com/andybalholm/brotli v1.3.0
 	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

@@ -82,7 +82,7 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 			return CLIRun{}, token, err
 		}
 	}
-	roster, err := s.roster(ctx)
+	roster, err := s.roster(ctx, &e.channel)
 	if err != nil {
 		return CLIRun{}, token, err
 	}

@@ -36,8 +36,16 @@ func prefix(role bullpen.Role, me bullpen.Member, roster string) string {
 	return b.String()
 }
 
-// roster lists the office's members by handle, fired agents left out.
-func (s *Service) roster(ctx context.Context) (string, error) {
+// rosterFull is the most members the prompt's roster lists in full. A
+// larger office's roster lists the turn's channel's members and counts
+// the others, so that a prompt grows with the channel, not the office;
+// list_members still names everyone.
+const rosterFull = 40
+
+// roster lists the office's members by handle, fired agents left out: all
+// of them when channel is nil or the office has at most rosterFull,
+// otherwise those in channel, and how many more there are.
+func (s *Service) roster(ctx context.Context, channel *bullpen.Channel) (string, error) {
 	members, err := s.db.Members(ctx)
 	if err != nil {
 		return "", err
@@ -50,11 +58,29 @@ func (s *Service) roster(ctx context.Context) (string, error) {
 	for _, a := range agents {
 		fired[a.MemberID] = a.State == bullpen.AgentFired
 	}
-	var b strings.Builder
+	var listed []bullpen.Member
 	for _, m := range members { // ordered by handle
-		if fired[m.ID] {
-			continue
+		if !fired[m.ID] {
+			listed = append(listed, m)
 		}
+	}
+	others := 0
+	if channel != nil && len(listed) > rosterFull {
+		in := map[int64]bool{}
+		for _, id := range channel.MemberIDs {
+			in[id] = true
+		}
+		all := listed
+		listed = listed[:0:0]
+		for _, m := range all {
+			if in[m.ID] {
+				listed = append(listed, m)
+			}
+		}
+		others = len(all) - len(listed)
+	}
+	var b strings.Builder
+	for _, m := range listed {
 		fmt.Fprintf(&b, "@%s — %s", m.Handle, m.DisplayName)
 		if m.Title != "" {
 			fmt.Fprintf(&b, ", %s", m.Title)
@@ -64,6 +90,9 @@ func (s *Service) roster(ctx context.Context) (string, error) {
 			b.WriteString(", muted")
 		}
 		b.WriteString(")\n")
+	}
+	if others > 0 {
+		fmt.Fprintf(&b, "(and %d more members of the office, not in this channel: list_members names everyone)\n", others)
 	}
 	return b.String(), nil
 }

@@ -152,7 +152,7 @@ func (s *Service) listMembers(ctx context.Context, c *Call) (string, error) {
 	if err := args(c.Args, &struct{}{}); err != nil {
 		return "", err
 	}
-	return s.roster(ctx)
+	return s.roster(ctx, nil)
 }
 
 // formatMessages renders messages compactly for a prompt or a tool result.

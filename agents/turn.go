@@ -263,7 +263,7 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 // the work packet of its first run, so the replayed steps answer the same
 // prompt and the provider's prompt cache stays warm.
 func (s *Service) firstRequest(ctx context.Context, e *turnEnv, triggers []trigger) (llm.Request, error) {
-	roster, err := s.roster(ctx)
+	roster, err := s.roster(ctx, &e.channel)
 	if err != nil {
 		return llm.Request{}, err
 	}

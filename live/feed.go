@@ -22,7 +22,8 @@ type Feed struct {
 	last     int64 // highest sequence returned
 	storedTo int64 // events up to here come from the store
 	resumes  int
-	pending  []bullpen.Event // the rest of the last batch taken from the hub
+	pending  []bullpen.Event   // the rest of the batch being read
+	batches  [][]bullpen.Event // batches taken from the hub, not yet read
 }
 
 // NewFeed starts a feed after sequence since.
@@ -64,18 +65,26 @@ func (f *Feed) Next(ctx context.Context, max int) ([]bullpen.Event, error) {
 			continue // cut off: catch up from the store
 		}
 		select {
-		case batch, ok := <-f.sub.ch:
-			if !ok {
-				f.sub = nil
-				f.resumes++
-				continue
-			}
-			f.sub.queued.Add(-int64(len(batch)))
-			f.pending = batch
+		case <-f.sub.wake:
+			f.takeQueued()
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// takeQueued moves the hub's queued batches into the feed; when the hub
+// cut the feed off, it drops the subscription, so that Next catches up
+// from the store.
+func (f *Feed) takeQueued() {
+	batches, cut := f.sub.take()
+	if cut {
+		f.sub = nil
+		f.resumes++
+		f.batches, f.pending = nil, nil
+		return
+	}
+	f.batches = append(f.batches, batches...)
 }
 
 // More appends to out, without blocking, the live events already queued,
@@ -86,6 +95,7 @@ func (f *Feed) More(out []bullpen.Event, max int) []bullpen.Event {
 	if f.last < f.storedTo {
 		return out // stored events come first: Next reads them
 	}
+	polled := false
 	for len(out) < max {
 		if len(f.pending) > 0 {
 			ev := f.pending[0]
@@ -93,21 +103,24 @@ func (f *Feed) More(out []bullpen.Event, max int) []bullpen.Event {
 			out = f.take(out, ev)
 			continue
 		}
-		if f.sub == nil {
+		if len(f.batches) > 0 {
+			f.pending, f.batches[0] = f.batches[0], nil
+			f.batches = f.batches[1:]
+			continue
+		}
+		if f.sub == nil || polled {
 			return out
 		}
+		polled = true
 		select {
-		case batch, ok := <-f.sub.ch:
-			if !ok {
-				f.sub = nil
-				f.resumes++
-				return out
-			}
-			f.sub.queued.Add(-int64(len(batch)))
-			f.pending = batch
+		case <-f.sub.wake:
+			f.takeQueued()
 		default:
 			return out
 		}
+	}
+	if len(f.batches) == 0 {
+		f.batches = nil // let an idle feed hold no backing array
 	}
 	return out
 }

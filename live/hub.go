@@ -11,31 +11,50 @@ import (
 )
 
 // Hub fans committed events out to subscribers in process. Each subscriber
-// has a bounded buffer; one that falls behind is cut off (its channel is
-// closed) and its Feed resumes from the last sequence it saw, reading the
-// stored events it missed. Nothing is dropped silently.
+// has a backlog bounded in events and in bytes; one that falls behind is
+// cut off (its backlog dropped, its wake-up closed) and its Feed resumes
+// from the last sequence it saw, reading the stored events it missed.
+// Nothing is dropped silently.
 type Hub struct {
-	mu     sync.Mutex
-	last   int64 // highest sequence published
-	subs   map[*hubSub]struct{}
-	buffer int
+	mu       sync.Mutex
+	last     int64 // highest sequence published
+	subs     map[*hubSub]struct{}
+	buffer   int   // events a subscriber may lag
+	maxBytes int64 // encoded bytes a subscriber may lag
 }
 
-// hubSub is one subscriber. The hub hands it each publish as one batch
-// (one channel send per subscriber, however many events), and counts the
-// events it has not taken yet against the buffer.
+// DefaultBacklogBytes bounds a subscriber's backlog in encoded bytes
+// unless LimitBytes says otherwise.
+const DefaultBacklogBytes = 4 << 20
+
+// hubSub is one subscriber. The hub appends each publish to its queue as
+// one batch (shared by every subscriber, never copied) and wakes it; an
+// idle subscriber holds no buffer, only this struct and its wake channel.
 type hubSub struct {
-	ch     chan []bullpen.Event
-	queued atomic.Int64
+	wake   chan struct{} // one pending wake-up; closed when cut off
+	mu     sync.Mutex
+	queue  [][]bullpen.Event
+	events int64 // events in queue
+	bytes  int64 // their encoded size
+	cut    bool
+	queued atomic.Int64 // events in queue, for tests and metrics
 }
 
-// NewHub returns a hub whose subscribers buffer up to buffer events; last
-// is the highest sequence already stored.
+// NewHub returns a hub whose subscribers may lag up to buffer events (and
+// DefaultBacklogBytes); last is the highest sequence already stored.
 func NewHub(last int64, buffer int) *Hub {
 	if buffer <= 0 {
 		buffer = 4096
 	}
-	return &Hub{last: last, subs: map[*hubSub]struct{}{}, buffer: buffer}
+	return &Hub{last: last, subs: map[*hubSub]struct{}{}, buffer: buffer, maxBytes: DefaultBacklogBytes}
+}
+
+// LimitBytes sets how many encoded bytes a subscriber may lag before it
+// is cut off.
+func (h *Hub) LimitBytes(n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.maxBytes = n
 }
 
 // Publish delivers committed events, which must come in sequence order.
@@ -66,33 +85,70 @@ func (h *Hub) PublishEphemeral(ev bullpen.Event) {
 }
 
 func (h *Hub) send(evs []bullpen.Event) {
-	n := int64(len(evs))
+	n, size := int64(len(evs)), batchBytes(evs)
 	for s := range h.subs {
-		// An idle subscriber takes a batch of any size: the bound is on
-		// how far one may lag, not on how much one write stores.
-		if q := s.queued.Load(); q > 0 && q+n > int64(h.buffer) {
-			h.cut(s)
-			continue
-		}
-		s.queued.Add(n)
-		select {
-		case s.ch <- evs:
-		default:
+		if !s.push(evs, n, size, int64(h.buffer), h.maxBytes) {
 			h.cut(s)
 		}
 	}
 }
 
-// cut cuts a subscriber off: it resumes from the store.
+// batchBytes is the encoded size of evs, what a frame of them costs.
+func batchBytes(evs []bullpen.Event) int64 {
+	var n int64
+	for i := range evs {
+		n += int64(len(evs[i].Encoded)) + 1
+	}
+	return n
+}
+
+// push queues a batch and wakes the subscriber; false when that would take
+// it past either bound. An idle subscriber takes a batch of any size: the
+// bound is on how far one may lag, not on how much one write stores.
+func (s *hubSub) push(evs []bullpen.Event, n, size, maxEvents, maxBytes int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.events > 0 && (s.events+n > maxEvents || s.bytes+size > maxBytes) {
+		return false
+	}
+	s.queue = append(s.queue, evs)
+	s.events += n
+	s.bytes += size
+	s.queued.Store(s.events)
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+	return true
+}
+
+// take returns the queued batches and empties the queue; cut reports that
+// the hub cut the subscriber off (its queue is gone: it resumes from the
+// store).
+func (s *hubSub) take() (batches [][]bullpen.Event, cut bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	batches, s.queue = s.queue, nil
+	s.events, s.bytes = 0, 0
+	s.queued.Store(0)
+	return batches, s.cut
+}
+
+// cut cuts a subscriber off: its backlog is dropped and it resumes from
+// the store.
 func (h *Hub) cut(s *hubSub) {
-	close(s.ch)
+	s.mu.Lock()
+	s.cut, s.queue, s.events, s.bytes = true, nil, 0, 0
+	s.queued.Store(0)
+	s.mu.Unlock()
+	close(s.wake)
 	delete(h.subs, s)
 }
 
 // attach registers a subscriber and returns the highest sequence published
 // before it: later events reach it live, earlier ones are in the store.
 func (h *Hub) attach() (*hubSub, int64) {
-	s := &hubSub{ch: make(chan []bullpen.Event, h.buffer)}
+	s := &hubSub{wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[s] = struct{}{}

@@ -48,3 +48,10 @@ func URL(name string) string {
 	}
 	return Prefix + name
 }
+
+// Version returns the content hash that URL puts in name's query string,
+// and whether name is an embedded file.
+func Version(name string) (string, bool) {
+	v, ok := versions()[name]
+	return v, ok
+}

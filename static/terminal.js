@@ -5,12 +5,15 @@
 // sends it to `sh -i` on stdin, and the shell's prompt and output come back
 // as the socket's output messages. The shell's stderr is joined to its
 // stdout, so a prompt never overtakes the output before it (two pipes would
-// race). Plain JS, no build step.
+// race). xterm.js (about 500 KB) is not part of the page: the first
+// opening of a terminal fetches it, from the fingerprinted URLs the page
+// gives on this script's data-xterm-* attributes. Plain JS, no build step.
 (() => {
   "use strict";
 
+  const assets = document.currentScript ? document.currentScript.dataset : {};
   const root = document.querySelector("[data-sandboxes]");
-  if (!root || typeof window.Terminal !== "function") return;
+  if (!root) return;
   const { showError } = window.BP;
   const tid = (id) => root.querySelector(`[data-testid="${id}"]`);
   const wrap = tid("sandbox-terminal-wrap");
@@ -22,6 +25,27 @@
   const NO_TTY = /^(\/bin\/)?sh: \d+: can't access tty; job control turned off\r?\n/;
 
   const state = { sb: null, term: null, fit: null, ws: null, line: "", live: false, first: true };
+
+  // loadXterm fetches the terminal library once: its stylesheet and its
+  // two scripts, in parallel; the promise settles when all three loaded.
+  let xterm = null;
+  function loadXterm() {
+    if (typeof window.Terminal === "function") return Promise.resolve();
+    if (xterm) return xterm;
+    const load = (tag, attrs) => new Promise((resolve, reject) => {
+      const el = document.createElement(tag);
+      Object.assign(el, attrs);
+      el.onload = resolve;
+      el.onerror = () => { xterm = null; reject(new Error("could not load " + (attrs.src || attrs.href))); };
+      document.head.appendChild(el);
+    });
+    xterm = Promise.all([
+      load("link", { rel: "stylesheet", href: assets.xtermCss }),
+      load("script", { src: assets.xtermJs, async: false }),
+      load("script", { src: assets.xtermFit, async: false }),
+    ]);
+    return xterm;
+  }
 
   function ensureTerm() {
     if (state.term) return state.term;
@@ -140,8 +164,11 @@
     restartBtn.hidden = !on;
     closeBtn.hidden = !on;
     if (on) {
-      connect();
-      fit();
+      loadXterm().then(() => {
+        if (wrap.hidden) return; // closed while the library loaded
+        connect();
+        fit();
+      }, (e) => showError(tid("sandbox-detail-error"), "The terminal could not load: " + e.message));
     } else {
       disconnect();
     }

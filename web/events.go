@@ -23,6 +23,14 @@ const localSince = "since"
 // maxFrame bounds the events in one websocket frame.
 const maxFrame = 1000
 
+// A client keeps its frame buffers between frames up to these sizes; a
+// larger frame's are let go, so that memory per idle subscriber stays
+// small after a burst.
+const (
+	maxIdleFrameBytes  = 32 << 10
+	maxIdleFrameEvents = 64
+)
+
 // encodeFrame appends the websocket frame {"events":[...]} holding the
 // events that me may see, and returns it with their count. Events carry
 // their encoding from the writer, so fan-out does not re-encode them.
@@ -163,6 +171,13 @@ func (s *Server) websocket() fiber.Handler {
 				break
 			}
 			lastWrite = time.Now()
+			// A burst's large frame need not stay with an idle client.
+			if cap(buf) > maxIdleFrameBytes {
+				buf = nil
+			}
+			if cap(evs) > maxIdleFrameEvents {
+				evs = nil
+			}
 		}
 		if s.ctx.Err() != nil {
 			msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")

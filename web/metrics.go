@@ -18,15 +18,25 @@ func (s *Server) metrics(c *fiber.Ctx) error {
 	if s.cfg.Metrics == nil {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "metrics are not enabled on this server")
 	}
-	ip := s.proxies.clientIP(c.Context().RemoteIP(), c.Get(fiber.HeaderXForwardedFor))
-	if !ip.IsLoopback() {
-		tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-		want := s.cfg.MetricsToken
-		if !ok || want == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(want)) != 1 {
-			return bullpen.Errorf(bullpen.EFORBIDDEN, "metrics are served to loopback clients, or with the operator's metrics token as Bearer")
-		}
+	if err := s.operatorOnly(c, "metrics"); err != nil {
+		return err
 	}
 	return adaptor.HTTPHandler(s.cfg.Metrics)(c)
+}
+
+// operatorOnly is the metrics access rule, which profiles share: a
+// loopback client, or one that brings the operator's metrics token.
+func (s *Server) operatorOnly(c *fiber.Ctx, what string) error {
+	ip := s.proxies.clientIP(c.Context().RemoteIP(), c.Get(fiber.HeaderXForwardedFor))
+	if ip.IsLoopback() {
+		return nil
+	}
+	tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	want := s.cfg.MetricsToken
+	if !ok || want == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(want)) != 1 {
+		return bullpen.Errorf(bullpen.EFORBIDDEN, "%s are served to loopback clients, or with the operator's metrics token as Bearer", what)
+	}
+	return nil
 }
 
 // observe reports each request to Config.ObserveRequest once it is

@@ -16,9 +16,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/fds"
-	"github.com/bullpen-hq/bullpen/static"
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/filesystem"
 )
 
 // Config configures the server.
@@ -239,8 +237,9 @@ func (s *Server) routes() {
 	app.Get("/api/v1/healthz", s.health) // before the API's auth: health needs no credential
 	app.Get("/api/v1/openapi.json", s.openapiDoc)
 	app.Get("/metrics", s.metrics)
-	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS), MaxAge: 3600}))
-	app.Get("/login", s.loginPage)
+	app.All("/debug/pprof/*", s.profiles())
+	app.Get("/static/*", newStaticFiles().serve)
+	app.Get("/login", compressPages, s.loginPage)
 	app.Post("/login", s.login)
 	app.Post(bullpen.TelegramWebhookPath, s.telegramWebhook) // no login: the secret token header
 	s.mcpRoutes(app)                                         // no login, no CSRF: its own Bearer token
@@ -281,7 +280,7 @@ func (s *Server) routes() {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
 	})
 
-	page := app.Group("", s.authPage)
+	page := app.Group("", s.authPage, compressPages)
 	page.Post("/logout", s.logout)
 	page.Get("/", s.home)
 	page.Get("/c/:name", s.channelPage)

@@ -44,7 +44,7 @@ func steps(o options) []step {
 		return step{name: name, runs: 1, needs: "postgres", argv: []string{"go", "test", "-run", "^$", "-bench", pattern,
 			"-benchtime", benchtime, count, pkg}}
 	}
-	return []step{
+	return append([]step{
 		{name: "build", runs: 1, argv: []string{"bash", "scripts/build.sh"}},
 		{name: "library", runs: o.runs, argv: []string{tool("sandbox-bench"), "-init", "bin/bullpen-sandbox-init", "-n", n}},
 		{name: "rest", runs: o.runs, needs: "crun", argv: []string{tool("bullpen-restbench"), "-bin", "bin/bullpen", "-n", n}},
@@ -65,7 +65,7 @@ func steps(o options) []step {
 		withNeeds(gobench("claude-code", "BenchmarkClaudeCodeTurns", "1x", "./cmd/bullpen/"), "clis"),
 		// Each run starts an office and runs every CLI runtime for real.
 		withNeeds(gobench("cli-runtimes", "BenchmarkCLIRuntimes", "1x", "./cmd/bullpen/"), "clis"),
-	}
+	}, flatSteps(o)...)
 }
 
 func withNeeds(s step, needs string) step { s.needs = needs; return s }

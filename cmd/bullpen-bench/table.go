@@ -21,7 +21,7 @@ type row struct {
 // rows is the table's layout; figures a step prints that no row names are
 // listed after it, so nothing measured is hidden.
 func rows() []row {
-	return []row{
+	return append([]row{
 		{"binary_mb", "bin/bullpen size (make build, no debug tables)", "le", 70},
 		{"build_s", "make build with a warm cache", "", 0},
 		{"library_first_output_p50", "sandbox create → first output, library, p50", "le", 20},
@@ -99,7 +99,7 @@ func rows() []row {
 		{"go_sandboxhistorypage_sqlite_ms_per_op", "one exec-history page among 20,000 exec events, SQLite", "", 0},
 		{"go_turnstorage_sqlite_anthropic_record_b_per_turn", "turn inspector bytes stored per turn (Anthropic SSE)", "", 0},
 		{"go_turnstorage_sqlite_anthropic_db_mb", "  SQLite file after 1,000 turns", "", 0},
-	}
+	}, flatRows()...)
 }
 
 // printTable writes the Markdown table of every result.

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -43,7 +44,11 @@ func main() {
 	runs := flag.Int("runs", 1, "runs, each on a fresh database; the figures are the worst rate and p99, the median p50")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	dbKind := flag.String("db", "sqlite", "database: sqlite, or postgres (a fresh database on BULLPEN_BENCH_POSTGRES_URL's server)")
+	figures := flag.String("figures", "", "prefix of the figure keys (default office_<db>)")
 	flag.Parse()
+	if *figures == "" {
+		*figures = "office_" + *dbKind
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -66,7 +71,7 @@ func main() {
 		r.print(cfg)
 		results = append(results, r)
 	}
-	printFigures(cfg.db, results)
+	printFigures(*figures, results)
 }
 
 // config is one call's settings.
@@ -88,6 +93,7 @@ type result struct {
 	statements        float64       // SQL statements per post, BEGIN/COMMIT not counted
 	perCommit         float64       // posts per committed transaction
 	cpuPerMsg         time.Duration // CPU time of the process (server and clients) per message
+	idlePerClient     float64       // KiB of heap and stacks per connected, idle client (server and client side)
 }
 
 func (r result) print(cfg config) {
@@ -102,11 +108,12 @@ func (r result) print(cfg config) {
 	fmt.Printf("  store: %.1f SQL statements per post (BEGIN/COMMIT not counted), %.1f posts per transaction\n", r.statements, r.perCommit)
 	fmt.Printf("  cpu: %.0fµs per message, server and its %d clients together (compare these on a busy machine)\n",
 		float64(r.cpuPerMsg)/float64(time.Microsecond), cfg.clients)
+	fmt.Printf("  memory: %.1f KiB per idle subscriber (heap and stacks, server and client side together)\n", r.idlePerClient)
 }
 
 // printFigures prints the figure lines of the whole call: the lowest
 // sustained rate, the highest p99 and the median p50 over the runs.
-func printFigures(db string, rs []result) {
+func printFigures(prefix string, rs []result) {
 	rate, p99 := rs[0].delivered, rs[0].p99
 	p50s := make([]time.Duration, len(rs))
 	for i, r := range rs {
@@ -121,9 +128,24 @@ func printFigures(db string, rs []result) {
 	if len(rs) > 1 {
 		fmt.Printf("%d runs: min rate %.0f messages/s, max p99 %.2fms, median p50 %.2fms\n", len(rs), rate, ms(p99), ms(p50))
 	}
-	fmt.Printf("figure office_%s_rate %.0f msg/s\n", db, rate)
-	fmt.Printf("figure office_%s_p99 %.2f ms\n", db, ms(p99))
-	fmt.Printf("figure office_%s_p50 %.2f ms\n", db, ms(p50))
+	cpu, mem := rs[0].cpuPerMsg, rs[0].idlePerClient
+	for _, r := range rs {
+		cpu, mem = max(cpu, r.cpuPerMsg), max(mem, r.idlePerClient)
+	}
+	fmt.Printf("figure %s_rate %.0f msg/s\n", prefix, rate)
+	fmt.Printf("figure %s_p99 %.2f ms\n", prefix, ms(p99))
+	fmt.Printf("figure %s_p50 %.2f ms\n", prefix, ms(p50))
+	fmt.Printf("figure %s_cpu_us_per_msg %.0f us\n", prefix, float64(cpu)/float64(time.Microsecond))
+	fmt.Printf("figure %s_idle_kib_per_subscriber %.1f KiB\n", prefix, mem)
+}
+
+// memInUse is the process's heap and stacks in use, after a collection.
+func memInUse() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
 }
 
 // server is the office under test on a loopback port.
@@ -173,12 +195,22 @@ func run(cfg config) (result, error) {
 	// system call per frame, as a browser's client makes, instead of one
 	// per 4 KiB (gorilla's default).
 	dialer := &websocket.Dialer{ReadBufferSize: 64 << 10, HandshakeTimeout: 10 * time.Second}
+	mem0 := memInUse()
+	conns := make([]*websocket.Conn, 0, cfg.clients)
 	for i := 0; i < cfg.clients; i++ {
 		conn, _, err := dialer.Dial("ws"+strings.TrimPrefix(srv.base, "http")+"/api/v1/ws",
 			http.Header{"Authorization": {"Bearer " + srv.token}})
 		if err != nil {
 			return result{}, fmt.Errorf("dial client %d: %w", i, err)
 		}
+		conns = append(conns, conn)
+	}
+	time.Sleep(200 * time.Millisecond) // every server handler parked on its feed
+	// Measured before the clients' readers start (each keeps a latency
+	// per message); the clients' 64 KiB read buffers are theirs, not the
+	// server's.
+	idle := (float64(memInUse())-float64(mem0))/float64(cfg.clients)/1024 - float64(dialer.ReadBufferSize)/1024
+	for _, conn := range conns {
 		wg.Add(1)
 		go receive(conn, total, lat, &wg)
 	}
@@ -203,7 +235,7 @@ func run(cfg config) (result, error) {
 	r := result{cpuPerMsg: (cpuTime() - cpu0) / time.Duration(total), posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
 		deliveries: lat.n.Load(), frames: lat.frames.Load(), bytes: lat.bytes.Load(),
 		framesPerSec: float64(lat.frames.Load()) / float64(cfg.clients) / deliveredIn.Seconds(), statements: float64(stmts-stmts0) / float64(total),
-		perCommit: float64(total) / float64(max(1, commits-commits0))}
+		perCommit: float64(total) / float64(max(1, commits-commits0)), idlePerClient: idle}
 	r.p50, r.p99, r.max = lat.percentiles()
 	r.postP50, r.postP99, _ = rtt.percentiles()
 	return r, nil

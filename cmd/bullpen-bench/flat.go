@@ -1,0 +1,48 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+)
+
+// flatSteps are the figures of how cost grows with the work (issue 29):
+// the timeline filtered by category from 10k to 1M events, fan-out at 10
+// and 300 subscribers, the dashboard's first load and an idle
+// subscriber's memory.
+func flatSteps(o options) []step {
+	dur := "10s"
+	if o.quick {
+		dur = "3s"
+	}
+	loadbench := func(name, clients string) step {
+		return step{name: name, runs: o.runs, argv: []string{filepath.Join(o.tools, "bullpen-loadbench"), "-db", "sqlite",
+			"-clients", clients, "-rate", "1575", "-duration", dur, "-figures", "fanout" + clients}}
+	}
+	return []step{
+		{name: "eventcategory", runs: 1, needs: "postgres", argv: []string{"go", "test", "-run", "^$", "-bench",
+			"BenchmarkEventCategory", "-benchtime", "1x", "-count=" + strconv.Itoa(o.runs), "-timeout", "60m", "./store/"}},
+		loadbench("fanout-10", "10"),
+		loadbench("fanout-300", "300"),
+		{name: "weight", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
+			"^(TestFirstLoadWeightBrowser|TestIdleSubscriberMemory)$", "./web/"}},
+	}
+}
+
+// flatRows are flatSteps' rows of the table.
+func flatRows() []row {
+	return []row{
+		{"go_eventcategory_sqlite_p95_1m_ms", "timeline kind=sandbox (1 in 200), 1M events, SQLite, p95", "le", 10},
+		{"go_eventcategory_sqlite_p95_10k_ms", "  the same at 10k events, p95", "", 0},
+		{"go_eventcategory_sqlite_p95_growth_x", "  p95 growth 10k → 1M", "le", 2},
+		{"go_eventcategory_postgres_p95_1m_ms", "  PostgreSQL (durable), 1M events, p95", "le", 10},
+		{"go_eventcategory_postgres_p95_growth_x", "  p95 growth 10k → 1M", "le", 2},
+		{"fanout300_rate", "messages/s to 300 websocket clients, SQLite, 1,575/s offered (min of runs)", "ge", 1500},
+		{"fanout300_p99", "  post → delivery p99", "le", 100},
+		{"fanout300_cpu_us_per_msg", "  CPU per message, server and clients", "", 0},
+		{"fanout10_cpu_us_per_msg", "  the same at 10 clients (300's must be ≤ 2×)", "", 0},
+		{"fanout300_idle_kib_per_subscriber", "  memory per idle subscriber (both sides)", "le", 64},
+		{"fanout_idle_subscriber_kib", "memory per idle event websocket (go test, both sides)", "le", 64},
+		{"dashboard_first_load_kb", "channel page first load, empty cache, transferred (Chromium)", "le", 150},
+		{"dashboard_first_load_decoded_kb", "  decoded", "", 0},
+	}
+}
