@@ -32,6 +32,9 @@ const (
 // may try the same write again later: it was not applied, or it was
 // applied whole (a transaction commits or not).
 func IsOutage(err error) bool {
+	if o := (outage{}); errors.As(err, &o) {
+		return true // a write's failure, already answered as unavailable
+	}
 	if err == nil || bullpen.ErrorCode(err) != bullpen.EINTERNAL || errors.Is(err, context.Canceled) {
 		return false
 	}

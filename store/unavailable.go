@@ -54,9 +54,20 @@ func (db *DB) wrote(started time.Time, err error) error {
 	if started.After(h.lastGood) && started.After(h.failed) {
 		h.failed, h.why = started, err.Error()
 	}
-	return &bullpen.Error{Code: bullpen.EUNAVAILABLE, Err: err,
+	cause := err
+	if !errors.Is(err, context.DeadlineExceeded) {
+		cause = outage{err} // IsOutage still knows it as the database's failure
+	}
+	return &bullpen.Error{Code: bullpen.EUNAVAILABLE, Err: cause,
 		Message: "the database cannot take writes right now (" + unavailableWhy(err) + "); try again shortly"}
 }
+
+// outage marks a write that failed because of the database itself, once
+// wrote made it EUNAVAILABLE, so IsOutage answers for it as for the raw
+// driver error.
+type outage struct{ error }
+
+func (o outage) Unwrap() error { return o.error }
 
 // WriteTrouble is why the last write failed, when it failed because of
 // the database (not of its input) less than two minutes ago and no write
