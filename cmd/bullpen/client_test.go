@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -197,7 +198,7 @@ func clientAgentsAndWiki(t *testing.T, ctx context.Context, c *client.Client, us
 }
 
 func clientSandboxes(t *testing.T, ctx context.Context, c *client.Client, used calls, check func(string, error)) {
-	used.use("CreateSandbox", "Sandbox", "Sandboxes", "TerminateSandbox", "SandboxAction", "SandboxStats", "Snapshot",
+	used.use("CreateSandbox", "Sandbox", "Sandboxes", "TerminateSandbox", "SandboxAction", "SandboxStats", "Snapshot", "Images",
 		"Ports", "PublishPort", "RevokePort", "Exec", "Run", "ReadFile", "WriteFile", "ListFiles", "Stat", "Mkdir", "Rename", "RemoveFile")
 	sb, err := c.CreateSandbox(ctx, client.SandboxSpec{Name: "client", Memory: "256Mi", Timeout: "10m", Tags: map[string]string{"t": "client"}})
 	check("create", err)
@@ -254,8 +255,13 @@ func clientSandboxes(t *testing.T, ctx context.Context, c *client.Client, used c
 	}
 	ref, err := c.Snapshot(ctx, sb.ID, "client-snap")
 	check("snapshot", err)
-	if ref == "" {
-		t.Fatal("snapshot named no image")
+	if ref != "client-snap" {
+		t.Fatalf("snapshot named %q, want the name to create from, client-snap", ref)
+	}
+	imgs, err := c.Images(ctx)
+	check("images", err)
+	if !slices.ContainsFunc(imgs, func(im client.Image) bool { return slices.Contains(im.Names, ref) }) {
+		t.Fatalf("images %+v do not list the snapshot %s", imgs, ref)
 	}
 	if l, err := c.Sandboxes(ctx, map[string]string{"t": "client"}, true); err != nil || len(l) != 1 {
 		t.Fatalf("sandboxes by tag: %v %d", err, len(l))
