@@ -82,9 +82,9 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		if a.Tool == ToolCLINetwork {
 			return tx.AnswerNetwork(a.ID, state, actor.ID) // applies from the agent's next turn; nothing to wake for
 		}
-		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: ReasonApproval}})
+		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: bullpen.ReasonApproval}})
 		for _, w := range ws {
-			if _, err := tx.Emit(EventWakeQueued, a.ChannelID, audience(c), WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
+			if _, err := tx.Emit(bullpen.EventWakeQueued, a.ChannelID, audience(c), bullpen.WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
 				Handle: agent.Handle, Reason: w.Reason}); err != nil {
 				return err
 			}
@@ -148,11 +148,11 @@ func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a
 			return toolOutcome{}, err
 		}
 	}
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
 	e.callKey = key
 	out, err := def.Run(ctx, e.newCall(json.RawMessage(a.Arguments)))
 	e.callKey = ""
-	if err == nil && a.Tool == ToolPostMessage {
+	if err == nil && a.Tool == bullpen.ToolPostMessage {
 		e.posted++
 	}
 	if ctx.Err() != nil {

@@ -22,9 +22,9 @@ func TestApprovalFlow(t *testing.T) {
 		}
 		packets = append(packets, v.Packet)
 		if strings.Contains(v.Packet, "Approval #") {
-			return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "fetched it"})}}, nil
+			return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": "fetched it"})}}, nil
 		}
-		return llm.Response{ToolCalls: []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": "curl https://example.com"})}}, nil
+		return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolSandboxExec, map[string]any{"command": "curl https://example.com"})}}, nil
 	})
 	h := newHarness(t, store.SQLite, map[string]llm.Provider{"scripted": prov}, nil)
 	role, _ := h.svc.Catalog().Role("starter/engineer")
@@ -40,7 +40,7 @@ func TestApprovalFlow(t *testing.T) {
 		t.Fatalf("the sensitive command ran before approval: %q", h.box.execs)
 	}
 	pending, err := h.svc.Approvals(context.Background(), h.admin, bullpen.ApprovalPending)
-	if err != nil || len(pending) != 1 || pending[0].Tool != ToolSandboxExec {
+	if err != nil || len(pending) != 1 || pending[0].Tool != bullpen.ToolSandboxExec {
 		t.Fatalf("pending approvals = %+v, %v; want one for sandbox_exec", pending, err)
 	}
 	id := pending[0].ID
@@ -74,7 +74,7 @@ func TestApprovalFlow(t *testing.T) {
 // tokens per day, turns per hour.
 func TestBudgets(t *testing.T) {
 	loop := scripted.New(func(req llm.Request) (llm.Response, error) {
-		return llm.Response{ToolCalls: []llm.ToolCall{call(ToolListMembers, map[string]any{})}}, nil
+		return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolListMembers, map[string]any{})}}, nil
 	})
 	tests := []struct {
 		name    string
@@ -82,10 +82,10 @@ func TestBudgets(t *testing.T) {
 		posts   int
 		limit   string
 	}{
-		{"steps", bullpen.Budgets{MaxSteps: 3}, 1, LimitSteps},
-		{"turn tokens", bullpen.Budgets{MaxTurnTokens: 1000}, 1, LimitTurnTokens},
-		{"daily tokens", bullpen.Budgets{MaxSteps: 2, DailyTokens: 1000}, 2, LimitDailyTokens},
-		{"rate", bullpen.Budgets{MaxSteps: 1, TurnsPerHour: 1}, 2, LimitRate},
+		{"steps", bullpen.Budgets{MaxSteps: 3}, 1, bullpen.LimitSteps},
+		{"turn tokens", bullpen.Budgets{MaxTurnTokens: 1000}, 1, bullpen.LimitTurnTokens},
+		{"daily tokens", bullpen.Budgets{MaxSteps: 2, DailyTokens: 1000}, 2, bullpen.LimitDailyTokens},
+		{"rate", bullpen.Budgets{MaxSteps: 1, TurnsPerHour: 1}, 2, bullpen.LimitRate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +103,7 @@ func TestBudgets(t *testing.T) {
 			}
 			var found bool
 			for _, ev := range h.events(since) {
-				found = found || (ev.Type == EventLimitReached && strings.Contains(string(ev.Payload), `"limit":"`+tt.limit+`"`))
+				found = found || (ev.Type == bullpen.EventLimitReached && strings.Contains(string(ev.Payload), `"limit":"`+tt.limit+`"`))
 			}
 			notice := false
 			for _, m := range h.messages(since) {
@@ -124,13 +124,13 @@ func TestToolAllowListAndIdentity(t *testing.T) {
 		v := ViewOf(req)
 		switch v.Steps {
 		case 0:
-			return llm.Response{ToolCalls: []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": "id"})}}, nil
+			return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolSandboxExec, map[string]any{"command": "id"})}}, nil
 		case 1:
 			results = append(results, v.Last)
-			return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "hi", "author": "admin"})}}, nil
+			return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": "hi", "author": "admin"})}}, nil
 		case 2:
 			results = append(results, v.Last)
-			return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "as myself"})}}, nil
+			return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": "as myself"})}}, nil
 		}
 		for _, tl := range req.Tools {
 			if strings.HasPrefix(tl.Name, "sandbox_") {

@@ -26,19 +26,11 @@ type Wiki interface {
 type Sandboxes interface {
 	// Exec runs one command in the agent's sandbox and returns how it
 	// ended; a command is started at most once.
-	Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req ExecRequest) (ExecResult, error)
+	Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req bullpen.WorkspaceExec) (bullpen.WorkspaceResult, error)
 	// ReadFile returns at most limit bytes of a file in the sandbox.
 	ReadFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, limit int64) ([]byte, error)
 	// WriteFile creates or replaces a file in the sandbox.
 	WriteFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, data []byte) error
 	// ListFiles lists a directory of the sandbox.
-	ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]FileEntry, error)
+	ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]bullpen.FileEntry, error)
 }
-
-// ExecRequest, ExecResult and FileEntry are the root package's nouns of
-// an agent's workspace, which package sandboxes serves.
-type (
-	ExecRequest = bullpen.WorkspaceExec
-	ExecResult  = bullpen.WorkspaceResult
-	FileEntry   = bullpen.FileEntry
-)

@@ -188,7 +188,7 @@ func benchWakeLatency(b *testing.B, dialect string) {
 		case <-time.After(10 * time.Second):
 			b.Fatalf("no model request 10 s after message %d", i)
 		}
-		waitEvent(b, feed, EventTurnFinished)
+		waitEvent(b, feed, bullpen.EventTurnFinished)
 	}
 	b.StopTimer()
 	slices.Sort(lat)

@@ -59,11 +59,11 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		out, err = s.requestApproval(ctx, e, c.Name, args, reason)
 		state = "approval"
 	default:
-		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusTool, Tool: c.Name, TurnID: e.turn.ID})
+		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: c.Name, TurnID: e.turn.ID})
 		tctx, cancel := context.WithDeadline(ctx, earliest(s.cfg.Now().Add(toolTimeout), e.deadline))
 		out, err = def.Run(tctx, e.newCall(args))
 		cancel()
-		if err == nil && c.Name == ToolPostMessage {
+		if err == nil && c.Name == bullpen.ToolPostMessage {
 			e.posted++
 		}
 	}
@@ -93,7 +93,7 @@ func (e *turnEnv) replayed(tool string, o toolOutcome) {
 	switch {
 	case o.State == "approval":
 		e.asked = true
-	case o.State == "ok" && tool == ToolPostMessage:
+	case o.State == "ok" && tool == bullpen.ToolPostMessage:
 		e.posted++
 	}
 }
@@ -156,7 +156,7 @@ func (s *Service) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args j
 			return err
 		}
 	}
-	_, err := tx.Emit(EventToolStarted, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
+	_, err := tx.Emit(bullpen.EventToolStarted, e.channel.ID, e.aud, bullpen.ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
 		Handle: e.agent.Handle, CallID: rec.ID, Tool: c.Name, Arguments: clipJSON(args, 2000)})
 	return err
 }
@@ -168,7 +168,7 @@ func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.Tool
 	if err != nil && ctx.Err() == nil && !e.cut(err) {
 		e.log.Error("agents: record tool call", "tool", rec.Name, "err", err)
 	}
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 }
 
 // toolFinishedTx is toolFinished's transaction.
@@ -182,7 +182,7 @@ func (s *Service) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen.To
 		if err := e.j.note(tx, key, o); err != nil {
 			return err
 		}
-		_, err := tx.Emit(EventToolFinished, e.channel.ID, e.aud, ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
+		_, err := tx.Emit(bullpen.EventToolFinished, e.channel.ID, e.aud, bullpen.ToolEvent{TurnID: e.turn.ID, AgentID: e.agent.ID,
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: rec.Name, State: rec.State, Result: clip(rec.Result, 500), DurationMS: rec.DurationMS})
 		return err
 	})

@@ -18,21 +18,13 @@ type CLISandboxes interface {
 	// EnsureCLI installs the runtime's CLI unless it is installed.
 	EnsureCLI(ctx context.Context, rt runtime.Runtime) error
 	// RunCLI starts one run in the agent's sandbox.
-	RunCLI(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, run CLIRun) (CLIProcess, error)
+	RunCLI(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, run bullpen.CLIRun) (bullpen.CLIProcess, error)
 }
-
-// CLIRun, CLIProcess and CLIExit are the root package's nouns of a CLI
-// run in an agent's workspace.
-type (
-	CLIRun     = bullpen.CLIRun
-	CLIProcess = bullpen.CLIProcess
-	CLIExit    = bullpen.CLIExit
-)
 
 // CLIRunner runs agent CLIs in the agents' sandboxes
 // (sandboxes.CLIWorkspaces).
 type CLIRunner interface {
-	RunCLI(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, run CLIRun) (CLIProcess, error)
+	RunCLI(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, run bullpen.CLIRun) (bullpen.CLIProcess, error)
 }
 
 // CLIInstaller installs an agent CLI where the runner mounts the CLIs
@@ -61,13 +53,3 @@ type TurnTokens interface {
 	MintTurnToken(ctx context.Context, agentMemberID, turnID int64, ttl time.Duration) (string, error)
 	RevokeTurnTokens(ctx context.Context, turnID int64) error
 }
-
-// Where a sandbox reaches Bullpen and keeps a CLI's files
-// (bullpen.CLIMountDir …): the sandboxes package mounts and bridges them
-// there.
-const (
-	CLIMountDir   = bullpen.CLIMountDir
-	CLIBridgePort = bullpen.CLIBridgePort
-	CLIWorkdir    = bullpen.CLIWorkdir
-	CLIHomes      = bullpen.CLIHomes
-)

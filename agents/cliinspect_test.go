@@ -88,10 +88,10 @@ func TestCLIToolDurationFromCLI(t *testing.T) {
 	since := h.off.Hub().Last()
 	h.post(h.admin, h.general.ID, 0, "@"+eng.Handle+" write hello.sh, run it and post the output")
 	h.waitIdle()
-	var got []ToolEvent
+	var got []bullpen.ToolEvent
 	for _, ev := range h.events(since) {
-		if ev.Type == EventToolFinished {
-			te, _ := ToolOf(ev)
+		if ev.Type == bullpen.EventToolFinished {
+			te, _ := bullpen.ToolOf(ev)
 			got = append(got, te)
 		}
 	}
@@ -121,16 +121,16 @@ func TestCLILingerAfterResultReaped(t *testing.T) {
 	h.post(h.admin, h.general.ID, 0, "@"+eng.Handle+" answer")
 	h.waitIdle()
 	took := time.Since(start)
-	var turn TurnEvent
+	var turn bullpen.TurnEvent
 	var state string
 	for _, ev := range h.events(since) {
-		if ev.Type == EventTurnFinished || ev.Type == EventTurnFailed {
-			turn, _ = TurnOf(ev)
+		if ev.Type == bullpen.EventTurnFinished || ev.Type == bullpen.EventTurnFailed {
+			turn, _ = bullpen.TurnOf(ev)
 			state = ev.Type
 		}
 	}
 	msgs := strings.Join(h.messages(since), "\n")
-	if state != EventTurnFinished || turn.Error != "" || !strings.Contains(msgs, "All done: 42.") || took > 10*time.Second {
+	if state != bullpen.EventTurnFinished || turn.Error != "" || !strings.Contains(msgs, "All done: 42.") || took > 10*time.Second {
 		t.Fatalf("turn %s (%q) after %s, messages:\n%s\nwant it done with the answer within a few seconds of the result", state, turn.Error, took.Round(time.Millisecond), msgs)
 	}
 }

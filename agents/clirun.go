@@ -37,8 +37,8 @@ type cliState struct {
 const cliExitGrace = 1500 * time.Millisecond
 
 // cliRun starts the CLI, turns its stream into events and ends the turn.
-func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run CLIRun) {
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run bullpen.CLIRun) {
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 	// The run's context ends at the deadline, when the service stops, and
 	// when the gateway refuses the turn a call for its budget (stopRun):
 	// the sandbox then kills the CLI's whole process tree.
@@ -83,7 +83,7 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 	if st.reaped.Load() {
 		// Killed for lingering after its result, which was read whole:
 		// the cut-off output and the kill are ours, not the CLI's fault.
-		st.parseErr, exit, werr = nil, CLIExit{}, nil
+		st.parseErr, exit, werr = nil, bullpen.CLIExit{}, nil
 	}
 	wg.Wait()
 	s.closeCLITools(ctx, e, st)
@@ -94,14 +94,14 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 }
 
 // cliOutcome ends the turn from how the run ended.
-func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit CLIExit, werr error, stderr string) {
+func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit bullpen.CLIExit, werr error, stderr string) {
 	name := rt.Name()
 	switch {
 	case s.gatewayStopped(e.turn.ID):
 		// The budget's notice is posted; finish ends the turn as limited.
 		s.cliFinish(ctx, e, bullpen.TurnFailed, fmt.Sprintf("%s was stopped by its token budget", name))
 	case exit.TimedOut || !s.cfg.Now().Before(e.deadline):
-		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: its %s run used the whole turn deadline of %s and was killed with everything it started.",
+		s.limit(ctx, e, bullpen.LimitDeadline, fmt.Sprintf("@%s stopped: its %s run used the whole turn deadline of %s and was killed with everything it started.",
 			e.agent.Handle, name, time.Duration(e.timeouts.Turn)))
 	case werr != nil:
 		s.cliFail(ctx, e, werr)
@@ -168,9 +168,9 @@ func (s *Service) cliEvent(ctx context.Context, e *turnEnv, st *cliState, ev run
 		if err == nil {
 			st.tools[ev.CallID] = rec
 		}
-		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusTool, TurnID: e.turn.ID, Tool: ev.Tool})
+		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, TurnID: e.turn.ID, Tool: ev.Tool})
 	case runtime.KindToolEnd:
-		if st.mcp[ev.CallID] == ToolPostMessage && !ev.IsError {
+		if st.mcp[ev.CallID] == bullpen.ToolPostMessage && !ev.IsError {
 			st.posted = true
 		}
 		s.cliToolEnd(ctx, e, st, ev)
@@ -204,8 +204,8 @@ func (s *Service) closeCLITools(ctx context.Context, e *turnEnv, st *cliState) {
 
 // publishDelta sends streamed text as an ephemeral event.
 func (s *Service) publishDelta(e *turnEnv, text string) {
-	body, _ := json.Marshal(DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
-	s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
+	body, _ := json.Marshal(bullpen.DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
+	s.off.Hub().PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentDelta, ChannelID: e.channel.ID, Audience: e.aud,
 		Payload: body, At: s.cfg.Now().UTC()})
 }
 

@@ -63,14 +63,14 @@ func (s *Service) cliTurn(ctx context.Context, e *turnEnv, triggers []trigger) {
 
 // cliPrepare installs the CLI if needed, mints the turn's token and builds
 // the run.
-func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime, triggers []trigger) (CLIRun, string, error) {
+func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime, triggers []trigger) (bullpen.CLIRun, string, error) {
 	if err := s.cfg.CLIs.EnsureCLI(ctx, rt); err != nil {
-		return CLIRun{}, "", err
+		return bullpen.CLIRun{}, "", err
 	}
 	ttl := max(e.deadline.Sub(s.cfg.Now()), time.Second) // overLimit caught a passed deadline
 	token, err := s.cfg.TurnTokens.MintTurnToken(ctx, e.agent.ID, e.turn.ID, ttl)
 	if err != nil {
-		return CLIRun{}, "", err
+		return bullpen.CLIRun{}, "", err
 	}
 	var packet string
 	if !e.j.get("k", &packet) {
@@ -79,19 +79,19 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 	session := ""
 	if e.role.Resume && rt.Resumable() {
 		if session, err = s.db.CLISession(ctx, e.agent.ID, rt.Name()); err != nil {
-			return CLIRun{}, token, err
+			return bullpen.CLIRun{}, token, err
 		}
 	}
 	roster, err := s.roster(ctx, &e.channel)
 	if err != nil {
-		return CLIRun{}, token, err
+		return bullpen.CLIRun{}, token, err
 	}
-	base := "http://127.0.0.1:" + strconv.Itoa(CLIBridgePort)
-	inv := rt.Command(runtime.Turn{CLIDir: CLIMountDir + "/" + rt.Install().Dir(), Workdir: CLIWorkdir,
-		Home: CLIHomes + "/" + rt.Name(), Model: e.role.Model, Provider: e.kind, Brief: cliBrief(e.role, e.agent, roster),
+	base := "http://127.0.0.1:" + strconv.Itoa(bullpen.CLIBridgePort)
+	inv := rt.Command(runtime.Turn{CLIDir: bullpen.CLIMountDir + "/" + rt.Install().Dir(), Workdir: bullpen.CLIWorkdir,
+		Home: bullpen.CLIHomes + "/" + rt.Name(), Model: e.role.Model, Provider: e.kind, Brief: cliBrief(e.role, e.agent, roster),
 		GatewayURL: base, MCPURL: base + "/mcp", Token: token, Session: session, Keep: e.role.Resume,
 		MaxTurns: e.role.Budgets.MaxSteps})
-	run := CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{CLIHomes + "/" + rt.Name()}, inv.Dirs...),
+	run := bullpen.CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{bullpen.CLIHomes + "/" + rt.Name()}, inv.Dirs...),
 		Stdin: inv.PromptPrefix + packet, Timeout: ttl}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := e.j.note(tx, "k", packet); err != nil {

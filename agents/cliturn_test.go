@@ -20,10 +20,10 @@ import (
 // fakeCLIs plays a CLI run: the stdout a script gives, then an exit.
 type fakeCLIs struct {
 	mu      sync.Mutex
-	runs    []CLIRun
+	runs    []bullpen.CLIRun
 	stdout  []byte
 	stderr  string
-	exit    CLIExit
+	exit    bullpen.CLIExit
 	hang    bool          // run until killed or the deadline
 	linger  bool          // print stdout, then keep running until killed or the deadline
 	started chan struct{} // signalled when a run starts (hang)
@@ -37,7 +37,7 @@ func (f *fakeCLIs) EnsureCLI(_ context.Context, rt runtime.Runtime) error {
 	return nil
 }
 
-func (f *fakeCLIs) RunCLI(ctx context.Context, _ bullpen.Member, _ bullpen.SandboxSpec, run CLIRun) (CLIProcess, error) {
+func (f *fakeCLIs) RunCLI(ctx context.Context, _ bullpen.Member, _ bullpen.SandboxSpec, run bullpen.CLIRun) (bullpen.CLIProcess, error) {
 	f.mu.Lock()
 	f.runs = append(f.runs, run)
 	f.mu.Unlock()
@@ -88,15 +88,15 @@ func (p *fakeProc) Close() error {
 	p.killOnce.Do(func() { close(p.killed) })
 	return nil
 }
-func (p *fakeProc) Wait() (CLIExit, error) {
+func (p *fakeProc) Wait() (bullpen.CLIExit, error) {
 	if !p.f.hang && !p.f.linger {
 		return p.f.exit, nil
 	}
 	select {
 	case <-p.ctx.Done():
-		return CLIExit{Code: 137, Signal: "killed", TimedOut: true}, nil
+		return bullpen.CLIExit{Code: 137, Signal: "killed", TimedOut: true}, nil
 	case <-p.killed:
-		return CLIExit{Code: 137, Signal: "killed"}, nil
+		return bullpen.CLIExit{Code: 137, Signal: "killed"}, nil
 	}
 }
 
@@ -168,19 +168,19 @@ func TestCLITurnRecorded(t *testing.T) {
 				run.Timeout <= 0 || run.Timeout > time.Minute {
 				t.Fatalf("run: stdin %q argv %q env %v timeout %s", run.Stdin, argv, run.Env, run.Timeout)
 			}
-			var started, finished []ToolEvent
-			var turn TurnEvent
+			var started, finished []bullpen.ToolEvent
+			var turn bullpen.TurnEvent
 			for _, ev := range h.events(since) {
 				switch ev.Type {
-				case EventToolStarted:
-					te, _ := ToolOf(ev)
+				case bullpen.EventToolStarted:
+					te, _ := bullpen.ToolOf(ev)
 					started = append(started, te)
-				case EventToolFinished:
-					te, _ := ToolOf(ev)
+				case bullpen.EventToolFinished:
+					te, _ := bullpen.ToolOf(ev)
 					finished = append(finished, te)
-				case EventTurnFinished, EventTurnFailed:
-					turn, _ = TurnOf(ev)
-					if ev.Type == EventTurnFailed {
+				case bullpen.EventTurnFinished, bullpen.EventTurnFailed:
+					turn, _ = bullpen.TurnOf(ev)
+					if ev.Type == bullpen.EventTurnFailed {
 						t.Fatalf("turn failed: %s", turn.Error)
 					}
 				}
@@ -219,7 +219,7 @@ func TestCLITurnFailures(t *testing.T) {
 		notice string
 	}{
 		{"garbage", &fakeCLIs{stdout: []byte("Welcome to the CLI!\n")}, "printed output that is not its JSON event stream"},
-		{"exit", &fakeCLIs{stdout: nil, stderr: "fatal: config broken\n", exit: CLIExit{Code: 3}}, "claude-code exited with status 3: fatal: config broken"},
+		{"exit", &fakeCLIs{stdout: nil, stderr: "fatal: config broken\n", exit: bullpen.CLIExit{Code: 3}}, "claude-code exited with status 3: fatal: config broken"},
 		{"no result", &fakeCLIs{stdout: []byte(`{"type":"system","subtype":"init","session_id":"s"}` + "\n")}, "ended without a final result"},
 		{"hung", &fakeCLIs{hang: true}, "used the whole turn deadline"},
 	}
@@ -339,7 +339,7 @@ func TestCLIBudgetStopKillsRun(t *testing.T) {
 	}
 	detail := "@" + eng.Handle + " stopped: 120500 tokens used in one turn (limit 120000)."
 	stopped := time.Now()
-	if err := h.svc.BudgetStopped(ctx, turns[0].ID, gateway.Budget{Limit: LimitTurnTokens, Detail: detail}); err != nil {
+	if err := h.svc.BudgetStopped(ctx, turns[0].ID, gateway.Budget{Limit: bullpen.LimitTurnTokens, Detail: detail}); err != nil {
 		t.Fatal(err)
 	}
 	var turn bullpen.Turn
@@ -351,8 +351,8 @@ func TestCLIBudgetStopKillsRun(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	took := time.Since(stopped)
-	if turn.State != bullpen.TurnDone || turn.Error != "limit: "+LimitTurnTokens || took > 2*time.Second {
-		t.Fatalf("turn %s %q %s after the budget stop; want done, limit: %s, within 2 s", turn.State, turn.Error, took, LimitTurnTokens)
+	if turn.State != bullpen.TurnDone || turn.Error != "limit: "+bullpen.LimitTurnTokens || took > 2*time.Second {
+		t.Fatalf("turn %s %q %s after the budget stop; want done, limit: %s, within 2 s", turn.State, turn.Error, took, bullpen.LimitTurnTokens)
 	}
 	h.waitIdle()
 	msgs := strings.Join(h.messages(since), "\n")

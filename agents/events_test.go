@@ -18,20 +18,20 @@ func TestEventDecoders(t *testing.T) {
 		payload any
 		decode  func(bullpen.Event) (any, error)
 	}{
-		{EventWakeQueued, WakeQueued{WakeID: 1, AgentID: 5, Handle: "bot", Reason: "mention"},
-			func(ev bullpen.Event) (any, error) { return WakeQueuedOf(ev) }},
-		{EventTurnFinished, TurnEvent{TurnID: 2, AgentID: 5, Usage: &TokenUsage{InputTokens: 10}},
-			func(ev bullpen.Event) (any, error) { return TurnOf(ev) }},
-		{EventToolStarted, ToolEvent{TurnID: 2, AgentID: 5, Tool: "wiki_read", Arguments: json.RawMessage(`{"slug":"home"}`)},
-			func(ev bullpen.Event) (any, error) { return ToolOf(ev) }},
-		{EventLimitReached, LimitEvent{AgentID: 5, Limit: LimitHops},
-			func(ev bullpen.Event) (any, error) { return LimitOf(ev) }},
-		{EventDelta, DeltaEvent{TurnID: 2, AgentID: 5, Text: "hel"},
-			func(ev bullpen.Event) (any, error) { return DeltaOf(ev) }},
-		{EventStatus, StatusEvent{AgentID: 5, Status: bullpen.AgentStatus{State: StatusWaiting, WaitedS: 3}},
-			func(ev bullpen.Event) (any, error) { return StatusOf(ev) }},
-		{EventAgentFired, AgentFired{AgentID: 5, Handle: "bot"},
-			func(ev bullpen.Event) (any, error) { return AgentFiredOf(ev) }},
+		{bullpen.EventWakeQueued, bullpen.WakeQueued{WakeID: 1, AgentID: 5, Handle: "bot", Reason: "mention"},
+			func(ev bullpen.Event) (any, error) { return bullpen.WakeQueuedOf(ev) }},
+		{bullpen.EventTurnFinished, bullpen.TurnEvent{TurnID: 2, AgentID: 5, Usage: &bullpen.TokenUsage{InputTokens: 10}},
+			func(ev bullpen.Event) (any, error) { return bullpen.TurnOf(ev) }},
+		{bullpen.EventToolStarted, bullpen.ToolEvent{TurnID: 2, AgentID: 5, Tool: "wiki_read", Arguments: json.RawMessage(`{"slug":"home"}`)},
+			func(ev bullpen.Event) (any, error) { return bullpen.ToolOf(ev) }},
+		{bullpen.EventLimitReached, bullpen.LimitEvent{AgentID: 5, Limit: bullpen.LimitHops},
+			func(ev bullpen.Event) (any, error) { return bullpen.LimitOf(ev) }},
+		{bullpen.EventAgentDelta, bullpen.DeltaEvent{TurnID: 2, AgentID: 5, Text: "hel"},
+			func(ev bullpen.Event) (any, error) { return bullpen.DeltaOf(ev) }},
+		{bullpen.EventAgentStatus, bullpen.AgentStatusEvent{AgentID: 5, Status: bullpen.AgentStatus{State: bullpen.StatusWaiting, WaitedS: 3}},
+			func(ev bullpen.Event) (any, error) { return bullpen.StatusOf(ev) }},
+		{bullpen.EventAgentFired, bullpen.AgentFiredEvent{AgentID: 5, Handle: "bot"},
+			func(ev bullpen.Event) (any, error) { return bullpen.AgentFiredOf(ev) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {

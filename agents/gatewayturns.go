@@ -103,9 +103,9 @@ func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput in
 	}
 	switch res.Refused {
 	case "turn":
-		b.Limit, b.Detail = LimitTurnTokens, turnStopDetail(agent.Handle, role.Budgets, res.TurnUsed, input)
+		b.Limit, b.Detail = bullpen.LimitTurnTokens, turnStopDetail(agent.Handle, role.Budgets, res.TurnUsed, input)
 	case "daily":
-		b.Limit, b.Detail = LimitDailyTokens, dailyStopDetail(agent.Handle, role.Budgets, res.DayUsed, input)
+		b.Limit, b.Detail = bullpen.LimitDailyTokens, dailyStopDetail(agent.Handle, role.Budgets, res.DayUsed, input)
 	}
 	return b, gateway.Reservation{ID: res.ID, Input: res.Input, Output: res.Output}, nil
 }

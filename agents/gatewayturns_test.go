@@ -52,7 +52,7 @@ func (h *harness) claimTurn(agent bullpen.Member) bullpen.Turn {
 func (h *harness) limitEvents(since int64, limit string) int {
 	n := 0
 	for _, ev := range h.events(since) {
-		if le, err := LimitOf(ev); err == nil && ev.Type == EventLimitReached && le.Limit == limit {
+		if le, err := bullpen.LimitOf(ev); err == nil && ev.Type == bullpen.EventLimitReached && le.Limit == limit {
 			n++
 		}
 	}
@@ -83,8 +83,8 @@ func testGatewayTurnBudgets(t *testing.T, dialect string) {
 	}
 	b, _, err = h.svc.Reserve(ctx, turn.ID, 100, 500)
 	want := "@pm stopped: 2100 tokens used in one turn (limit 2000)."
-	if err != nil || b.Limit != LimitTurnTokens || b.Detail != want {
-		t.Fatalf("spent turn budget = %+v, %v; want %s %q", b, err, LimitTurnTokens, want)
+	if err != nil || b.Limit != bullpen.LimitTurnTokens || b.Detail != want {
+		t.Fatalf("spent turn budget = %+v, %v; want %s %q", b, err, bullpen.LimitTurnTokens, want)
 	}
 	since := h.off.Hub().Last()
 	for i := 0; i < 3; i++ { // the CLI asks again and again
@@ -92,7 +92,7 @@ func testGatewayTurnBudgets(t *testing.T, dialect string) {
 			t.Fatal(err)
 		}
 	}
-	if n := h.limitEvents(since, LimitTurnTokens); n != 1 {
+	if n := h.limitEvents(since, bullpen.LimitTurnTokens); n != 1 {
 		t.Errorf("limit events = %d, want 1", n)
 	}
 	if got := h.messages(since); len(got) != 1 || got[0] != "@pm: ⚠️ "+want {
@@ -102,7 +102,7 @@ func testGatewayTurnBudgets(t *testing.T, dialect string) {
 	e := &turnEnv{s: h.svc, turn: turn, agent: pm, channel: h.general, log: h.svc.log}
 	h.svc.fail(ctx, e, bullpen.Errorf(bullpen.EINVALID, "the CLI exited with status 1"))
 	done, _ := h.db.Turn(ctx, turn.ID)
-	if done.State != bullpen.TurnDone || done.Error != "limit: "+LimitTurnTokens || done.InputTokens != 1500 ||
+	if done.State != bullpen.TurnDone || done.Error != "limit: "+bullpen.LimitTurnTokens || done.InputTokens != 1500 ||
 		done.CachedInputTokens != 1000 || done.OutputTokens != 600 || done.Steps != 1 {
 		t.Errorf("finished turn = %+v", done)
 	}
@@ -122,7 +122,7 @@ func testGatewayTurnBudgets(t *testing.T, dialect string) {
 		t.Fatal(err)
 	}
 	b, _, err = h.svc.Reserve(ctx, next.ID, 10, 1000)
-	if err != nil || b.Limit != LimitDailyTokens || !strings.Contains(b.Detail, "3000 of 3000 tokens today") {
+	if err != nil || b.Limit != bullpen.LimitDailyTokens || !strings.Contains(b.Detail, "3000 of 3000 tokens today") {
 		t.Errorf("daily budget = %+v, %v", b, err)
 	}
 }
@@ -164,7 +164,7 @@ func TestGatewayWithService(t *testing.T) {
 	if row.InputTokens != 1400 || row.OutputTokens != 100 || row.Steps != 2 {
 		t.Errorf("turn row = %d in, %d out, %d steps; want 1400, 100, 2", row.InputTokens, row.OutputTokens, row.Steps)
 	}
-	if n := h.limitEvents(since, LimitTurnTokens); n != 1 || len(h.messages(since)) != 1 {
+	if n := h.limitEvents(since, bullpen.LimitTurnTokens); n != 1 || len(h.messages(since)) != 1 {
 		t.Errorf("limit events %d, messages %q", n, h.messages(since))
 	}
 }

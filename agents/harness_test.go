@@ -226,14 +226,14 @@ type fakeBox struct {
 
 func newFakeBox() *fakeBox { return &fakeBox{files: map[string]string{}} }
 
-func (b *fakeBox) Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req ExecRequest) (ExecResult, error) {
+func (b *fakeBox) Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req bullpen.WorkspaceExec) (bullpen.WorkspaceResult, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.execs = append(b.execs, agent.Handle+": "+req.Command)
 	if req.Command == "go version" {
-		return ExecResult{Stdout: "go version go1.26.8 linux/amd64\n"}, nil
+		return bullpen.WorkspaceResult{Stdout: "go version go1.26.8 linux/amd64\n"}, nil
 	}
-	return ExecResult{Stdout: fmt.Sprintf("ran %q\n", req.Command)}, nil
+	return bullpen.WorkspaceResult{Stdout: fmt.Sprintf("ran %q\n", req.Command)}, nil
 }
 
 func (b *fakeBox) ReadFile(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, path string, limit int64) ([]byte, error) {
@@ -253,13 +253,13 @@ func (b *fakeBox) WriteFile(ctx context.Context, agent bullpen.Member, spec bull
 	return nil
 }
 
-func (b *fakeBox) ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]FileEntry, error) {
+func (b *fakeBox) ListFiles(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, dir string) ([]bullpen.FileEntry, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []FileEntry
+	var out []bullpen.FileEntry
 	for k, v := range b.files {
 		if name, ok := strings.CutPrefix(k, agent.Handle+":"); ok {
-			out = append(out, FileEntry{Name: name, Size: int64(len(v))})
+			out = append(out, bullpen.FileEntry{Name: name, Size: int64(len(v))})
 		}
 	}
 	return out, nil

@@ -53,7 +53,7 @@ func TestHungProviderDoesNotStallOthers(t *testing.T) {
 	}
 
 	for _, m := range hung {
-		if st := h.svc.Status(m.ID); st.State != StatusWaiting || !strings.HasPrefix(st.Detail, "waiting for the model, ") {
+		if st := h.svc.Status(m.ID); st.State != bullpen.StatusWaiting || !strings.HasPrefix(st.Detail, "waiting for the model, ") {
 			t.Errorf("Status(@%s) = %+v, want waiting for the model", m.Handle, st)
 		}
 	}
@@ -124,8 +124,8 @@ func collectStatuses(t *testing.T, feed interface {
 				return
 			}
 			for _, ev := range evs {
-				var p StatusEvent
-				if ev.Type != EventStatus || json.Unmarshal(ev.Payload, &p) != nil || p.Status.State != StatusWaiting {
+				var p bullpen.AgentStatusEvent
+				if ev.Type != bullpen.EventAgentStatus || json.Unmarshal(ev.Payload, &p) != nil || p.Status.State != bullpen.StatusWaiting {
 					continue
 				}
 				l.mu.Lock()

@@ -40,7 +40,7 @@ func TestRestartMidTurn(t *testing.T) {
 				mu.Lock()
 				answers++
 				mu.Unlock()
-				return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "on it"})}}, nil
+				return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": "on it"})}}, nil
 			})
 			h.open(map[string]llm.Provider{"scripted": prov}, nil)
 			h.start()
@@ -117,7 +117,7 @@ func TestHopBudgetStopsPingPong(t *testing.T) {
 				if strings.Contains(v.System, "You are @engineer ") {
 					other = "lead"
 				}
-				return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "@" + other + " your turn"})}}, nil
+				return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": "@" + other + " your turn"})}}, nil
 			})
 			h := newHarness(t, d, map[string]llm.Provider{"scripted": pingpong}, func(c *Config) { c.HopBudget = 4 })
 			h.hire("starter/lead")
@@ -141,15 +141,15 @@ func TestHopBudgetStopsPingPong(t *testing.T) {
 			if notices != 1 || agentMsgs > 5 {
 				t.Errorf("messages = %q\nwant 1 hop-budget notice and at most 5 agent messages", msgs)
 			}
-			var limits []LimitEvent
+			var limits []bullpen.LimitEvent
 			for _, ev := range h.events(since) {
-				if ev.Type == EventLimitReached {
-					var p LimitEvent
+				if ev.Type == bullpen.EventLimitReached {
+					var p bullpen.LimitEvent
 					json.Unmarshal(ev.Payload, &p)
 					limits = append(limits, p)
 				}
 			}
-			if len(limits) != 1 || limits[0].Limit != LimitHops {
+			if len(limits) != 1 || limits[0].Limit != bullpen.LimitHops {
 				t.Errorf("limit events = %+v, want one hop_budget", limits)
 			}
 			// A human reply in the thread resets the budget.
@@ -194,9 +194,9 @@ func TestNoProviderAndProviderFailure(t *testing.T) {
 	}
 	var failed bool
 	for _, ev := range h2.events(since) {
-		failed = failed || ev.Type == EventTurnFailed
+		failed = failed || ev.Type == bullpen.EventTurnFailed
 	}
 	if !failed {
-		t.Errorf("no %s event", EventTurnFailed)
+		t.Errorf("no %s event", bullpen.EventTurnFailed)
 	}
 }

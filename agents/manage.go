@@ -52,7 +52,7 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.Hir
 		if err != nil {
 			return err
 		}
-		_, err = tx.Emit(EventAgentHired, 0, nil, s.view(m, a))
+		_, err = tx.Emit(bullpen.EventAgentHired, 0, nil, s.view(m, a))
 		return err
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 			}
 		}
 		a.Spec = string(spec)
-		_, err := tx.Emit(EventAgentUpdated, 0, nil, s.view(m, a))
+		_, err := tx.Emit(bullpen.EventAgentUpdated, 0, nil, s.view(m, a))
 		return err
 	})
 	if err != nil {
@@ -175,7 +175,7 @@ func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (bul
 		if err := tx.FireAgent(id); err != nil {
 			return err
 		}
-		_, err := tx.Emit(EventAgentFired, 0, nil, AgentFired{AgentID: id, Handle: m.Handle})
+		_, err := tx.Emit(bullpen.EventAgentFired, 0, nil, bullpen.AgentFiredEvent{AgentID: id, Handle: m.Handle})
 		return err
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ func (s *Service) CallTool(ctx context.Context, member bullpen.Member, turnID in
 		return "", err
 	}
 	if turnID == 0 {
-		defer s.setStatus(member.ID, bullpen.AgentStatus{State: StatusIdle})
+		defer s.setStatus(member.ID, bullpen.AgentStatus{State: bullpen.StatusIdle})
 	}
 	c, key := llm.ToolCall{ID: mcpCallID, Name: name, Arguments: args}, mcpCallID
 	if id := callIDOf(ctx); id != "" && turnID != 0 {

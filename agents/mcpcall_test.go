@@ -40,11 +40,11 @@ func TestCallToolSandboxAllowList(t *testing.T) {
 	}
 
 	since := h.off.Hub().Last()
-	out, err := h.svc.CallTool(ctx, eng, 0, ToolSandboxExec, json.RawMessage(`{"command":"echo hi"}`))
+	out, err := h.svc.CallTool(ctx, eng, 0, bullpen.ToolSandboxExec, json.RawMessage(`{"command":"echo hi"}`))
 	if err != nil || !slices.Contains(h.box.execs, "engineer: echo hi") {
 		t.Fatalf("engineer's sandbox_exec = %q, %v; ran %q", out, err, h.box.execs)
 	}
-	if _, err := h.svc.CallTool(ctx, pm, 0, ToolSandboxExec, json.RawMessage(`{"command":"rm -rf /"}`)); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
+	if _, err := h.svc.CallTool(ctx, pm, 0, bullpen.ToolSandboxExec, json.RawMessage(`{"command":"rm -rf /"}`)); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
 		t.Errorf("pm's sandbox_exec = %v, want EFORBIDDEN", err)
 	}
 	if len(h.box.execs) != 1 {
@@ -54,7 +54,7 @@ func TestCallToolSandboxAllowList(t *testing.T) {
 	// the caller (and admins) see them.
 	var kinds []string
 	for _, ev := range h.events(since) {
-		te, err := ToolOf(ev)
+		te, err := bullpen.ToolOf(ev)
 		if err != nil {
 			continue
 		}
@@ -76,16 +76,16 @@ func TestCallToolNeedsAnActiveAgent(t *testing.T) {
 	defer h.close()
 	ctx := context.Background()
 	eng := h.hire("starter/engineer")
-	if _, err := h.svc.CallTool(ctx, h.admin, 0, ToolListMembers, nil); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
+	if _, err := h.svc.CallTool(ctx, h.admin, 0, bullpen.ToolListMembers, nil); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
 		t.Errorf("a human's CallTool = %v, want EFORBIDDEN", err)
 	}
 	if _, err := h.svc.Fire(ctx, h.admin, eng.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.CallTool(ctx, eng, 0, ToolListMembers, nil); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
+	if _, err := h.svc.CallTool(ctx, eng, 0, bullpen.ToolListMembers, nil); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
 		t.Errorf("a fired agent's CallTool = %v, want EFORBIDDEN", err)
 	}
-	if _, err := h.svc.CallTool(ctx, eng, 999, ToolListMembers, nil); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
+	if _, err := h.svc.CallTool(ctx, eng, 999, bullpen.ToolListMembers, nil); !bullpen.IsCode(err, bullpen.EFORBIDDEN) {
 		t.Errorf("a fired agent's CallTool in a turn = %v, want EFORBIDDEN", err)
 	}
 }

@@ -32,13 +32,13 @@ func TestNoticesNameTheAgentsProvider(t *testing.T) {
 	if h.countNotices("(hung, ") != 1 {
 		t.Errorf("the notice does not name provider hung: %q", h.messages(0))
 	}
-	if st := h.svc.Status(a.ID); st.State != StatusWaiting {
+	if st := h.svc.Status(a.ID); st.State != bullpen.StatusWaiting {
 		t.Errorf("status = %+v", st)
 	}
 	found := false
 	for _, ev := range h.events(0) {
-		if ev.Type == EventTurnStarted {
-			te, err := bullpen.DecodePayload[TurnEvent](ev, EventTurnStarted)
+		if ev.Type == bullpen.EventTurnStarted {
+			te, err := bullpen.DecodePayload[bullpen.TurnEvent](ev, bullpen.EventTurnStarted)
 			if err != nil || te.Provider != "hung" {
 				t.Errorf("turn_started names provider %q, want hung", te.Provider)
 			}
@@ -94,7 +94,7 @@ func TestWaitingForSlotShows(t *testing.T) {
 	waitFor(t, func() bool { return silent.Accepted() >= 1 })
 	waitFor(t, func() bool {
 		for _, id := range []int64{a1.ID, a2.ID} {
-			if st := h.svc.Status(id); strings.HasPrefix(st.Detail, "waiting for a slot") && st.State == StatusWaiting {
+			if st := h.svc.Status(id); strings.HasPrefix(st.Detail, "waiting for a slot") && st.State == bullpen.StatusWaiting {
 				return true
 			}
 		}

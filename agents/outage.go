@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -97,7 +98,7 @@ func (s *Service) redrive(ctx context.Context, e *turnEnv) {
 			if requeued, err = tx.RequeueTurn(e.turn.ID, s.owner); err != nil || !requeued {
 				return err
 			}
-			_, err = tx.Emit(EventTurnAbandoned, e.turn.ChannelID, e.aud, TurnEvent{TurnID: e.turn.ID, AgentID: e.turn.AgentID,
+			_, err = tx.Emit(bullpen.EventTurnAbandoned, e.turn.ChannelID, e.aud, bullpen.TurnEvent{TurnID: e.turn.ID, AgentID: e.turn.AgentID,
 				Handle: e.agent.Handle, Error: "a database outage cut the turn off; its wakes run again now"})
 			return err
 		})

@@ -50,7 +50,7 @@ func (p ackModel) Complete(ctx context.Context, req llm.Request, _ func(string))
 	for _, m := range ackTriggerRE.FindAllStringSubmatch(v.Packet, -1) {
 		ids = append(ids, m[1])
 	}
-	return llm.Response{ToolCalls: []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": "ack " + strings.Join(ids, " ")})}}, nil
+	return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": "ack " + strings.Join(ids, " ")})}}, nil
 }
 
 // outage makes the database fail for real and brings it back.

@@ -176,7 +176,7 @@ func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger
 			fmt.Fprintf(&b, "\n## %s (latest %d, besides the above)\n%s", title, limit, formatMessages(msgs, handles))
 		}
 	}
-	if e.tools[ToolWikiSearch] != nil && len(query) > 0 {
+	if e.tools[bullpen.ToolWikiSearch] != nil && len(query) > 0 {
 		hits, err := s.cfg.Wiki.SearchPages(ctx, e.agent, clip(strings.Join(query, " "), 300), s.cfg.WikiHits)
 		if err == nil && len(hits) > 0 {
 			b.WriteString("\n## Wiki pages that may help\n")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -69,7 +70,7 @@ func (r *Recording) setRetention(v string) error {
 
 func sizeSetter(dst *int64) func(string) error {
 	return func(v string) error {
-		n, err := ParseBytes(v)
+		n, err := bullpen.ParseBytes(v)
 		if err != nil {
 			return err
 		}

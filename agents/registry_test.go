@@ -78,12 +78,12 @@ func TestRegistryAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allow := []string{ToolPostMessage, ToolWikiRead, ToolSandboxExec}
+	allow := []string{bullpen.ToolPostMessage, bullpen.ToolWikiRead, bullpen.ToolSandboxExec}
 	var names []string
 	for _, tl := range bare.Offer(allow) {
 		names = append(names, tl.Name)
 	}
-	if !slices.Equal(names, []string{ToolPostMessage}) {
+	if !slices.Equal(names, []string{bullpen.ToolPostMessage}) {
 		t.Errorf("Offer without wiki and sandboxes = %v, want [post_message]", names)
 	}
 	for _, tt := range []struct {
@@ -92,10 +92,10 @@ func TestRegistryAllowed(t *testing.T) {
 		tool string
 		ok   bool
 	}{
-		{"allowed", full, ToolWikiRead, true},
-		{"not in the allow-list", full, ToolReadChannel, false},
+		{"allowed", full, bullpen.ToolWikiRead, true},
+		{"not in the allow-list", full, bullpen.ToolReadChannel, false},
 		{"unknown", full, "delete_office", false},
-		{"allowed but no backend", bare, ToolSandboxExec, false},
+		{"allowed but no backend", bare, bullpen.ToolSandboxExec, false},
 	} {
 		got, err := tt.reg.Allowed(allow, tt.tool)
 		if tt.ok != (err == nil) || (err == nil) != (got != nil) || (err != nil && !bullpen.IsCode(err, bullpen.EFORBIDDEN)) {
@@ -109,13 +109,13 @@ func TestRegistryAllowed(t *testing.T) {
 func TestCallOutsideAllowListIsRefused(t *testing.T) {
 	prov := scripted.New(func(req llm.Request) (llm.Response, error) {
 		if ViewOf(req).Steps == 0 {
-			return llm.Response{ToolCalls: []llm.ToolCall{call(ToolWikiWrite, map[string]any{"title": "X", "body": "y", "base_revision": 0})}}, nil
+			return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolWikiWrite, map[string]any{"title": "X", "body": "y", "base_revision": 0})}}, nil
 		}
 		return llm.Response{}, nil
 	})
 	h := newHarness(t, store.SQLite, map[string]llm.Provider{"scripted": prov}, nil)
 	r, err := h.svc.Catalog().Role("coding/reviewer")
-	if err != nil || slices.Contains(r.Tools, ToolWikiWrite) {
+	if err != nil || slices.Contains(r.Tools, bullpen.ToolWikiWrite) {
 		t.Fatalf("coding/reviewer = %v, %v; the test needs a role that may not write the wiki", r.Tools, err)
 	}
 	reviewer := h.hire("coding/reviewer")
@@ -128,10 +128,10 @@ func TestCallOutsideAllowListIsRefused(t *testing.T) {
 	}
 	var state string
 	for _, ev := range h.events(since) {
-		if ev.Type == EventToolFinished {
+		if ev.Type == bullpen.EventToolFinished {
 			var p struct{ Tool, State string }
 			json.Unmarshal(ev.Payload, &p)
-			if p.Tool == ToolWikiWrite {
+			if p.Tool == bullpen.ToolWikiWrite {
 				state = p.State
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -95,10 +96,10 @@ func (s *Service) watchWakes(ctx context.Context) {
 			return
 		}
 		for _, ev := range evs {
-			if ev.Type != EventWakeQueued {
+			if ev.Type != bullpen.EventWakeQueued {
 				continue
 			}
-			if p, err := WakeQueuedOf(ev); err == nil {
+			if p, err := bullpen.WakeQueuedOf(ev); err == nil {
 				s.poke(p.AgentID)
 			}
 		}

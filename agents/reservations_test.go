@@ -179,7 +179,7 @@ func testReservationsHoldTheBudget(t *testing.T, dialect string) {
 	if most := r.tap.most.Load(); most > bullpen.DefaultMaxParallelCalls {
 		t.Errorf("%d calls in flight at once, want at most %d", most, bullpen.DefaultMaxParallelCalls)
 	}
-	if n := h.limitEvents(0, LimitTurnTokens); n != 1 {
+	if n := h.limitEvents(0, bullpen.LimitTurnTokens); n != 1 {
 		t.Errorf("limit events = %d, want 1", n)
 	}
 }
@@ -222,7 +222,7 @@ func TestGatewayDailyBudgetAcrossTurns(t *testing.T) {
 			if a.InputTokens == 0 || b.InputTokens == 0 {
 				t.Errorf("a turn made no call: %d and %d input tokens", a.InputTokens, b.InputTokens)
 			}
-			if n := h.limitEvents(0, LimitDailyTokens); n < 1 {
+			if n := h.limitEvents(0, bullpen.LimitDailyTokens); n < 1 {
 				t.Errorf("daily limit events = %d, want at least 1", n)
 			}
 		})

@@ -58,7 +58,7 @@ func (p *stepModel) stats() (calls, steps0 int, last string) {
 func TestResumeAfterCrashPostsOnce(t *testing.T) {
 	for _, d := range storetest.Dialects(t) {
 		t.Run(d, func(t *testing.T) {
-			first := call(ToolPostMessage, map[string]any{"body": "the one reply"})
+			first := call(bullpen.ToolPostMessage, map[string]any{"body": "the one reply"})
 			p1 := &stepModel{first: first, hung: make(chan struct{}, 1)}
 			h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
 			lead := h.hire("starter/lead")
@@ -97,7 +97,7 @@ func TestResumeAfterCrashPostsOnce(t *testing.T) {
 func TestResumeReportsInterruptedCommand(t *testing.T) {
 	for _, d := range storetest.Dialects(t) {
 		t.Run(d, func(t *testing.T) {
-			first := call(ToolSandboxExec, map[string]any{"command": "make deploy"})
+			first := call(bullpen.ToolSandboxExec, map[string]any{"command": "make deploy"})
 			p1 := &stepModel{first: first}
 			h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
 			box := &blockingBox{fakeBox: h.box, started: make(chan struct{}, 1)}
@@ -131,13 +131,13 @@ type blockingBox struct {
 	n       int
 }
 
-func (b *blockingBox) Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req ExecRequest) (ExecResult, error) {
+func (b *blockingBox) Exec(ctx context.Context, agent bullpen.Member, spec bullpen.SandboxSpec, req bullpen.WorkspaceExec) (bullpen.WorkspaceResult, error) {
 	b.mu.Lock()
 	b.n++
 	b.mu.Unlock()
 	b.started <- struct{}{}
 	<-ctx.Done()
-	return ExecResult{}, ctx.Err()
+	return bullpen.WorkspaceResult{}, ctx.Err()
 }
 
 func (b *blockingBox) count() int {
@@ -151,7 +151,7 @@ func (b *blockingBox) count() int {
 func TestResumeAfterCrashWritesWikiOnce(t *testing.T) {
 	for _, d := range storetest.Dialects(t) {
 		t.Run(d, func(t *testing.T) {
-			first := call(ToolWikiWrite, map[string]any{"title": "Plan", "body": "v1", "base_revision": 0})
+			first := call(bullpen.ToolWikiWrite, map[string]any{"title": "Plan", "body": "v1", "base_revision": 0})
 			p1 := &stepModel{first: first, hung: make(chan struct{}, 1)}
 			h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
 			w := &txWiki{memWiki: h.wiki, db: h.db}
@@ -216,10 +216,10 @@ func TestResumeAfterCrashRightAfterEffect(t *testing.T) {
 			role func(*bullpen.Role)
 			want func(h *harness, w *txWiki) (int, string)
 		}{
-			{"post_message", call(ToolPostMessage, map[string]any{"body": "once"}), nil,
+			{"post_message", call(bullpen.ToolPostMessage, map[string]any{"body": "once"}), nil,
 				func(h *harness, _ *txWiki) (int, string) { return h.countBy("@lead: once"), "posts" }},
-			{"approval request", call(ToolPostMessage, map[string]any{"body": "needs a human"}),
-				func(r *bullpen.Role) { r.Approvals = []string{ToolPostMessage} },
+			{"approval request", call(bullpen.ToolPostMessage, map[string]any{"body": "needs a human"}),
+				func(r *bullpen.Role) { r.Approvals = []string{bullpen.ToolPostMessage} },
 				func(h *harness, _ *txWiki) (int, string) {
 					as, err := h.db.Approvals(context.Background(), "", 10)
 					if err != nil {
@@ -230,7 +230,7 @@ func TestResumeAfterCrashRightAfterEffect(t *testing.T) {
 					}
 					return len(as), "approval requests"
 				}},
-			{"wiki write", call(ToolWikiWrite, map[string]any{"title": "Plan", "body": "v1", "base_revision": 0}), nil,
+			{"wiki write", call(bullpen.ToolWikiWrite, map[string]any{"title": "Plan", "body": "v1", "base_revision": 0}), nil,
 				func(_ *harness, w *txWiki) (int, string) { return w.writes(), "wiki writes" }},
 		} {
 			t.Run(d+"/"+tc.name, func(t *testing.T) {

@@ -114,7 +114,7 @@ func validateSandbox(s *bullpen.SandboxSpec, file string) error {
 		return invalid(file, "sandbox.cpu", "must be between 0 and 64 cores")
 	}
 	if s.Memory != "" {
-		if _, err := ParseBytes(s.Memory); err != nil {
+		if _, err := bullpen.ParseBytes(s.Memory); err != nil {
 			return invalid(file, "sandbox.memory", "%v", err)
 		}
 	}
@@ -153,9 +153,6 @@ func validateBudgets(b *bullpen.Budgets, file string) error {
 	}
 	return nil
 }
-
-// ParseBytes reads a size like 512Mi, 2G or 1048576 (bullpen.ParseBytes).
-func ParseBytes(s string) (int64, error) { return bullpen.ParseBytes(s) }
 
 // ParseRole reads a role file: Markdown with YAML front matter between
 // "---" lines (the body is the prompt), or YAML (.yaml, .yml) with a prompt

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bullpen-hq/bullpen"
 )
 
 func TestBuiltinPacks(t *testing.T) {
@@ -118,12 +120,12 @@ func TestCatalogUserDir(t *testing.T) {
 
 func TestParseBytes(t *testing.T) {
 	for in, want := range map[string]int64{"512Mi": 512 << 20, "2Gi": 2 << 30, "1000": 1000, "1G": 1e9} {
-		if got, err := ParseBytes(in); err != nil || got != want {
+		if got, err := bullpen.ParseBytes(in); err != nil || got != want {
 			t.Errorf("ParseBytes(%q) = %d, %v, want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "1.5Gi", "-1", "1Ti", "99999999999999999999"} {
-		if _, err := ParseBytes(in); err == nil {
+		if _, err := bullpen.ParseBytes(in); err == nil {
 			t.Errorf("ParseBytes(%q) = nil error", in)
 		}
 	}

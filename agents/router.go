@@ -152,8 +152,8 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 			for _, t := range targets {
 				detail := fmt.Sprintf("@%s was not woken: %d agent-to-agent messages in a row in this thread without a human (hop budget %d). A human message resets it.",
 					in.Members[t.AgentID].Handle, hops, s.cfg.HopBudget)
-				if _, err := tx.Emit(EventLimitReached, msg.ChannelID, aud, LimitEvent{AgentID: t.AgentID,
-					Handle: in.Members[t.AgentID].Handle, Limit: LimitHops, Detail: detail, MessageID: msg.ID,
+				if _, err := tx.Emit(bullpen.EventLimitReached, msg.ChannelID, aud, bullpen.LimitEvent{AgentID: t.AgentID,
+					Handle: in.Members[t.AgentID].Handle, Limit: bullpen.LimitHops, Detail: detail, MessageID: msg.ID,
 					Budget: s.cfg.HopBudget, ThreadID: rootOf(msg)}); err != nil {
 					return err
 				}
@@ -169,7 +169,7 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 			return err
 		}
 		for _, w := range queued {
-			if _, err := tx.Emit(EventWakeQueued, msg.ChannelID, aud, WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
+			if _, err := tx.Emit(bullpen.EventWakeQueued, msg.ChannelID, aud, bullpen.WakeQueued{WakeID: w.ID, AgentID: w.AgentID,
 				Handle: in.Members[w.AgentID].Handle, MessageID: msg.ID, Reason: w.Reason}); err != nil {
 				return err
 			}

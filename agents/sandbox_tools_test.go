@@ -19,7 +19,7 @@ func TestSandboxExecHasNoNetworkSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := reg.Lookup(ToolSandboxExec)
+	def := reg.Lookup(bullpen.ToolSandboxExec)
 	if def == nil {
 		t.Fatal("no sandbox_exec tool")
 	}

@@ -60,21 +60,21 @@ func checkOrder(t *testing.T, evs []bullpen.Event, ms []milestone) {
 func scenarioMilestones() []milestone {
 	return []milestone{
 		posted("admin", "@lead"),
-		agentEvent(EventWakeQueued, "lead", ""),
-		agentEvent(EventTurnStarted, "lead", ""),
-		agentEvent(EventToolStarted, "lead", ToolPostMessage),
+		agentEvent(bullpen.EventWakeQueued, "lead", ""),
+		agentEvent(bullpen.EventTurnStarted, "lead", ""),
+		agentEvent(bullpen.EventToolStarted, "lead", bullpen.ToolPostMessage),
 		posted("lead", "@engineer"),
-		agentEvent(EventWakeQueued, "engineer", ""),
-		agentEvent(EventTurnStarted, "engineer", ""),
-		agentEvent(EventToolStarted, "engineer", ToolSandboxExec),
-		agentEvent(EventToolFinished, "engineer", ToolSandboxExec),
-		agentEvent(EventToolStarted, "engineer", ToolWikiWrite),
-		agentEvent(EventToolFinished, "engineer", ToolWikiWrite),
+		agentEvent(bullpen.EventWakeQueued, "engineer", ""),
+		agentEvent(bullpen.EventTurnStarted, "engineer", ""),
+		agentEvent(bullpen.EventToolStarted, "engineer", bullpen.ToolSandboxExec),
+		agentEvent(bullpen.EventToolFinished, "engineer", bullpen.ToolSandboxExec),
+		agentEvent(bullpen.EventToolStarted, "engineer", bullpen.ToolWikiWrite),
+		agentEvent(bullpen.EventToolFinished, "engineer", bullpen.ToolWikiWrite),
 		posted("engineer", "@lead"),
-		agentEvent(EventWakeQueued, "lead", ""),
-		agentEvent(EventTurnStarted, "lead", ""),
+		agentEvent(bullpen.EventWakeQueued, "lead", ""),
+		agentEvent(bullpen.EventTurnStarted, "lead", ""),
 		posted("lead", "@admin"),
-		agentEvent(EventTurnFinished, "lead", ""),
+		agentEvent(bullpen.EventTurnFinished, "lead", ""),
 	}
 }
 
@@ -92,7 +92,7 @@ func runScenario(t *testing.T, h *harness) {
 	for _, ev := range evs {
 		counts[ev.Type]++
 	}
-	if counts[EventTurnStarted] != 3 || counts[EventTurnFinished] != 3 || counts[EventTurnFailed] != 0 || counts[EventLimitReached] != 0 {
+	if counts[bullpen.EventTurnStarted] != 3 || counts[bullpen.EventTurnFinished] != 3 || counts[bullpen.EventTurnFailed] != 0 || counts[bullpen.EventLimitReached] != 0 {
 		t.Errorf("event counts = %v, want 3 turns started and finished, none failed or limited", counts)
 	}
 	if got := h.messages(since); len(got) != 4 {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
@@ -90,7 +91,7 @@ func DemoStep(v ScriptView) (string, []llm.ToolCall) {
 	plan := []func() (string, []llm.ToolCall){}
 	post := func(body string) func() (string, []llm.ToolCall) {
 		return func() (string, []llm.ToolCall) {
-			return "", []llm.ToolCall{call(ToolPostMessage, map[string]any{"body": body})}
+			return "", []llm.ToolCall{call(bullpen.ToolPostMessage, map[string]any{"body": body})}
 		}
 	}
 	switch {
@@ -103,24 +104,24 @@ func DemoStep(v ScriptView) (string, []llm.ToolCall) {
 	case me == "lead" || me == "techlead":
 		asker := firstHuman(v.Packet, humans)
 		plan = append(plan, post(leadReport(asker, from, body, title)))
-	case me == "pm" && strings.Contains(body, askWriteUp) && has(ToolWikiWrite):
+	case me == "pm" && strings.Contains(body, askWriteUp) && has(bullpen.ToolWikiWrite):
 		title = "Notes " + root
 		plan = append(plan, func() (string, []llm.ToolCall) {
 			page := fmt.Sprintf("# %s\n\nAsked by @%s: %s\n\n## Summary\n\n- What was asked, who owns it, what is next.\n- Written by @pm in a scripted simulation.\n", title, from, clip(stripMentions(body), 300))
-			return "Writing it up.", []llm.ToolCall{call(ToolWikiWrite, map[string]any{"title": title, "body": page})}
+			return "Writing it up.", []llm.ToolCall{call(bullpen.ToolWikiWrite, map[string]any{"title": title, "body": page})}
 		}, post(fmt.Sprintf("@%s done: wrote it up on the wiki page %q.", from, title)))
-	case has(ToolSandboxExec):
+	case has(bullpen.ToolSandboxExec):
 		cmd := "uname -sr && echo checked"
 		if c, t := demoCommand(body, root); c != "" {
 			cmd, title = c, t
 		}
 		plan = append(plan, func() (string, []llm.ToolCall) {
-			return "Checking in my sandbox.", []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": cmd})}
+			return "Checking in my sandbox.", []llm.ToolCall{call(bullpen.ToolSandboxExec, map[string]any{"command": cmd})}
 		})
-		if has(ToolWikiWrite) {
+		if has(bullpen.ToolWikiWrite) {
 			plan = append(plan, func() (string, []llm.ToolCall) {
 				page := fmt.Sprintf("# %s\n\nAsked by @%s: %s\n\n## Sandbox check\n\n```\n$ %s\n%s\n```\n", title, from, clip(stripMentions(body), 300), cmd, clip(v.Last, 1500))
-				return "", []llm.ToolCall{call(ToolWikiWrite, map[string]any{"title": title, "body": page})}
+				return "", []llm.ToolCall{call(bullpen.ToolWikiWrite, map[string]any{"title": title, "body": page})}
 			})
 		}
 		plan = append(plan, post(fmt.Sprintf("@%s done: ran `%s` in my sandbox and wrote the results to the wiki page %q.", from, cmd, title)))

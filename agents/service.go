@@ -390,7 +390,7 @@ func (s *Service) reclaim(ctx context.Context, otherOwners bool) error {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Emit(EventTurnAbandoned, t.ChannelID, audience(c), TurnEvent{TurnID: t.ID, AgentID: t.AgentID,
+			if _, err := tx.Emit(bullpen.EventTurnAbandoned, t.ChannelID, audience(c), bullpen.TurnEvent{TurnID: t.ID, AgentID: t.AgentID,
 				Error: "the worker stopped mid-turn; its wakes are queued again"}); err != nil {
 				return err
 			}

@@ -86,7 +86,7 @@ func TestTurnDeadlineEndsHungTurn(t *testing.T) {
 		t.Errorf("%d deadline notices, want 1: %q", n, h.messages(0))
 	}
 	turns, err := h.db.Turns(context.Background(), hired.Agent.Member.ID, 5)
-	if err != nil || len(turns) != 1 || turns[0].State != bullpen.TurnDone || !strings.Contains(turns[0].Error, LimitDeadline) {
-		t.Errorf("turns = %+v, %v; want one done turn stopped by %s", turns, err, LimitDeadline)
+	if err != nil || len(turns) != 1 || turns[0].State != bullpen.TurnDone || !strings.Contains(turns[0].Error, bullpen.LimitDeadline) {
+		t.Errorf("turns = %+v, %v; want one done turn stopped by %s", turns, err, bullpen.LimitDeadline)
 	}
 }

@@ -11,26 +11,11 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// Tool names (bullpen.Tool*). A role's tools list picks from these.
-const (
-	ToolPostMessage      = bullpen.ToolPostMessage
-	ToolReadChannel      = bullpen.ToolReadChannel
-	ToolReadThread       = bullpen.ToolReadThread
-	ToolListMembers      = bullpen.ToolListMembers
-	ToolWikiSearch       = bullpen.ToolWikiSearch
-	ToolWikiRead         = bullpen.ToolWikiRead
-	ToolWikiWrite        = bullpen.ToolWikiWrite
-	ToolSandboxExec      = bullpen.ToolSandboxExec
-	ToolSandboxReadFile  = bullpen.ToolSandboxReadFile
-	ToolSandboxWriteFile = bullpen.ToolSandboxWriteFile
-	ToolSandboxListFiles = bullpen.ToolSandboxListFiles
-)
-
 // ToolNames lists every tool the runtime knows, sorted: the names a role
 // file may list, whether or not this server has the tool's backend.
-var ToolNames = []string{ToolListMembers, ToolPostMessage, ToolReadChannel, ToolReadThread,
-	ToolSandboxExec, ToolSandboxListFiles, ToolSandboxReadFile, ToolSandboxWriteFile,
-	ToolWikiRead, ToolWikiSearch, ToolWikiWrite}
+var ToolNames = []string{bullpen.ToolListMembers, bullpen.ToolPostMessage, bullpen.ToolReadChannel, bullpen.ToolReadThread,
+	bullpen.ToolSandboxExec, bullpen.ToolSandboxListFiles, bullpen.ToolSandboxReadFile, bullpen.ToolSandboxWriteFile,
+	bullpen.ToolWikiRead, bullpen.ToolWikiSearch, bullpen.ToolWikiWrite}
 
 const (
 	maxReadLimit = 30
@@ -42,16 +27,16 @@ const (
 // as the calling member.
 func (s *Service) registerOfficeTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: ToolPostMessage, Run: s.postMessage,
+		Tool{Name: bullpen.ToolPostMessage, Run: s.postMessage,
 			Description: "Post a message as yourself. Omit channel and thread_id to reply where you were woken. @mention whoever should act next; mentions wake agents.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"body":{"type":"string","description":"Markdown text"},"channel":{"type":"string","description":"channel name, e.g. general"},"thread_id":{"type":"integer","description":"root message id to reply in; 0 posts at top level"}},"required":["body"],"additionalProperties":false}`)},
-		Tool{Name: ToolReadChannel, Run: s.readChannel,
+		Tool{Name: bullpen.ToolReadChannel, Run: s.readChannel,
 			Description: "Read the latest top-level messages of a channel.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"channel":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":30}},"required":["channel"],"additionalProperties":false}`)},
-		Tool{Name: ToolReadThread, Run: s.readThread,
+		Tool{Name: bullpen.ToolReadThread, Run: s.readThread,
 			Description: "Read a thread: its root message and replies.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"integer"}},"required":["message_id"],"additionalProperties":false}`)},
-		Tool{Name: ToolListMembers, Run: s.listMembers,
+		Tool{Name: bullpen.ToolListMembers, Run: s.listMembers,
 			Description: "List the office's members with their handles, titles and kinds.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
 	)

@@ -14,16 +14,16 @@ import (
 // Config.Sandboxes in the calling agent's own workspace.
 func (s *Service) registerSandboxTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: ToolSandboxExec, Run: s.sandboxExec, Approval: execNeedsApproval, Outside: true,
+		Tool{Name: bullpen.ToolSandboxExec, Run: s.sandboxExec, Approval: execNeedsApproval, Outside: true,
 			Description: "Run a shell command in your own sandbox (files persist between turns). It has your role's network policy; if that allows any network, each command needs a human's approval.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600}},"required":["command"],"additionalProperties":false}`)},
-		Tool{Name: ToolSandboxReadFile, Run: s.sandboxReadFile,
+		Tool{Name: bullpen.ToolSandboxReadFile, Run: s.sandboxReadFile,
 			Description: "Read a text file from your sandbox (first 64 KiB).",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)},
-		Tool{Name: ToolSandboxWriteFile, Run: s.sandboxWriteFile,
+		Tool{Name: bullpen.ToolSandboxWriteFile, Run: s.sandboxWriteFile,
 			Description: "Write a text file in your sandbox, creating or replacing it.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`)},
-		Tool{Name: ToolSandboxListFiles, Run: s.sandboxListFiles,
+		Tool{Name: bullpen.ToolSandboxListFiles, Run: s.sandboxListFiles,
 			Description: "List a directory of your sandbox.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`)},
 	)
@@ -56,7 +56,7 @@ func (s *Service) sandboxExec(ctx context.Context, c *Call) (string, error) {
 		a.TimeoutSeconds = 120
 	}
 	res, err := s.cfg.Sandboxes.Exec(ctx, c.Member, c.Role.Sandbox,
-		ExecRequest{Command: a.Command, Timeout: time.Duration(a.TimeoutSeconds) * time.Second})
+		bullpen.WorkspaceExec{Command: a.Command, Timeout: time.Duration(a.TimeoutSeconds) * time.Second})
 	if err != nil {
 		return "", err
 	}

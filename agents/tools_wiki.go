@@ -23,13 +23,13 @@ type WikiTx interface {
 // calling member (who becomes the author of what it writes).
 func (s *Service) registerWikiTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: ToolWikiSearch, Run: s.wikiSearch,
+		Tool{Name: bullpen.ToolWikiSearch, Run: s.wikiSearch,
 			Description: "Full-text search of the shared wiki.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)},
-		Tool{Name: ToolWikiRead, Run: s.wikiRead,
+		Tool{Name: bullpen.ToolWikiRead, Run: s.wikiRead,
 			Description: "Read a wiki page and its current revision number.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`)},
-		Tool{Name: ToolWikiWrite, Run: s.wikiWrite,
+		Tool{Name: bullpen.ToolWikiWrite, Run: s.wikiWrite,
 			Description: "Create or update a wiki page (Markdown). To edit, pass the revision you read as base_revision; 0 creates a page.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"},"base_revision":{"type":"integer"}},"required":["title","body"],"additionalProperties":false}`)},
 	)

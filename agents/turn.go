@@ -50,7 +50,7 @@ type turnEnv struct {
 // lost set means a database outage cut it off (outage.go).
 func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) *turnEnv {
 	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now(), log: log}
-	defer s.setStatus(turn.AgentID, bullpen.AgentStatus{State: StatusIdle})
+	defer s.setStatus(turn.AgentID, bullpen.AgentStatus{State: bullpen.StatusIdle})
 	wakes, err := s.openJournal(ctx, e, wakes)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -178,7 +178,7 @@ func replyThread(c bullpen.Channel, ts []trigger) int64 {
 }
 
 func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) error {
-	p := TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.providerName(),
+	p := bullpen.TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.providerName(),
 		Model: e.role.Model, Simulated: e.simulated, ThreadID: e.thread}
 	for _, w := range wakes {
 		p.Wakes = append(p.Wakes, w.ID)
@@ -196,12 +196,12 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wa
 					return err
 				}
 			}
-			_, err := tx.Emit(EventTurnStarted, e.channel.ID, e.aud, p)
+			_, err := tx.Emit(bullpen.EventTurnStarted, e.channel.ID, e.aud, p)
 			return err
 		})
 		return err
 	})
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 	return err
 }
 
@@ -285,11 +285,11 @@ func (s *Service) overLimit(ctx context.Context, e *turnEnv) bool {
 	tokens, spent := turnTokensSpent(e.agent.Handle, b, e.usage)
 	switch {
 	case e.steps >= b.MaxSteps:
-		s.limit(ctx, e, LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
+		s.limit(ctx, e, bullpen.LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
 	case spent:
-		s.limit(ctx, e, LimitTurnTokens, tokens)
+		s.limit(ctx, e, bullpen.LimitTurnTokens, tokens)
 	case !s.cfg.Now().Before(e.deadline):
-		s.limit(ctx, e, LimitDeadline, fmt.Sprintf("@%s stopped: the turn ran for its whole deadline of %s (timeouts.turn or %s).", e.agent.Handle, time.Duration(e.timeouts.Turn), EnvTurnDeadline))
+		s.limit(ctx, e, bullpen.LimitDeadline, fmt.Sprintf("@%s stopped: the turn ran for its whole deadline of %s (timeouts.turn or %s).", e.agent.Handle, time.Duration(e.timeouts.Turn), EnvTurnDeadline))
 	default:
 		return false
 	}
@@ -304,7 +304,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if e.j.get(key, &resp) {
 		return resp, nil
 	}
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: e.turn.ID})
+	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 	if s.onRequest != nil {
 		s.onRequest(e.agent.ID, req)
 	}
@@ -363,7 +363,7 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 func (s *Service) announceLimit(ctx context.Context, e *turnEnv, which, detail string) {
 	err := s.retryWrite(ctx, e, "limit event", func() error {
 		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-			_, err := tx.Emit(EventLimitReached, e.channel.ID, e.aud, LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
+			_, err := tx.Emit(bullpen.EventLimitReached, e.channel.ID, e.aud, bullpen.LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
 				Limit: which, Detail: detail, TurnID: e.turn.ID})
 			return err
 		})
@@ -408,11 +408,11 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 	if t.Model == "" {
 		t.Model = e.role.Model
 	}
-	typ := EventTurnFinished
+	typ := bullpen.EventTurnFinished
 	if state == bullpen.TurnFailed {
-		typ = EventTurnFailed
+		typ = bullpen.EventTurnFailed
 	}
-	p := TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
+	p := bullpen.TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
 		Steps: steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(usage), Error: errMsg, Simulated: e.simulated}
 	return s.retryWrite(ctx, e, "finish turn", func() error {
 		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
@@ -436,12 +436,12 @@ func (s *Service) checkBudgets(ctx context.Context, e *turnEnv) (bool, error) {
 		return false, err
 	}
 	if hour.Turns > int64(b.TurnsPerHour) { // this turn included
-		s.limit(ctx, e, LimitRate, fmt.Sprintf("@%s is rate-limited: %d turns in the last hour (limit %d). Try again later.", e.agent.Handle, hour.Turns-1, b.TurnsPerHour))
+		s.limit(ctx, e, bullpen.LimitRate, fmt.Sprintf("@%s is rate-limited: %d turns in the last hour (limit %d). Try again later.", e.agent.Handle, hour.Turns-1, b.TurnsPerHour))
 		return true, nil
 	}
 	detail, spent, err := s.dailyTokensSpent(ctx, e.agent, b)
 	if spent {
-		s.limit(ctx, e, LimitDailyTokens, detail)
+		s.limit(ctx, e, bullpen.LimitDailyTokens, detail)
 	}
 	return spent, err
 }

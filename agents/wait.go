@@ -31,8 +31,8 @@ func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (ll
 	defer w.stop()
 	return e.provider.Complete(cctx, req, func(text string) {
 		w.answered()
-		body, _ := json.Marshal(DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
-		s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventDelta, ChannelID: e.channel.ID, Audience: e.aud,
+		body, _ := json.Marshal(bullpen.DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
+		s.off.Hub().PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentDelta, ChannelID: e.channel.ID, Audience: e.aud,
 			Payload: body, At: s.cfg.Now().UTC()})
 	})
 }
@@ -53,7 +53,7 @@ func (s *Service) modelSlot(ctx context.Context, e *turnEnv) (func(), error) {
 	select {
 	case ps <- struct{}{}:
 	default:
-		st := bullpen.AgentStatus{State: StatusWaiting, TurnID: e.turn.ID,
+		st := bullpen.AgentStatus{State: bullpen.StatusWaiting, TurnID: e.turn.ID,
 			Detail: fmt.Sprintf("waiting for a slot: provider %q runs %d calls at a time", e.providerName(), cap(ps))}
 		s.setStatus(e.agent.ID, st)
 		s.publishStatus(e, s.Status(e.agent.ID))
@@ -151,7 +151,7 @@ func (w *waiter) answered() {
 	w.last = w.s.cfg.Now()
 	if !w.got {
 		w.got = true
-		w.s.setStatus(w.e.agent.ID, bullpen.AgentStatus{State: StatusThinking, TurnID: w.e.turn.ID})
+		w.s.setStatus(w.e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: w.e.turn.ID})
 		w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
 	}
 }
@@ -172,7 +172,7 @@ func (w *waiter) publish(waited time.Duration) {
 		return
 	}
 	secs := int64(waited / time.Second)
-	st := bullpen.AgentStatus{State: StatusWaiting, TurnID: w.e.turn.ID, WaitedS: secs,
+	st := bullpen.AgentStatus{State: bullpen.StatusWaiting, TurnID: w.e.turn.ID, WaitedS: secs,
 		Detail: fmt.Sprintf("waiting for the model, %d s", secs)}
 	w.s.setStatus(w.e.agent.ID, st)
 	w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
@@ -181,7 +181,7 @@ func (w *waiter) publish(waited time.Duration) {
 // publishStatus sends an agent's live status as an ephemeral event: the
 // dashboard's agent card shows it; it is not stored.
 func (s *Service) publishStatus(e *turnEnv, st bullpen.AgentStatus) {
-	body, _ := json.Marshal(StatusEvent{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
-	s.off.Hub().PublishEphemeral(bullpen.Event{Type: EventStatus, ChannelID: e.channel.ID, Audience: e.aud,
+	body, _ := json.Marshal(bullpen.AgentStatusEvent{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
+	s.off.Hub().PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentStatus, ChannelID: e.channel.ID, Audience: e.aud,
 		Payload: body, At: s.cfg.Now().UTC()})
 }

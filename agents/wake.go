@@ -6,15 +6,6 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-// Wake reasons (bullpen.Reason*).
-const (
-	ReasonMention  = bullpen.ReasonMention
-	ReasonAll      = bullpen.ReasonAll
-	ReasonDM       = bullpen.ReasonDM
-	ReasonThread   = bullpen.ReasonThread
-	ReasonApproval = bullpen.ReasonApproval
-)
-
 // WakeInput is everything the wake rules look at for one new message.
 type WakeInput struct {
 	Message bullpen.Message
@@ -74,22 +65,22 @@ func WakeTargets(in WakeInput) []WakeTarget {
 		switch h {
 		case "all", "here":
 			for _, id := range in.Channel.MemberIDs {
-				add(id, ReasonAll)
+				add(id, bullpen.ReasonAll)
 			}
 		default:
 			if id, ok := byHandle[h]; ok {
-				add(id, ReasonMention)
+				add(id, bullpen.ReasonMention)
 			}
 		}
 	}
 	if in.Channel.Kind == bullpen.ChannelDM {
 		for _, id := range in.Channel.MemberIDs {
-			add(id, ReasonDM)
+			add(id, bullpen.ReasonDM)
 		}
 	}
 	if in.Message.ThreadID != 0 && len(in.Message.Mentions) == 0 && in.Author.Kind == bullpen.KindHuman {
 		for _, id := range in.ThreadAuthors {
-			add(id, ReasonThread)
+			add(id, bullpen.ReasonThread)
 		}
 	}
 	out := make([]WakeTarget, 0, len(reasons))

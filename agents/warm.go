@@ -14,7 +14,7 @@ type Warmer interface {
 }
 
 // sandboxTools are the tools that run in the agent's workspace.
-var sandboxTools = []string{ToolSandboxExec, ToolSandboxReadFile, ToolSandboxWriteFile, ToolSandboxListFiles}
+var sandboxTools = []string{bullpen.ToolSandboxExec, bullpen.ToolSandboxReadFile, bullpen.ToolSandboxWriteFile, bullpen.ToolSandboxListFiles}
 
 // needsSandbox says whether a built-in turn will likely use the agent's
 // workspace: when the role is offered a sandbox tool. An agent CLI's turn

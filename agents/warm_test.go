@@ -49,7 +49,7 @@ func TestTurnWarmsTheSandboxBeforeTheModelAnswers(t *testing.T) {
 		if v.Steps > 0 {
 			return llm.Response{Text: "done"}, nil
 		}
-		if !hasTool(v.Tools, ToolSandboxExec) {
+		if !hasTool(v.Tools, bullpen.ToolSandboxExec) {
 			return llm.Response{Text: "nothing to run"}, nil
 		}
 		select {
@@ -58,7 +58,7 @@ func TestTurnWarmsTheSandboxBeforeTheModelAnswers(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			warmedFirst = append(warmedFirst, false)
 		}
-		return llm.Response{ToolCalls: []llm.ToolCall{call(ToolSandboxExec, map[string]any{"command": "echo hi"})}}, nil
+		return llm.Response{ToolCalls: []llm.ToolCall{call(bullpen.ToolSandboxExec, map[string]any{"command": "echo hi"})}}, nil
 	})
 	h := newHarness(t, store.SQLite, map[string]llm.Provider{"scripted": prov}, func(c *Config) { c.Sandboxes = box })
 	h.hire("starter/engineer")

@@ -81,7 +81,7 @@ type Upstreams interface {
 type Budget struct {
 	AgentID int64 // the turn's agent (agents table), for the record
 	// Limit is empty while the turn may make model calls; else the name of
-	// the limit that stops it (agents.LimitTurnTokens, LimitDailyTokens).
+	// the limit that stops it (bullpen.LimitTurnTokens, LimitDailyTokens).
 	Limit string
 	// Detail is the notice the channel gets, also the CLI's error message.
 	Detail string

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/web"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,7 +18,7 @@ import (
 // transactions, on SQLite. The tool is read_channel of #general.
 func BenchmarkToolCall(b *testing.B) {
 	ctx := context.Background()
-	o := openAgents(b, []string{agents.ToolReadChannel})
+	o := openAgents(b, []string{bullpen.ToolReadChannel})
 	srv := web.New(web.Config{Logger: quiet}, web.Services{Office: o.off, Agents: o.svc, MCP: o.handler()})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(ln)
@@ -37,7 +37,7 @@ func BenchmarkToolCall(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		if res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: agents.ToolReadChannel, Arguments: args}); err != nil || res.IsError {
+		if res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: bullpen.ToolReadChannel, Arguments: args}); err != nil || res.IsError {
 			b.Fatalf("read_channel: %+v %v", res, err)
 		}
 	}

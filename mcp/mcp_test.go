@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +33,7 @@ func (u unixTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the web server, it authenticates, lists and calls tools the same way.
 func TestHandlerOnUnixSocket(t *testing.T) {
 	ctx := context.Background()
-	o := openAgents(t, []string{agents.ToolPostMessage})
+	o := openAgents(t, []string{bullpen.ToolPostMessage})
 	sock := filepath.Join(t.TempDir(), "mcp.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -68,10 +67,10 @@ func TestHandlerOnUnixSocket(t *testing.T) {
 	}
 	defer s.Close()
 	tools, err := s.ListTools(cctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != agents.ToolPostMessage {
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != bullpen.ToolPostMessage {
 		t.Fatalf("tools over the socket = %+v, %v", tools, err)
 	}
-	res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: agents.ToolPostMessage, Arguments: map[string]any{"body": "through the socket", "channel": "general"}})
+	res, err := s.CallTool(cctx, &sdk.CallToolParams{Name: bullpen.ToolPostMessage, Arguments: map[string]any{"body": "through the socket", "channel": "general"}})
 	if err != nil || res.IsError {
 		t.Fatalf("post_message over the socket = %+v, %v", res, err)
 	}

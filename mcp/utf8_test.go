@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 )
 
 // TestToolArgumentsMustBeUTF8: a tools/call whose argument holds invalid
@@ -17,7 +16,7 @@ import (
 // names the argument, as REST answers 400; nothing is posted (today's
 // decoder would store U+FFFD).
 func TestToolArgumentsMustBeUTF8(t *testing.T) {
-	o := openAgents(t, []string{agents.ToolPostMessage})
+	o := openAgents(t, []string{bullpen.ToolPostMessage})
 	srv := httptest.NewServer(o.handler())
 	defer srv.Close()
 	for name, body := range map[string]string{

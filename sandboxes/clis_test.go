@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
@@ -42,12 +41,12 @@ func serveSocket(t *testing.T, h http.Handler) string {
 }
 
 // claudeRun is a claude-code turn's run for the fake gateway.
-func claudeRun(prompt string, timeout time.Duration) agents.CLIRun {
+func claudeRun(prompt string, timeout time.Duration) bullpen.CLIRun {
 	rt := runtime.ClaudeCode{}
-	inv := rt.Command(runtime.Turn{CLIDir: agents.CLIMountDir + "/" + rt.Install().Dir(), Workdir: agents.CLIWorkdir,
-		Home: agents.CLIHomes + "/claude-code", Model: "claude-sonnet-4-5", GatewayURL: "http://127.0.0.1:4100",
+	inv := rt.Command(runtime.Turn{CLIDir: bullpen.CLIMountDir + "/" + rt.Install().Dir(), Workdir: bullpen.CLIWorkdir,
+		Home: bullpen.CLIHomes + "/claude-code", Model: "claude-sonnet-4-5", GatewayURL: "http://127.0.0.1:4100",
 		MCPURL: "http://127.0.0.1:4100/mcp", Token: "turn-token", MaxTurns: 4})
-	return agents.CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: []string{agents.CLIHomes + "/claude-code"},
+	return bullpen.CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: []string{bullpen.CLIHomes + "/claude-code"},
 		Stdin: prompt, Timeout: timeout}
 }
 
@@ -97,11 +96,11 @@ func TestRunCLIClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.svc.Manager().Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"cat", agents.CLIWorkdir + "/made.sh"}})
+	r, err := f.svc.Manager().Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"cat", bullpen.CLIWorkdir + "/made.sh"}})
 	if err != nil || string(r.Stdout) != "echo out-of-script\n" {
 		t.Fatalf("script in the sandbox: %q %v", r.Stdout, err)
 	}
-	for _, p := range []string{agents.CLIWorkdir + "/made.sh", "made.sh", "/made.sh"} {
+	for _, p := range []string{bullpen.CLIWorkdir + "/made.sh", "made.sh", "/made.sh"} {
 		if _, err := os.Stat(p); err == nil {
 			t.Fatalf("the script is on the host at %s", p)
 		}

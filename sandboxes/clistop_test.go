@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -70,7 +69,7 @@ func TestRunCLIBudgetStopKillsTree(t *testing.T) {
 	gw := gateway.New(gateway.Config{Auth: anyTurn{bullpen.Member{ID: 1, Handle: "robo", Kind: bullpen.KindAgent}},
 		Upstreams: noModel{}, Turns: turns})
 	f, w := cliFixture(t, gw)
-	run := agents.CLIRun{Argv: []string{"sh", "-c", retryForever}, Timeout: 2 * time.Minute}
+	run := bullpen.CLIRun{Argv: []string{"sh", "-c", retryForever}, Timeout: 2 * time.Minute}
 	p, err := w.RunCLI(ctx, f.robo, bullpen.SandboxSpec{}, run)
 	if err != nil {
 		t.Fatal(err)

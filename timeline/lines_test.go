@@ -72,8 +72,8 @@ func runScenario(t *testing.T, f *fixture) scenarioIDs {
 
 	// A mention: a real command, a new wiki page, an answer that mentions
 	// @pm, whom the hop budget (1) then stops.
-	f.script(call(agents.ToolSandboxExec, map[string]string{"command": "df -h"}),
-		call(agents.ToolWikiWrite, map[string]any{"title": "Launch plan", "body": "one\ntwo\n"}),
+	f.script(call(bullpen.ToolSandboxExec, map[string]string{"command": "df -h"}),
+		call(bullpen.ToolWikiWrite, map[string]any{"title": "Launch plan", "body": "one\ntwo\n"}),
 		scripted.Step{Text: "Disk is fine. @pm fyi"})
 	ids.ask = f.post(f.admin, f.general.ID, 0, "@engineer please check the disk").ID
 	f.waitIdle()
@@ -89,7 +89,7 @@ func runScenario(t *testing.T, f *fixture) scenarioIDs {
 		t.Fatalf("Update sandbox: %v", err)
 	}
 	// The call waits for a human, which ends the turn; the answer wakes a new one.
-	f.script(call(agents.ToolSandboxExec, map[string]string{"command": "curl example.com"}),
+	f.script(call(bullpen.ToolSandboxExec, map[string]string{"command": "curl example.com"}),
 		scripted.Step{Text: "Understood, no network."})
 	ids.approvalAsk = f.post(f.admin, f.general.ID, 0, "@engineer fetch the page").ID
 	f.waitIdle()
@@ -100,7 +100,7 @@ func runScenario(t *testing.T, f *fixture) scenarioIDs {
 	if _, err := f.agents.Update(ctx, f.admin, eng.ID, bullpen.AgentUpdate{Budgets: &bullpen.Budgets{MaxSteps: 1}}); err != nil {
 		t.Fatalf("Update budgets: %v", err)
 	}
-	f.script(call(agents.ToolListMembers, map[string]string{}), call(agents.ToolListMembers, map[string]string{}))
+	f.script(call(bullpen.ToolListMembers, map[string]string{}), call(bullpen.ToolListMembers, map[string]string{}))
 	ids.loopAsk = f.post(f.admin, f.general.ID, 0, "@engineer loop forever").ID
 	f.waitIdle()
 
@@ -124,7 +124,7 @@ func abandonTurn(t *testing.T, f *fixture) {
 	f.mu.Unlock()
 	f.script(scripted.Step{Text: holdText}, scripted.Step{Text: "Picked up again."})
 	f.post(f.admin, f.general.ID, 0, "@engineer one more thing")
-	waitEvent(t, f, agents.EventTurnStarted, 1)
+	waitEvent(t, f, bullpen.EventTurnStarted, 1)
 	second, err := agents.New(f.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func abandonTurn(t *testing.T, f *fixture) {
 	if err := second.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitEvent(t, f, agents.EventTurnAbandoned, 1)
+	waitEvent(t, f, bullpen.EventTurnAbandoned, 1)
 	close(f.hold)
 	second.Close()
 }
@@ -238,20 +238,20 @@ func expectedLines(ids scenarioIDs) []want {
 		{bullpen.EventWikiPageSaved, `^@admin edited \[\[Launch plan\]\] \(\+2 −1\)$`, `^#wiki-diff/launch-plan/2$`},
 		{bullpen.EventWikiPageDeleted, `^@admin deleted \[\[Launch plan\]\]$`, `^#wiki/launch-plan$`},
 		{bullpen.EventWikiPageUndeleted, `^@admin restored \[\[Launch plan\]\]$`, `^#wiki/launch-plan$`},
-		{agents.EventAgentHired, `^@engineer was hired as Engineer \(role starter/engineer\)$`, `^$`},
-		{agents.EventAgentUpdated, `^@engineer's role was updated$`, `^$`},
-		{agents.EventAgentFired, `^@pm was let go$`, `^$`},
-		{agents.EventWakeQueued, `^@engineer was woken \(mentioned in #general\)$`, thread(ids.ask)},
-		{agents.EventWakeQueued, `^@engineer was woken \(an approval answered in #general\)$`, `^$`},
-		{agents.EventTurnStarted, `^@engineer started a turn \(mentioned in #general\)$`, `^/turns/\d+$`},
-		{agents.EventTurnFinished, `^@engineer finished a turn in [\d.]+ m?s \(3 steps, \d+ tokens\)$`, `^/turns/\d+$`},
-		{agents.EventTurnFailed, `^@engineer's turn failed: .+$`, `^/turns/\d+$`},
-		{agents.EventTurnAbandoned, `^@engineer's turn was abandoned: the worker stopped mid-turn; its wakes are queued again$`, `^/turns/\d+$`},
-		{agents.EventToolStarted, "^@engineer started running `df -h` in its sandbox$", `^/turns/\d+$`},
-		{agents.EventToolStarted, `^@engineer started looking up the team$`, `^/turns/\d+$`},
-		{agents.EventToolFinished, `^@engineer called sandbox_exec → ok in [\d.]+ m?s$`, `^/turns/\d+$`},
-		{agents.EventLimitReached, fmt.Sprintf(`^@pm stopped: hop budget \(1\) reached in thread %d$`, ids.ask), thread(ids.ask)},
-		{agents.EventLimitReached, `^@engineer stopped: step limit reached in #general$`, `^/turns/\d+$`},
+		{bullpen.EventAgentHired, `^@engineer was hired as Engineer \(role starter/engineer\)$`, `^$`},
+		{bullpen.EventAgentUpdated, `^@engineer's role was updated$`, `^$`},
+		{bullpen.EventAgentFired, `^@pm was let go$`, `^$`},
+		{bullpen.EventWakeQueued, `^@engineer was woken \(mentioned in #general\)$`, thread(ids.ask)},
+		{bullpen.EventWakeQueued, `^@engineer was woken \(an approval answered in #general\)$`, `^$`},
+		{bullpen.EventTurnStarted, `^@engineer started a turn \(mentioned in #general\)$`, `^/turns/\d+$`},
+		{bullpen.EventTurnFinished, `^@engineer finished a turn in [\d.]+ m?s \(3 steps, \d+ tokens\)$`, `^/turns/\d+$`},
+		{bullpen.EventTurnFailed, `^@engineer's turn failed: .+$`, `^/turns/\d+$`},
+		{bullpen.EventTurnAbandoned, `^@engineer's turn was abandoned: the worker stopped mid-turn; its wakes are queued again$`, `^/turns/\d+$`},
+		{bullpen.EventToolStarted, "^@engineer started running `df -h` in its sandbox$", `^/turns/\d+$`},
+		{bullpen.EventToolStarted, `^@engineer started looking up the team$`, `^/turns/\d+$`},
+		{bullpen.EventToolFinished, `^@engineer called sandbox_exec → ok in [\d.]+ m?s$`, `^/turns/\d+$`},
+		{bullpen.EventLimitReached, fmt.Sprintf(`^@pm stopped: hop budget \(1\) reached in thread %d$`, ids.ask), thread(ids.ask)},
+		{bullpen.EventLimitReached, `^@engineer stopped: step limit reached in #general$`, `^/turns/\d+$`},
 		{bullpen.EventApprovalRequested, `^@engineer asks approval for sandbox_exec in #general: .*network.*$`, `^/turns/\d+$`},
 		{bullpen.EventApprovalAnswered, `^@admin denied @engineer's sandbox_exec$`, `^/turns/\d+$`},
 		{"sandbox.created", `^@engineer's sandbox \S+ was created$`, `^#sandbox/` + sb + `$`},

@@ -93,7 +93,7 @@ func TestAgentsAPI(t *testing.T) {
 	got := stream.until(t, func(typ, data string) bool {
 		return typ == bullpen.EventMessagePosted && strings.Contains(data, "echo: ping")
 	})
-	for _, want := range []string{agents.EventTurnStarted, agents.EventDelta, bullpen.EventMessagePosted} {
+	for _, want := range []string{bullpen.EventTurnStarted, bullpen.EventAgentDelta, bullpen.EventMessagePosted} {
 		if !strings.Contains(strings.Join(got, "\n"), "event: "+want) {
 			t.Errorf("stream lacks %s:\n%s", want, strings.Join(got, "\n"))
 		}

@@ -104,7 +104,7 @@ func TestChatLiveLineBrowser(t *testing.T) {
 	status := root + `?.querySelector('[data-testid="live-status"]')`
 	b.wait("thinking", status+`?.textContent === "@engineer is thinking…"`)
 
-	ls.model.answers <- llm.Response{ToolCalls: []llm.ToolCall{{Name: agents.ToolWikiSearch, Arguments: []byte(`{"query":"gate"}`)}}}
+	ls.model.answers <- llm.Response{ToolCalls: []llm.ToolCall{{Name: bullpen.ToolWikiSearch, Arguments: []byte(`{"query":"gate"}`)}}}
 	b.wait("searching", status+`?.textContent === "@engineer is searching the wiki"`)
 	ls.search <- struct{}{}
 	b.wait("back to thinking", status+`?.textContent === "@engineer is thinking…"`)
@@ -138,7 +138,7 @@ func TestChatLiveLineBrowser(t *testing.T) {
 	}
 	b.run("ask a long job", chromedp.SendKeys(b.q("composer-input"), "@engineer list everyone twice\n"))
 	b.wait("thinking once more", status+`?.textContent === "@engineer is thinking…"`)
-	ls.model.answers <- llm.Response{ToolCalls: []llm.ToolCall{{Name: agents.ToolListMembers, Arguments: []byte(`{}`)}}}
+	ls.model.answers <- llm.Response{ToolCalls: []llm.ToolCall{{Name: bullpen.ToolListMembers, Arguments: []byte(`{}`)}}}
 	b.wait("stopped by the budget", root+`?.querySelector('[data-testid="live-turn"][data-state="stopped"]')?.textContent === "@engineer stopped: step limit reached"`)
 	b.wait("the timeline caught up", `document.querySelector('[data-testid="timeline-entry"]')?.dataset.seq === document.body.dataset.lastSeq`)
 	b.shot("chat-live.png")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -29,7 +29,7 @@ func TestMCPConformance(t *testing.T) {
 		t.Skip("npm is not installed")
 	}
 	ts := newMCPServer(t, store.SQLite)
-	_, tok := ts.hire(t, "conformer", []string{agents.ToolPostMessage, agents.ToolReadChannel, agents.ToolListMembers})
+	_, tok := ts.hire(t, "conformer", []string{bullpen.ToolPostMessage, bullpen.ToolReadChannel, bullpen.ToolListMembers})
 	target, _ := url.Parse(ts.URL)
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)

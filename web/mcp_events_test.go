@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 )
 
 // toolShape is what must match between a built-in call's events and an
@@ -27,14 +26,14 @@ func shapes(t *testing.T, evs []bullpen.Event, turnID, agentID int64) []toolShap
 	var out []toolShape
 	started := map[int64]bool{}
 	for _, ev := range evs {
-		te, err := agents.ToolOf(ev)
+		te, err := bullpen.ToolOf(ev)
 		if err != nil || te.TurnID != turnID {
 			continue
 		}
 		if te.AgentID != agentID || te.Handle == "" || te.CallID == 0 {
 			t.Errorf("%s of turn %d: %+v, want agent %d, a handle and a call id", ev.Type, turnID, te, agentID)
 		}
-		if ev.Type == agents.EventToolStarted {
+		if ev.Type == bullpen.EventToolStarted {
 			started[te.CallID] = true
 		} else if !started[te.CallID] {
 			t.Errorf("%s for call %d that never started", ev.Type, te.CallID)
@@ -52,7 +51,7 @@ func shapes(t *testing.T, evs []bullpen.Event, turnID, agentID int64) []toolShap
 // records of its turn, as the built-in loop's call of the same tool.
 func TestMCPEventsMatchBuiltin(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
-		twin, _ := ts.hire(t, "twin", []string{agents.ToolListMembers, agents.ToolPostMessage})
+		twin, _ := ts.hire(t, "twin", []string{bullpen.ToolListMembers, bullpen.ToolPostMessage})
 		since := ts.lastSeq(t)
 		var m bullpen.Message
 		ts.do("POST", "/api/v1/channels/1/messages", ts.Token, map[string]any{"body": "@twin use tools"}, &m)
@@ -78,8 +77,8 @@ func TestMCPEventsMatchBuiltin(t *testing.T) {
 		}
 		s := ts.mustConnect(t, tok)
 		since = ts.lastSeq(t)
-		mcpCall(t, s, agents.ToolListMembers, map[string]any{})
-		mcpCall(t, s, agents.ToolPostMessage, map[string]any{"body": "mcp reply"})
+		mcpCall(t, s, bullpen.ToolListMembers, map[string]any{})
+		mcpCall(t, s, bullpen.ToolPostMessage, map[string]any{"body": "mcp reply"})
 		got := shapes(t, ts.toolEvents(t, since, twin.ID), turn.ID, twin.ID)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("MCP tool events:\n%+v\nbuilt-in:\n%+v", got, want)
@@ -113,8 +112,8 @@ func callNames(t *testing.T, ts *mcpServer, agentID, turnID int64) []string {
 // becomes an approval request; outside any turn it is refused.
 func TestMCPApprovals(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
-		gated, agentTok := ts.hire(t, "gated", []string{agents.ToolPostMessage}, agents.ToolPostMessage)
-		out, isErr := mcpCall(t, ts.mustConnect(t, agentTok), agents.ToolPostMessage, map[string]any{"body": "unapproved", "channel": "general"})
+		gated, agentTok := ts.hire(t, "gated", []string{bullpen.ToolPostMessage}, bullpen.ToolPostMessage)
+		out, isErr := mcpCall(t, ts.mustConnect(t, agentTok), bullpen.ToolPostMessage, map[string]any{"body": "unapproved", "channel": "general"})
 		if !isErr || !strings.Contains(out, "needs a human's approval") {
 			t.Errorf("gated call outside a turn = %q (error %v), want refused", out, isErr)
 		}
@@ -124,13 +123,13 @@ func TestMCPApprovals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, isErr = mcpCall(t, ts.mustConnect(t, tok), agents.ToolPostMessage, map[string]any{"body": "needs a yes"})
+		out, isErr = mcpCall(t, ts.mustConnect(t, tok), bullpen.ToolPostMessage, map[string]any{"body": "needs a yes"})
 		if isErr || !strings.Contains(out, "Approval #") {
 			t.Errorf("gated call in a turn = %q (error %v), want an approval request", out, isErr)
 		}
 		var list struct{ Items []bullpen.Approval }
 		ts.do("GET", "/api/v1/approvals", ts.Token, nil, &list)
-		if len(list.Items) != 1 || list.Items[0].AgentID != gated.ID || list.Items[0].TurnID != turn.ID || list.Items[0].Tool != agents.ToolPostMessage {
+		if len(list.Items) != 1 || list.Items[0].AgentID != gated.ID || list.Items[0].TurnID != turn.ID || list.Items[0].Tool != bullpen.ToolPostMessage {
 			t.Errorf("approvals = %+v, want one for @gated's post_message in turn %d", list.Items, turn.ID)
 		}
 		var page struct{ Items []bullpen.Message }

@@ -67,8 +67,8 @@ func holdScript(hold <-chan struct{}) scripted.Func {
 			return llm.Response{}, nil
 		case strings.Contains(v.Packet, "use tools"):
 			return llm.Response{StopReason: llm.StopToolUse, ToolCalls: []llm.ToolCall{
-				{ID: "c1", Name: agents.ToolListMembers, Arguments: json.RawMessage(`{}`)},
-				{ID: "c2", Name: agents.ToolPostMessage, Arguments: json.RawMessage(`{"body":"built-in reply"}`)},
+				{ID: "c1", Name: bullpen.ToolListMembers, Arguments: json.RawMessage(`{}`)},
+				{ID: "c2", Name: bullpen.ToolPostMessage, Arguments: json.RawMessage(`{"body":"built-in reply"}`)},
 			}}, nil
 		}
 		return llm.Response{}, nil
@@ -207,7 +207,7 @@ func (ts *mcpServer) toolEvents(t *testing.T, since int64, agentID int64) []bull
 	}
 	var out []bullpen.Event
 	for _, ev := range evs {
-		if te, err := agents.ToolOf(ev); err == nil && te.AgentID == agentID {
+		if te, err := bullpen.ToolOf(ev); err == nil && te.AgentID == agentID {
 			out = append(out, ev)
 		}
 	}

@@ -11,23 +11,22 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
 // An agent's token lists exactly its role's tools and posts as the agent.
 func TestMCPAgentToolsAndPost(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
-		scribe, tok := ts.hire(t, "scribe", []string{agents.ToolPostMessage, agents.ToolReadChannel})
-		_, otherTok := ts.hire(t, "other", []string{agents.ToolListMembers, agents.ToolPostMessage})
+		scribe, tok := ts.hire(t, "scribe", []string{bullpen.ToolPostMessage, bullpen.ToolReadChannel})
+		_, otherTok := ts.hire(t, "other", []string{bullpen.ToolListMembers, bullpen.ToolPostMessage})
 		s := ts.mustConnect(t, tok)
-		if got, want := toolNames(t, s), []string{agents.ToolPostMessage, agents.ToolReadChannel}; !slices.Equal(got, want) {
+		if got, want := toolNames(t, s), []string{bullpen.ToolPostMessage, bullpen.ToolReadChannel}; !slices.Equal(got, want) {
 			t.Errorf("@scribe's tools = %v, want %v", got, want)
 		}
-		if got, want := toolNames(t, ts.mustConnect(t, otherTok)), []string{agents.ToolListMembers, agents.ToolPostMessage}; !slices.Equal(got, want) {
+		if got, want := toolNames(t, ts.mustConnect(t, otherTok)), []string{bullpen.ToolListMembers, bullpen.ToolPostMessage}; !slices.Equal(got, want) {
 			t.Errorf("@other's tools = %v, want %v", got, want)
 		}
-		out, isErr := mcpCall(t, s, agents.ToolPostMessage, map[string]any{"body": "hello via mcp", "channel": "general"})
+		out, isErr := mcpCall(t, s, bullpen.ToolPostMessage, map[string]any{"body": "hello via mcp", "channel": "general"})
 		var res struct {
 			MessageID int64 `json:"message_id"`
 		}
@@ -38,7 +37,7 @@ func TestMCPAgentToolsAndPost(t *testing.T) {
 		if st := ts.do("GET", "/api/v1/messages/"+itoa(res.MessageID), ts.Token, nil, &m); st != 200 || m.AuthorID != scribe.ID || m.Body != "hello via mcp" {
 			t.Errorf("posted message = %d %+v, want @scribe's (%d)", st, m, scribe.ID)
 		}
-		if out, isErr := mcpCall(t, s, agents.ToolReadChannel, map[string]any{"channel": "general"}); isErr || !strings.Contains(out, "@scribe: hello via mcp") {
+		if out, isErr := mcpCall(t, s, bullpen.ToolReadChannel, map[string]any{"channel": "general"}); isErr || !strings.Contains(out, "@scribe: hello via mcp") {
 			t.Errorf("read_channel = %q (error %v)", out, isErr)
 		}
 	})
@@ -47,8 +46,8 @@ func TestMCPAgentToolsAndPost(t *testing.T) {
 // Agent A's token can neither act as B nor call a tool outside A's role.
 func TestMCPIdentityAndAllowList(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
-		a, tok := ts.hire(t, "alice", []string{agents.ToolPostMessage})
-		b, _ := ts.hire(t, "bob", []string{agents.ToolPostMessage, agents.ToolListMembers})
+		a, tok := ts.hire(t, "alice", []string{bullpen.ToolPostMessage})
+		b, _ := ts.hire(t, "bob", []string{bullpen.ToolPostMessage, bullpen.ToolListMembers})
 		s := ts.mustConnect(t, tok)
 		since := ts.lastSeq(t)
 		for _, args := range []map[string]any{
@@ -56,7 +55,7 @@ func TestMCPIdentityAndAllowList(t *testing.T) {
 			{"body": "posing as bob", "channel": "general", "handle": "bob"},
 			{"body": "posing as bob", "channel": "general", "member_id": b.ID, "as": "bob"},
 		} {
-			if out, isErr := mcpCall(t, s, agents.ToolPostMessage, args); !isErr || !strings.Contains(out, "unknown field") {
+			if out, isErr := mcpCall(t, s, bullpen.ToolPostMessage, args); !isErr || !strings.Contains(out, "unknown field") {
 				t.Errorf("post_message %v = %q (error %v), want a tool error naming the unknown field", args, out, isErr)
 			}
 		}
@@ -67,7 +66,7 @@ func TestMCPIdentityAndAllowList(t *testing.T) {
 				t.Errorf("a message got through: %+v", m)
 			}
 		}
-		out, isErr := mcpCall(t, s, agents.ToolListMembers, map[string]any{})
+		out, isErr := mcpCall(t, s, bullpen.ToolListMembers, map[string]any{})
 		if !isErr || !strings.Contains(out, `"list_members" is not available to you`) {
 			t.Errorf("list_members outside the role = %q (error %v), want refused", out, isErr)
 		}
@@ -77,8 +76,8 @@ func TestMCPIdentityAndAllowList(t *testing.T) {
 		// The refusal is recorded as alice's call, as a built-in one is.
 		var refused bool
 		for _, ev := range ts.toolEvents(t, since, a.ID) {
-			te, _ := agents.ToolOf(ev)
-			refused = refused || (ev.Type == agents.EventToolFinished && te.Tool == agents.ToolListMembers && te.State == "error")
+			te, _ := bullpen.ToolOf(ev)
+			refused = refused || (ev.Type == bullpen.EventToolFinished && te.Tool == bullpen.ToolListMembers && te.State == "error")
 		}
 		if !refused {
 			t.Errorf("no refused list_members event for @alice")
@@ -113,7 +112,7 @@ func TestMCPAuthErrors(t *testing.T) {
 			}
 		})
 	}
-	_, tok := ts.hire(t, "fired", []string{agents.ToolPostMessage})
+	_, tok := ts.hire(t, "fired", []string{bullpen.ToolPostMessage})
 	agentID := func() int64 {
 		m, _, err := ts.Off.AuthenticateTurn(context.Background(), tok)
 		if err != nil {
@@ -136,7 +135,7 @@ func TestMCPAuthErrors(t *testing.T) {
 // the request Claude Code sent, byte for byte but the token.
 func TestMCPListenAnswersAtOnce(t *testing.T) {
 	ts := newMCPServer(t, "sqlite")
-	_, tok := ts.hire(t, "claude", []string{agents.ToolPostMessage})
+	_, tok := ts.hire(t, "claude", []string{bullpen.ToolPostMessage})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.328"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{` + meta + `}}`,
@@ -183,7 +182,7 @@ func TestMCPDNSRebinding(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := newMCPServerWith(t, "sqlite", web.Config{TrustedProxies: tc.proxies})
-			_, tok := ts.hire(t, "dns", []string{agents.ToolPostMessage})
+			_, tok := ts.hire(t, "dns", []string{bullpen.ToolPostMessage})
 			if st, body := ts.rawPostHost(t, tok, tc.host); st != tc.status {
 				t.Errorf("POST /mcp with Host %s = %d %s, want %d", tc.host, st, body, tc.status)
 			}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/store"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,7 +19,7 @@ import (
 func TestMCPTurnToken(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
 		ctx := context.Background()
-		runner, agentTok := ts.hire(t, "runner", []string{agents.ToolPostMessage, agents.ToolReadChannel})
+		runner, agentTok := ts.hire(t, "runner", []string{bullpen.ToolPostMessage, bullpen.ToolReadChannel})
 		turn, trigger := ts.runningTurn(t, runner, "hold")
 		tok, err := ts.Off.MintTurnToken(ctx, runner.ID, turn.ID, time.Minute)
 		if err != nil {
@@ -34,7 +33,7 @@ func TestMCPTurnToken(t *testing.T) {
 		}
 		s := ts.mustConnect(t, tok)
 		since := ts.lastSeq(t)
-		out, isErr := mcpCall(t, s, agents.ToolPostMessage, map[string]any{"body": "from the turn"})
+		out, isErr := mcpCall(t, s, bullpen.ToolPostMessage, map[string]any{"body": "from the turn"})
 		var res struct {
 			MessageID int64 `json:"message_id"`
 		}
@@ -47,7 +46,7 @@ func TestMCPTurnToken(t *testing.T) {
 			t.Errorf("reply = %+v, want @runner's in the thread of message %d", m, trigger.ID)
 		}
 		for _, ev := range ts.toolEvents(t, since, runner.ID) {
-			if te, _ := agents.ToolOf(ev); te.TurnID != turn.ID || ev.ChannelID != trigger.ChannelID {
+			if te, _ := bullpen.ToolOf(ev); te.TurnID != turn.ID || ev.ChannelID != trigger.ChannelID {
 				t.Errorf("%s: turn %d channel %d, want turn %d channel %d", ev.Type, te.TurnID, ev.ChannelID, turn.ID, trigger.ChannelID)
 			}
 		}
@@ -72,7 +71,7 @@ func TestMCPTurnToken(t *testing.T) {
 		if st, body := ts.rawPost(t, tok); st != 401 || !strings.Contains(body, "revoked") {
 			t.Errorf("revoked turn token: %d %s, want 401", st, body)
 		}
-		if _, _, err := callTool(s, agents.ToolReadChannel, map[string]any{"channel": "general"}); err == nil {
+		if _, _, err := callTool(s, bullpen.ToolReadChannel, map[string]any{"channel": "general"}); err == nil {
 			t.Errorf("an open session kept working after RevokeTurnTokens")
 		}
 		if st, _ := ts.rawPost(t, agentTok); st != 200 {
@@ -131,8 +130,8 @@ func TestMintTurnTokenRefuses(t *testing.T) {
 	ts := newMCPServer(t, store.SQLite)
 	defer ts.release()
 	ctx := context.Background()
-	a, _ := ts.hire(t, "one", []string{agents.ToolPostMessage})
-	b, _ := ts.hire(t, "two", []string{agents.ToolPostMessage})
+	a, _ := ts.hire(t, "one", []string{bullpen.ToolPostMessage})
+	b, _ := ts.hire(t, "two", []string{bullpen.ToolPostMessage})
 	turn, _ := ts.runningTurn(t, a, "hold")
 	admin, err := ts.Off.Authenticate(ctx, ts.Token)
 	if err != nil {
@@ -170,7 +169,7 @@ func TestMintTurnTokenRefuses(t *testing.T) {
 func TestMCPCallIdentity(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
 		ctx := context.Background()
-		once, _ := ts.hire(t, "once", []string{agents.ToolPostMessage})
+		once, _ := ts.hire(t, "once", []string{bullpen.ToolPostMessage})
 		turn, trigger := ts.runningTurn(t, once, "hold")
 		defer ts.release()
 		tok, err := ts.Off.MintTurnToken(ctx, once.ID, turn.ID, time.Minute)
@@ -180,7 +179,7 @@ func TestMCPCallIdentity(t *testing.T) {
 		s := ts.mustConnect(t, tok)
 		post := func(id, body string) string {
 			t.Helper()
-			p := &sdk.CallToolParams{Name: agents.ToolPostMessage, Arguments: map[string]any{"body": body}}
+			p := &sdk.CallToolParams{Name: bullpen.ToolPostMessage, Arguments: map[string]any{"body": body}}
 			if id != "" {
 				p.Meta = sdk.Meta{"bullpen/callId": id}
 			}

@@ -34,7 +34,7 @@ func workspaceScript(req llm.Request) (llm.Response, error) {
 	}
 	cmd = strings.SplitN(cmd, "\n", 2)[0]
 	args, _ := json.Marshal(map[string]string{"command": cmd})
-	return llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: agents.ToolSandboxExec, Arguments: args}}}, nil
+	return llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: bullpen.ToolSandboxExec, Arguments: args}}}, nil
 }
 
 // newWorkspaceServer is a sandbox server with agents on workspaceScript
@@ -138,7 +138,7 @@ func TestAgentSandboxResumesAndBoundsOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := s.askAgent(agent, "echo START; head -c 50000000 /dev/zero | tr '\\0' x; echo; echo END")
-	var res agents.ExecResult
+	var res bullpen.WorkspaceResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("result %.200q: %v", out, err)
 	}

@@ -19,7 +19,7 @@ import (
 // checkScript runs one tool call, then answers with text.
 func checkScript(req llm.Request) (llm.Response, error) {
 	if agents.ViewOf(req).Steps == 0 {
-		return llm.Response{ToolCalls: []llm.ToolCall{{Name: agents.ToolPostMessage, Arguments: json.RawMessage(`{"body":"The disk has 40 GB free."}`)}}}, nil
+		return llm.Response{ToolCalls: []llm.ToolCall{{Name: bullpen.ToolPostMessage, Arguments: json.RawMessage(`{"body":"The disk has 40 GB free."}`)}}}, nil
 	}
 	return llm.Response{}, nil
 }
@@ -76,7 +76,7 @@ func TestTurnInspectorAPI(t *testing.T) {
 	if d.Turn.InputTokens == 0 || d.Turn.OutputTokens == 0 || d.Turn.InputTokens != d.ModelCalls[0].InputTokens+d.ModelCalls[1].InputTokens {
 		t.Errorf("turn tokens %d in / %d out; want the sum of its calls", d.Turn.InputTokens, d.Turn.OutputTokens)
 	}
-	if len(d.Turn.ToolCalls) != 1 || d.Turn.ToolCalls[0].Name != agents.ToolPostMessage || d.Turn.ToolCalls[0].State != "ok" ||
+	if len(d.Turn.ToolCalls) != 1 || d.Turn.ToolCalls[0].Name != bullpen.ToolPostMessage || d.Turn.ToolCalls[0].State != "ok" ||
 		!strings.Contains(d.Turn.ToolCalls[0].Arguments, "40 GB free") || !strings.Contains(d.Turn.ToolCalls[0].Result, "message_id") {
 		t.Errorf("tool calls = %+v; want the post_message call with its arguments and result", d.Turn.ToolCalls)
 	}

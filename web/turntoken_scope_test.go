@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/gorilla/websocket"
 )
@@ -20,7 +19,7 @@ import (
 func TestTurnTokenRefusedByAPI(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
 		ctx := context.Background()
-		runner, agentTok := ts.hire(t, "runner", []string{agents.ToolPostMessage})
+		runner, agentTok := ts.hire(t, "runner", []string{bullpen.ToolPostMessage})
 		turn, _ := ts.runningTurn(t, runner, "hold")
 		tok, err := ts.Off.MintTurnToken(ctx, runner.ID, turn.ID, time.Minute)
 		if err != nil {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 )
 
 // apiClient calls the REST API of a running Main with the admin token.
@@ -166,7 +165,7 @@ func TestAgentsEndToEndRealWikiAndSandbox(t *testing.T) {
 		return p
 	}
 	var page bullpen.WikiEvent
-	var execResult agents.ExecResult
+	var execResult bullpen.WorkspaceResult
 	steps := []struct {
 		what  string
 		match func(ev bullpen.Event) bool
@@ -176,18 +175,18 @@ func TestAgentsEndToEndRealWikiAndSandbox(t *testing.T) {
 			return ok && msg.ID == ask.ID && msg.AuthorID == me.ID
 		}},
 		{"lead's turn", func(ev bullpen.Event) bool {
-			return ev.Type == agents.EventTurnStarted && toolOf(ev).Handle == "lead"
+			return ev.Type == bullpen.EventTurnStarted && toolOf(ev).Handle == "lead"
 		}},
 		{"lead @mentions engineer", func(ev bullpen.Event) bool {
 			msg, ok := msgOf(ev)
 			return ok && ids[msg.AuthorID] == "lead" && strings.Contains(msg.Body, "@engineer")
 		}},
 		{"engineer's turn", func(ev bullpen.Event) bool {
-			return ev.Type == agents.EventTurnStarted && toolOf(ev).Handle == "engineer"
+			return ev.Type == bullpen.EventTurnStarted && toolOf(ev).Handle == "engineer"
 		}},
 		{"engineer's sandbox_exec finished", func(ev bullpen.Event) bool {
 			p := toolOf(ev)
-			if ev.Type != agents.EventToolFinished || p.Handle != "engineer" || p.Tool != agents.ToolSandboxExec {
+			if ev.Type != bullpen.EventToolFinished || p.Handle != "engineer" || p.Tool != bullpen.ToolSandboxExec {
 				return false
 			}
 			if p.State != "ok" || json.Unmarshal([]byte(p.Result), &execResult) != nil {
@@ -225,7 +224,7 @@ func TestAgentsEndToEndRealWikiAndSandbox(t *testing.T) {
 	}
 	for _, ev := range evs.Items {
 		switch ev.Type {
-		case agents.EventTurnFailed, agents.EventLimitReached:
+		case bullpen.EventTurnFailed, bullpen.EventLimitReached:
 			t.Errorf("unexpected %s: %s", ev.Type, ev.Payload)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
@@ -72,7 +71,7 @@ func runScenario(b *testing.B, o *cliOffice, eng bullpen.Member, fake *llmtest.F
 			thread = msg.ID
 		}
 		turn, ev := o.waitTurnEnd(eng, since, 3*time.Minute)
-		if ev.Type != agents.EventTurnFinished || turn.Usage == nil {
+		if ev.Type != bullpen.EventTurnFinished || turn.Usage == nil {
 			b.Fatalf("turn %d: %s", k, turn.Error)
 		}
 		tokens = append(tokens, turn.Usage.InputTokens)
@@ -88,7 +87,7 @@ func runScenario(b *testing.B, o *cliOffice, eng bullpen.Member, fake *llmtest.F
 // turnStart is when the turn's agent.turn_started event was stored.
 func turnStart(b *testing.B, o *cliOffice, since, turnID int64) time.Time {
 	for _, ev := range o.events(since) {
-		if te, err := agents.TurnOf(ev); err == nil && ev.Type == agents.EventTurnStarted && te.TurnID == turnID {
+		if te, err := bullpen.TurnOf(ev); err == nil && ev.Type == bullpen.EventTurnStarted && te.TurnID == turnID {
 			return ev.At
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
@@ -53,7 +52,7 @@ func cliScript(shell string, shellArgs map[string]any, post string, during func(
 // checkCLITurn checks what both CLIs' end-to-end tests must show.
 func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, shellTool string, p *probe) {
 	turn, ev := o.waitTurnEnd(eng, since, 3*time.Minute)
-	if ev.Type != agents.EventTurnFinished {
+	if ev.Type != bullpen.EventTurnFinished {
 		t.Fatalf("turn failed: %s", turn.Error)
 	}
 	// 1. The reply is in the channel as the agent, posted through MCP.
@@ -70,11 +69,11 @@ func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, s
 			if m.AuthorID == eng.ID && strings.Contains(m.Body, "Done.") {
 				t.Errorf("the CLI's final text was posted although it replied through MCP: %q", m.Body)
 			}
-		case agents.EventToolFinished:
-			te, _ := agents.ToolOf(ev)
-			mcpPost = mcpPost || (te.Tool == agents.ToolPostMessage && te.State == "ok" && te.TurnID == turn.TurnID)
-		case agents.EventToolStarted:
-			te, _ := agents.ToolOf(ev)
+		case bullpen.EventToolFinished:
+			te, _ := bullpen.ToolOf(ev)
+			mcpPost = mcpPost || (te.Tool == bullpen.ToolPostMessage && te.State == "ok" && te.TurnID == turn.TurnID)
+		case bullpen.EventToolStarted:
+			te, _ := bullpen.ToolOf(ev)
 			// 2. Events show the CLI's commands.
 			command = command || (te.Tool == shellTool && strings.Contains(string(te.Arguments), "hello.sh") && te.TurnID == turn.TurnID)
 		}
@@ -86,11 +85,11 @@ func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, s
 		t.Fatalf("no tool event for the CLI's %s command", shellTool)
 	}
 	// 3. The script exists in the sandbox's filesystem, not on the host.
-	if r := o.inSandbox(eng, "", "cat", agents.CLIWorkdir+"/hello.sh"); r.ExitCode != 0 || !strings.Contains(string(r.Stdout), "echo hello from the script") {
+	if r := o.inSandbox(eng, "", "cat", bullpen.CLIWorkdir+"/hello.sh"); r.ExitCode != 0 || !strings.Contains(string(r.Stdout), "echo hello from the script") {
 		t.Fatalf("hello.sh in the sandbox: %q %q", r.Stdout, r.Stderr)
 	}
 	wd, _ := os.Getwd()
-	for _, p := range []string{agents.CLIWorkdir + "/hello.sh", filepath.Join(wd, "hello.sh"), "/root/hello.sh", "/tmp/hello.sh"} {
+	for _, p := range []string{bullpen.CLIWorkdir + "/hello.sh", filepath.Join(wd, "hello.sh"), "/root/hello.sh", "/tmp/hello.sh"} {
 		if _, err := os.Stat(p); err == nil {
 			t.Fatalf("hello.sh is on the host at %s", p)
 		}
@@ -212,7 +211,7 @@ func TestCLIHungKilledAtDeadline(t *testing.T) {
 	since := o.m.Office.Hub().Last()
 	o.say(0, "@engineer start a long job")
 	turn, _ := o.waitTurnEnd(eng, since, 2*time.Minute)
-	if turn.Error != "limit: "+agents.LimitDeadline || n < 2 {
+	if turn.Error != "limit: "+bullpen.LimitDeadline || n < 2 {
 		t.Fatalf("turn ended with %q after %d model calls, want the deadline limit while waiting", turn.Error, n)
 	}
 	notice := false
@@ -254,7 +253,7 @@ func TestOpenCodeEndToEnd(t *testing.T) {
 			t.Errorf("opencode made a title request: %.200s", r.Raw)
 		}
 	}
-	home := agents.CLIHomes + "/" + bullpen.RuntimeOpenCode
+	home := bullpen.CLIHomes + "/" + bullpen.RuntimeOpenCode
 	if r := o.inSandbox(eng, "", "sh", "-c", "ls -a "+home+"/.config/opencode "+home+"/.npm 2>/dev/null; true"); strings.Contains(string(r.Stdout), "node_modules") ||
 		strings.Contains(string(r.Stdout), "package") || strings.Contains(string(r.Stdout), "_cacache") || strings.Contains(string(r.Stdout), "_logs") {
 		t.Errorf("opencode tried an npm install in its HOME: %s", r.Stdout)
@@ -297,7 +296,7 @@ func TestCLIMisbehavesEndToEnd(t *testing.T) {
 			since := o.m.Office.Hub().Last()
 			o.say(0, "@engineer do something")
 			turn, ev := o.waitTurnEnd(eng, since, time.Minute)
-			if ev.Type != agents.EventTurnFailed || !strings.Contains(turn.Error, c.notice) {
+			if ev.Type != bullpen.EventTurnFailed || !strings.Contains(turn.Error, c.notice) {
 				t.Fatalf("turn ended %s with %q, want it failed with %q", ev.Type, turn.Error, c.notice)
 			}
 			notice := false

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/agents/runtime/runtimetest"
@@ -123,22 +122,22 @@ func (o *cliOffice) events(since int64) []bullpen.Event {
 
 // waitTurnEnd waits for the agent's turn after since to end and returns
 // its event.
-func (o *cliOffice) waitTurnEnd(agent bullpen.Member, since int64, within time.Duration) (agents.TurnEvent, bullpen.Event) {
+func (o *cliOffice) waitTurnEnd(agent bullpen.Member, since int64, within time.Duration) (bullpen.TurnEvent, bullpen.Event) {
 	o.t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		for _, ev := range o.events(since) {
-			if ev.Type != agents.EventTurnFinished && ev.Type != agents.EventTurnFailed {
+			if ev.Type != bullpen.EventTurnFinished && ev.Type != bullpen.EventTurnFailed {
 				continue
 			}
-			if te, err := agents.TurnOf(ev); err == nil && te.AgentID == agent.ID {
+			if te, err := bullpen.TurnOf(ev); err == nil && te.AgentID == agent.ID {
 				return te, ev
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	o.t.Fatalf("@%s's turn did not end within %s", agent.Handle, within)
-	return agents.TurnEvent{}, bullpen.Event{}
+	return bullpen.TurnEvent{}, bullpen.Event{}
 }
 
 // workspace is the agent's sandbox id.

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
@@ -108,7 +107,7 @@ func (c cliBench) run(b *testing.B) {
 		marker := fmt.Sprintf("bench-step-%d", k)
 		o.say(0, "@engineer "+marker+": post a short note with post_message")
 		turn, ev := o.waitTurnEnd(eng, since, 4*time.Minute)
-		if ev.Type != agents.EventTurnFinished {
+		if ev.Type != bullpen.EventTurnFinished {
 			b.Fatalf("%s turn %d: %s", c.rt.Name(), k, turn.Error)
 		}
 		reqs := fake.Requests()[before:]
@@ -166,21 +165,21 @@ func (c cliBench) bareRun(b *testing.B, o *cliOffice, fake benchFake) llmtest.Ca
 	m := o.m.Sandboxes.Manager()
 	clis := filepath.Join(o.m.DataDir, "clis")
 	info, err := m.Create(ctx, sandbox.Spec{MemoryBytes: 2 << 30, Pids: 1024,
-		Mounts:  []sandbox.Mount{{HostPath: clis, Path: agents.CLIMountDir}},
-		Bridges: []sandbox.Bridge{{Port: agents.CLIBridgePort, HostSocket: sock}}})
+		Mounts:  []sandbox.Mount{{HostPath: clis, Path: bullpen.CLIMountDir}},
+		Bridges: []sandbox.Bridge{{Port: bullpen.CLIBridgePort, HostSocket: sock}}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer m.Terminate(ctx, info.ID)
-	home := agents.CLIHomes + "/" + c.rt.Name()
-	inv := c.rt.Command(runtime.Turn{CLIDir: agents.CLIMountDir + "/" + c.rt.Install().Dir(), Workdir: agents.CLIWorkdir,
-		Home: home, Model: c.model, Provider: c.kind, GatewayURL: fmt.Sprintf("http://127.0.0.1:%d", agents.CLIBridgePort),
+	home := bullpen.CLIHomes + "/" + c.rt.Name()
+	inv := c.rt.Command(runtime.Turn{CLIDir: bullpen.CLIMountDir + "/" + c.rt.Install().Dir(), Workdir: bullpen.CLIWorkdir,
+		Home: home, Model: c.model, Provider: c.kind, GatewayURL: fmt.Sprintf("http://127.0.0.1:%d", bullpen.CLIBridgePort),
 		Token: "bare-run"})
 	if r, err := m.Run(ctx, info.ID, sandbox.ExecRequest{Cmd: append([]string{"mkdir", "-p", "--", home}, inv.Dirs...)}); err != nil || r.ExitCode != 0 {
 		b.Fatalf("bare run dirs: %v %s", err, r.Stderr)
 	}
 	before := len(fake.Requests())
-	r, err := m.Run(ctx, info.ID, sandbox.ExecRequest{Cmd: inv.Argv, Env: inv.Env, Workdir: agents.CLIWorkdir,
+	r, err := m.Run(ctx, info.ID, sandbox.ExecRequest{Cmd: inv.Argv, Env: inv.Env, Workdir: bullpen.CLIWorkdir,
 		Stdin: strings.NewReader(inv.PromptPrefix + "Say ok."), Timeout: 3 * time.Minute, KillTree: true})
 	if err != nil || r.ExitCode != 0 {
 		b.Fatalf("bare %s run: %v, exit %d: %s", c.rt.Name(), err, r.ExitCode, clipTail(string(r.Stderr)))

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 )
 
@@ -221,8 +220,8 @@ func runningTurn(t *testing.T, m *Main) int64 {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		if ev.Type == agents.EventTurnStarted {
-			var te agents.TurnEvent
+		if ev.Type == bullpen.EventTurnStarted {
+			var te bullpen.TurnEvent
 			if err := json.Unmarshal(ev.Payload, &te); err != nil {
 				t.Fatal(err)
 			}
@@ -240,8 +239,8 @@ func waitTurnEnded(t *testing.T, m *Main, turnID int64) {
 	for time.Now().Before(deadline) {
 		evs, _ := m.DB.EventsAfter(context.Background(), 0, 100000)
 		for _, ev := range evs {
-			if ev.Type == agents.EventTurnFinished || ev.Type == agents.EventTurnFailed {
-				var te agents.TurnEvent
+			if ev.Type == bullpen.EventTurnFinished || ev.Type == bullpen.EventTurnFailed {
+				var te bullpen.TurnEvent
 				if json.Unmarshal(ev.Payload, &te) == nil && te.TurnID == turnID {
 					return
 				}
