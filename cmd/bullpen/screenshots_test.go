@@ -30,8 +30,8 @@ type shot struct {
 	optional bool
 }
 
-// sizes are the viewports of every picture; 800 wide shows the narrow fixes.
-var sizes = [][2]int64{{1400, 900}, {1024, 768}, {800, 700}}
+// sizes are the viewports of every picture; 800 wide shows the narrow fixes, 390 a phone.
+var sizes = [][2]int64{{1400, 900}, {1024, 768}, {800, 700}, {390, 844}}
 
 func tab(name string) string {
 	return `document.querySelector('[data-testid="panel-tab-` + name + `"]').click()`
