@@ -3,6 +3,8 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -133,6 +135,13 @@ func (s *sbServer) checkNoLeaks(ids []string) {
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	if strings.Contains(string(mi), s.stateDir) {
 		t.Errorf("a mount under the state dir %s is left", s.stateDir)
+	}
+	// The sandboxes' mounts live in the Manager's own mount namespace,
+	// which the host keeps through one bind in the run dir while any
+	// sandbox is left; after the last one and Close it must be gone.
+	sum := sha256.Sum256([]byte(s.stateDir))
+	if run := "/run/bullpen-sandbox/" + hex.EncodeToString(sum[:6]); strings.Contains(string(mi), run) {
+		t.Errorf("the sandboxes' mount namespace is still kept at %s after Close", run)
 	}
 	for _, id := range ids {
 		if strings.Contains(string(mi), id) {
