@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-		"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
