@@ -89,7 +89,9 @@ func (f *staticFile) body(enc string) ([]byte, string) {
 }
 
 func (s *staticFiles) serve(c *fiber.Ctx) error {
-	name := strings.TrimPrefix(c.Params("*"), "/")
+	// Fiber's Params alias the request buffer it reuses; the name is kept
+	// as a key of s.files, so it must own its bytes.
+	name := strings.Clone(strings.TrimPrefix(c.Params("*"), "/"))
 	f, ok := s.file(name)
 	if !ok {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such static file: %s", name)

@@ -33,8 +33,11 @@ type shot struct {
 // sizes are the viewports of every picture; 800 wide shows the narrow fixes, 390 a phone.
 var sizes = [][2]int64{{1400, 900}, {1024, 768}, {800, 700}, {390, 844}}
 
+// tab opens a panel: from the bottom bar on a phone (where the panel tabs
+// are hidden), else by its tab.
 func tab(name string) string {
-	return `document.querySelector('[data-testid="panel-tab-` + name + `"]').click()`
+	return `(() => { const p = document.querySelector('[data-testid="phone-tab-` + name + `"]');
+		(p && p.offsetParent ? p : document.querySelector('[data-testid="panel-tab-` + name + `"]')).click(); })()`
 }
 
 var shots = []shot{
@@ -45,10 +48,10 @@ var shots = []shot{
 		return []string{tab("wiki"), `location.hash = "#wiki/` + s.wikiSlug + `"`}
 	}, wait: `(document.querySelector('[data-testid="wiki-body"]') || {}).textContent`},
 	{name: "sandbox", path: "/", prep: func(s *shooter) []string {
-		return []string{`location.hash = "#sandbox=` + s.sandboxID + `&exec=` + s.execID + `"`}
+		return []string{tab("sandboxes"), `location.hash = "#sandbox=` + s.sandboxID + `&exec=` + s.execID + `"`}
 	}, wait: `document.querySelectorAll('[data-testid="sandbox-exec"]').length > 0`},
 	{name: "sandbox-full", path: "/", prep: func(s *shooter) []string {
-		return []string{`location.hash = "#sandbox=` + s.sandboxID + `&exec=` + s.execID + `"`, `document.querySelector('[data-testid="panels-full"]').click()`,
+		return []string{tab("sandboxes"), `location.hash = "#sandbox=` + s.sandboxID + `&exec=` + s.execID + `"`, `document.querySelector('[data-testid="panels-full"]').click()`,
 			`document.querySelector('[data-testid="sandbox-terminal-open"]').click()`}
 	}, wait: `document.body.classList.contains("panels-full") && document.querySelectorAll('[data-testid="sandbox-exec"]').length > 2 &&
 		document.querySelector('[data-sandboxes]').dataset.terminal === "open"`},
