@@ -101,16 +101,24 @@ func TestBrowserTurnInspector(t *testing.T) {
 	}
 	screenshot(t, tab, "inspector.png")
 
-	// The agent card lists its last turns, each linking here too.
-	run("open the agent card's last turn",
+	// The agent card lists its last turns, each linking to its inspector
+	// page. The demo's team may have given the engineer newer turns by
+	// now, so follow the newest link and check it leads to the turn it
+	// names.
+	link := sel("agent-turns-engineer") + " " + sel("agent-turn-link")
+	run("show the agent card's last turns",
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(sel("composer-input")),
 		chromedp.Click(sel("panel-tab-agents")),
-		chromedp.WaitVisible(sel("agent-turns-engineer")+" "+sel("agent-turn-link")),
-		chromedp.Click(sel("agent-turns-engineer")+" "+sel("agent-turn-link")),
-		chromedp.WaitVisible(sel("inspector-packet")))
-	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", turn.ID) {
-		t.Errorf("the agent card's link led to %s, want /turns/%d", got, turn.ID)
+		chromedp.WaitVisible(link))
+	label := text(`document.querySelector('` + link + `').textContent`)
+	var newest int64
+	if _, err := fmt.Sscanf(label, "turn %d", &newest); err != nil || newest < turn.ID {
+		t.Fatalf("the card's newest turn link says %q, want a turn of @engineer from %d on", label, turn.ID)
+	}
+	run("open the agent card's newest turn", chromedp.Click(link), chromedp.WaitVisible(sel("inspector-packet")))
+	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", newest) {
+		t.Errorf("the agent card's link %q led to %s, want /turns/%d", label, got, newest)
 	}
 	problems.Check(t)
 }
