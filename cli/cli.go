@@ -236,6 +236,19 @@ func nargs(fs *flag.FlagSet, pos []string, min, max int) error {
 // DefaultServer is the server the client talks to when nothing names one.
 const DefaultServer = "http://127.0.0.1:8080"
 
+// connected parses a command's arguments, checks their count and makes
+// the client: the common start of a command that calls the server.
+func (e *env) connected(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := nargs(fs, pos, min, max); err != nil {
+		return nil, err
+	}
+	return pos, e.connect()
+}
+
 // connect makes the client from flags, env and the config file.
 func (e *env) connect() error {
 	cfg, path, err := e.readConfig(false)

@@ -14,14 +14,8 @@ import (
 func (e *env) sandboxAction(action, help string) func([]string) error {
 	return func(args []string) error {
 		fs := e.flags("sandbox "+action, "sandbox "+action+" [flags] ID...", help)
-		pos, err := parse(fs, args)
+		pos, err := e.connected(fs, args, 1, -1)
 		if err != nil {
-			return err
-		}
-		if err := nargs(fs, pos, 1, -1); err != nil {
-			return err
-		}
-		if err := e.connect(); err != nil {
 			return err
 		}
 		var done []client.Sandbox
@@ -115,14 +109,8 @@ publishes or revokes one: "publish 8000" makes the sandbox's
 func (e *env) sandboxStats(args []string) error {
 	fs := e.flags("sandbox stats", "sandbox stats [flags] ID", `
 Prints the sandbox's current usage: CPU seconds, memory and processes.`)
-	pos, err := parse(fs, args)
+	pos, err := e.connected(fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
-		return err
-	}
-	if err := e.connect(); err != nil {
 		return err
 	}
 	u, err := e.c.SandboxStats(e.ctx, pos[0])
@@ -135,14 +123,7 @@ Prints the sandbox's current usage: CPU seconds, memory and processes.`)
 func (e *env) sandboxImages(args []string) error {
 	fs := e.flags("sandbox images", "sandbox images [flags]", `
 Lists the images you may create sandboxes from: their names, ID and age.`)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	if err := e.connect(); err != nil {
+	if _, err := e.connected(fs, args, 0, 0); err != nil {
 		return err
 	}
 	imgs, err := e.c.Images(e.ctx)
