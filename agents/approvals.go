@@ -207,4 +207,3 @@ func containsID(ids []int64, id int64) bool {
 	}
 	return false
 }
-
