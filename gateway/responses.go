@@ -105,7 +105,7 @@ func (g *Gateway) tryNative(w http.ResponseWriter, r *http.Request, c *call, req
 		}
 		return true
 	}
-	if op != opCount { // an older server may lack only the newer paths
+	if op == opCreate { // a server may lack only the newer paths
 		g.chatOnly.Store(c.up.BaseURL, true)
 	}
 	return false

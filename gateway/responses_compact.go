@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/bullpen-hq/bullpen"
+
 	"github.com/bullpen-hq/bullpen/agents/llm"
 )
 
@@ -27,6 +29,10 @@ const summaryIntro = "Summary of the conversation so far:\n\n"
 
 func (g *Gateway) compactViaChat(w http.ResponseWriter, r *http.Request, c *call, req *responsesRequest) {
 	c.ep.api = apiResponses // reserve sets max_output_tokens, read below
+	if len(req.items) == 0 {
+		g.refuse(w, r, c, bullpen.Errorf(bullpen.EINVALID, "input: there is nothing to compact"))
+		return
+	}
 	if err := g.reserve(r.Context(), c); err != nil {
 		g.refuse(w, r, c, err)
 		return
