@@ -306,3 +306,32 @@ func TestResponsesViaChatBudget(t *testing.T) {
 		t.Errorf("over budget: %d %s", st, body)
 	}
 }
+
+// TestMemoryResponsesBounded: the memory store forgets its oldest
+// responses past its bounds, and never hands one agent's to another.
+func TestMemoryResponsesBounded(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemoryResponses(2)
+	for i, id := range []string{"a", "b", "c"} {
+		if err := m.PutResponse(ctx, StoredResponse{ID: id, AgentID: 7, Items: json.RawMessage(`[]`), TurnID: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.GetResponse(ctx, 7, "a"); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		t.Errorf("the oldest response was kept past the bound: %v", err)
+	}
+	if _, err := m.GetResponse(ctx, 7, "c"); err != nil {
+		t.Errorf("the newest response: %v", err)
+	}
+	if _, err := m.GetResponse(ctx, 8, "c"); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		t.Errorf("another agent got the response: %v", err)
+	}
+	m.maxBytes = 10
+	_ = m.PutResponse(ctx, StoredResponse{ID: "big", AgentID: 7, Items: json.RawMessage(`["0123456789"]`)})
+	if _, err := m.GetResponse(ctx, 7, "c"); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		t.Errorf("past the byte bound the older response was kept: %v", err)
+	}
+	if _, err := m.GetResponse(ctx, 7, "big"); err != nil {
+		t.Errorf("the newest response is kept even alone over the bound: %v", err)
+	}
+}

@@ -32,37 +32,46 @@ type ResponseStore interface {
 	GetResponse(ctx context.Context, agentID int64, id string) (StoredResponse, error)
 }
 
-// DefaultStoredResponses bounds the memory store: the oldest response is
-// forgotten first.
-const DefaultStoredResponses = 4096
+// Bounds of the memory store: the oldest response is forgotten first once
+// either is passed.
+const (
+	DefaultStoredResponses = 4096
+	DefaultStoredBytes     = 256 << 20 // of Items
+)
 
 // MemoryResponses is a ResponseStore in memory, bounded to a number of
 // responses; the gateway's default.
 type MemoryResponses struct {
-	mu    sync.Mutex
-	max   int
-	byID  map[string]StoredResponse
-	order []string
+	mu       sync.Mutex
+	max      int
+	maxBytes int
+	bytes    int
+	byID     map[string]StoredResponse
+	order    []string
 }
 
 // NewMemoryResponses returns a store keeping at most max responses
-// (DefaultStoredResponses when max ≤ 0).
+// (DefaultStoredResponses when max ≤ 0) and DefaultStoredBytes of items.
 func NewMemoryResponses(max int) *MemoryResponses {
 	if max <= 0 {
 		max = DefaultStoredResponses
 	}
-	return &MemoryResponses{max: max, byID: map[string]StoredResponse{}}
+	return &MemoryResponses{max: max, maxBytes: DefaultStoredBytes, byID: map[string]StoredResponse{}}
 }
 
 // PutResponse implements ResponseStore.
 func (m *MemoryResponses) PutResponse(_ context.Context, r StoredResponse) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.byID[r.ID]; !ok {
+	if old, ok := m.byID[r.ID]; ok {
+		m.bytes -= len(old.Items)
+	} else {
 		m.order = append(m.order, r.ID)
 	}
 	m.byID[r.ID] = r
-	for len(m.order) > m.max {
+	m.bytes += len(r.Items)
+	for len(m.order) > 1 && (len(m.order) > m.max || m.bytes > m.maxBytes) {
+		m.bytes -= len(m.byID[m.order[0]].Items)
 		delete(m.byID, m.order[0])
 		m.order = m.order[1:]
 	}
