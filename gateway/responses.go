@@ -126,7 +126,7 @@ func (g *Gateway) keeper(c *call, req *responsesRequest) func(ctx context.Contex
 			}
 		}
 		all, _ := json.Marshal(items)
-		err := g.cfg.Responses.PutResponse(ctx, StoredResponse{ID: id, AgentID: c.member.ID, TurnID: c.turnID, Items: all, Created: g.cfg.Now()})
+		err := g.cfg.Responses.PutResponse(ctx, id, c.member.ID, c.turnID, all)
 		if err != nil {
 			g.cfg.Logger.Error("gateway: store response", "turn", c.turnID, "err", err)
 		}

@@ -66,7 +66,7 @@ func (g *Gateway) compactViaChat(w http.ResponseWriter, r *http.Request, c *call
 	id := compactionPrefix + newID("sum")
 	items, _ := json.Marshal([]json.RawMessage{userMessage(summaryIntro + summary)})
 	ctx := context.WithoutCancel(r.Context())
-	if err := g.cfg.Responses.PutResponse(ctx, StoredResponse{ID: id, AgentID: c.member.ID, TurnID: c.turnID, Items: items, Created: g.cfg.Now()}); err != nil {
+	if err := g.cfg.Responses.PutResponse(ctx, id, c.member.ID, c.turnID, items); err != nil {
 		g.refuse(w, r, c, err)
 		return
 	}

@@ -313,7 +313,7 @@ func TestMemoryResponsesBounded(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemoryResponses(2)
 	for i, id := range []string{"a", "b", "c"} {
-		if err := m.PutResponse(ctx, StoredResponse{ID: id, AgentID: 7, Items: json.RawMessage(`[]`), TurnID: int64(i)}); err != nil {
+		if err := m.PutResponse(ctx, id, 7, int64(i), []byte(`[]`)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -327,7 +327,7 @@ func TestMemoryResponsesBounded(t *testing.T) {
 		t.Errorf("another agent got the response: %v", err)
 	}
 	m.maxBytes = 10
-	_ = m.PutResponse(ctx, StoredResponse{ID: "big", AgentID: 7, Items: json.RawMessage(`["0123456789"]`)})
+	_ = m.PutResponse(ctx, "big", 7, 1, []byte(`["0123456789"]`))
 	if _, err := m.GetResponse(ctx, 7, "c"); !bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		t.Errorf("past the byte bound the older response was kept: %v", err)
 	}

@@ -159,8 +159,8 @@ func (req *responsesRequest) resolve(ctx context.Context, store ResponseStore, a
 			return false, fmt.Errorf("gateway: previous response: %w", err)
 		}
 		var items []json.RawMessage
-		if err := json.Unmarshal(prev.Items, &items); err != nil {
-			return false, fmt.Errorf("gateway: stored response %s: %w", prev.ID, err)
+		if err := json.Unmarshal(prev, &items); err != nil {
+			return false, fmt.Errorf("gateway: stored response %s: %w", *req.PreviousID, err)
 		}
 		out = append(out, replayable(items)...)
 		changed = true
@@ -179,8 +179,8 @@ func (req *responsesRequest) resolve(ctx context.Context, store ResponseStore, a
 			return false, fmt.Errorf("gateway: compaction summary: %w", err)
 		}
 		var items []json.RawMessage
-		if err := json.Unmarshal(sum.Items, &items); err != nil {
-			return false, fmt.Errorf("gateway: stored summary %s: %w", sum.ID, err)
+		if err := json.Unmarshal(sum, &items); err != nil {
+			return false, fmt.Errorf("gateway: stored summary %s: %w", *it.EncryptedContent, err)
 		}
 		out = append(out, items...)
 		changed = true

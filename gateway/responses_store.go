@@ -4,32 +4,29 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
 
-// StoredResponse is what the gateway keeps of a Responses answer so that a
-// later request can continue it with previous_response_id: the whole
-// conversation it ended (the input items, previous context included, then
-// the output items). A compaction summary made for a Chat-only provider
-// is kept the same way, under its own id.
-type StoredResponse struct {
-	ID      string
-	AgentID int64 // the agent member whose turn made it: only it may continue it
-	TurnID  int64
-	Items   json.RawMessage // a JSON array of Responses items
-	Created time.Time
+// ResponseStore keeps what the gateway needs to continue a Responses
+// answer with previous_response_id: the whole conversation the answer
+// ended (the input items, previous context included, then the output
+// items) as a JSON array, under the response's id, with the agent member
+// whose turn made it and that turn. A compaction summary made for a
+// Chat-only provider is kept the same way, under its own id. A response
+// belongs to its agent: GetResponse of another agent's id is ENOTFOUND,
+// exactly as for an id that never existed, so an agent cannot even learn
+// that it exists. *store.DB implements it.
+type ResponseStore interface {
+	PutResponse(ctx context.Context, id string, agentID, turnID int64, items []byte) error
+	GetResponse(ctx context.Context, agentID int64, id string) ([]byte, error)
 }
 
-// ResponseStore keeps StoredResponses. A response belongs to its agent:
-// GetResponse of another agent's id is ENOTFOUND, exactly as for an id
-// that never existed, so an agent cannot even learn that it exists.
-type ResponseStore interface {
-	PutResponse(ctx context.Context, r StoredResponse) error
-	GetResponse(ctx context.Context, agentID int64, id string) (StoredResponse, error)
+// storedResponse is one response in a MemoryResponses.
+type storedResponse struct {
+	agentID, turnID int64
+	items           []byte
 }
 
 // Bounds of the memory store: the oldest response is forgotten first once
@@ -46,7 +43,7 @@ type MemoryResponses struct {
 	max      int
 	maxBytes int
 	bytes    int
-	byID     map[string]StoredResponse
+	byID     map[string]storedResponse
 	order    []string
 }
 
@@ -56,22 +53,22 @@ func NewMemoryResponses(max int) *MemoryResponses {
 	if max <= 0 {
 		max = DefaultStoredResponses
 	}
-	return &MemoryResponses{max: max, maxBytes: DefaultStoredBytes, byID: map[string]StoredResponse{}}
+	return &MemoryResponses{max: max, maxBytes: DefaultStoredBytes, byID: map[string]storedResponse{}}
 }
 
 // PutResponse implements ResponseStore.
-func (m *MemoryResponses) PutResponse(_ context.Context, r StoredResponse) error {
+func (m *MemoryResponses) PutResponse(_ context.Context, id string, agentID, turnID int64, items []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.byID[r.ID]; ok {
-		m.bytes -= len(old.Items)
+	if old, ok := m.byID[id]; ok {
+		m.bytes -= len(old.items)
 	} else {
-		m.order = append(m.order, r.ID)
+		m.order = append(m.order, id)
 	}
-	m.byID[r.ID] = r
-	m.bytes += len(r.Items)
+	m.byID[id] = storedResponse{agentID: agentID, turnID: turnID, items: append([]byte(nil), items...)}
+	m.bytes += len(items)
 	for len(m.order) > 1 && (len(m.order) > m.max || m.bytes > m.maxBytes) {
-		m.bytes -= len(m.byID[m.order[0]].Items)
+		m.bytes -= len(m.byID[m.order[0]].items)
 		delete(m.byID, m.order[0])
 		m.order = m.order[1:]
 	}
@@ -79,14 +76,14 @@ func (m *MemoryResponses) PutResponse(_ context.Context, r StoredResponse) error
 }
 
 // GetResponse implements ResponseStore.
-func (m *MemoryResponses) GetResponse(_ context.Context, agentID int64, id string) (StoredResponse, error) {
+func (m *MemoryResponses) GetResponse(_ context.Context, agentID int64, id string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.byID[id]
-	if !ok || r.AgentID != agentID {
-		return StoredResponse{}, bullpen.Errorf(bullpen.ENOTFOUND, "no response %q", id)
+	if !ok || r.agentID != agentID {
+		return nil, bullpen.Errorf(bullpen.ENOTFOUND, "no response %q", id)
 	}
-	return r, nil
+	return r.items, nil
 }
 
 // newID is a fresh id with the API's prefix for its kind ("resp", "msg",
