@@ -50,6 +50,15 @@ type ToolSource interface {
 type Deps struct {
 	Auth  Authenticator
 	Tools ToolSource
+	// Office, Wiki and Turns, where set, are offered as resources,
+	// prompts and completion, always read as the caller.
+	Office Office
+	Wiki   Wiki
+	Turns  Turns
+	// Fixtures adds the MCP conformance suite's fixture tools, resources
+	// and prompts (test_*, test://…) for TestMCPConformance; never on in
+	// an office (bullpen serve --mcp-conformance).
+	Fixtures bool
 	// Version is reported to clients as the server's version.
 	Version string
 	Logger  *slog.Logger
@@ -65,11 +74,14 @@ type handler struct {
 // New returns the endpoint as a plain http.Handler: web mounts it at /mcp,
 // and it can serve any other listener (a sandbox's unix socket) as is.
 //
-// It runs stateless with JSON responses: every POST is answered in one
-// application/json body, so it needs no session affinity, survives a
-// restart between requests, and passes through buffering adapters (Fiber's
-// fasthttp adaptor cannot stream SSE). Tools answer in one result, so
-// nothing is lost. GET (a server-to-client stream) is 405.
+// It runs stateless: no session lives in the process, so any replica
+// answers any request and a restart between requests loses nothing. It
+// speaks MCP 2026-07-28 (server/discover, per-request _meta, no
+// initialize) and the earlier revisions (initialize on every request,
+// answered without an Mcp-Session-Id). Answers are server-sent event
+// streams, so a long tool's progress reaches the client while it runs;
+// a subscriptions/listen stream stays open, quiet, until the client
+// closes it. GET (the old server-to-client stream) is 405.
 func New(deps Deps) http.Handler {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
@@ -78,7 +90,7 @@ func New(deps Deps) http.Handler {
 		deps.Version = "dev"
 	}
 	h := &handler{deps: deps, sdkLog: slog.New(minLevel{deps.Logger.Handler(), slog.LevelWarn})}
-	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{Stateless: true})
 	return h
 }
 
