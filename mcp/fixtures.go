@@ -89,7 +89,9 @@ func elicited(r sdk.InputResponse, field string) (string, bool) {
 }
 
 func addFixtures(s *sdk.Server) {
-	tool := func(name string, h sdk.ToolHandler) { s.AddTool(&sdk.Tool{Name: name, InputSchema: noArgs}, h) }
+	tool := func(name string, h sdk.ToolHandler) {
+		s.AddTool(&sdk.Tool{Name: name, Description: "Conformance fixture " + name, InputSchema: noArgs}, h)
+	}
 	tool("test_simple_text", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return text("This is a simple text response for testing."), nil
 	})
@@ -134,6 +136,12 @@ func addFixtures(s *sdk.Server) {
 	})
 	s.AddTool(&sdk.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", InputSchema: json.RawMessage(schema2020)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil })
+	tool("test_logging_tool", func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return text("Logged nothing: the request asked for no log level."), nil
+	})
+	s.AddTool(&sdk.Tool{Name: "test_custom_headers", Description: "Conformance fixture with a parameter mirrored in a header",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}`)},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil })
 	addInputFixtures(s, tool)
 
 	s.AddResource(&sdk.Resource{URI: "test://static-text", Name: "static-text", Description: "A static text resource", MIMEType: "text/plain"},
@@ -184,8 +192,9 @@ func addFixtures(s *sdk.Server) {
 }
 
 const schema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-"$defs":{"address":{"$anchor":"addr","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
-"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contact":{"anyOf":[{"type":"string","format":"email"},{"type":"string","pattern":"^\\+"}]},
-"kind":{"type":"string"},"detail":{"allOf":[{"type":"string"},{"minLength":1}]}},
-"if":{"properties":{"kind":{"const":"business"}}},"then":{"required":["address"]},"else":{"required":["name"]},
+"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},
+"phone":{"type":"string"},"email":{"type":"string"}},
+"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},
 "additionalProperties":false}`

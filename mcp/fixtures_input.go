@@ -18,6 +18,12 @@ func addInputFixtures(s *sdk.Server, tool func(string, sdk.ToolHandler)) {
 		}
 		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"user_name": elicit("What is your name?", "name")}}, nil
 	})
+	tool("test_streaming_elicitation", func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if name, ok := elicited(req.Params.InputResponses["user_name"], "name"); ok {
+			return text("Hello, " + name + "!"), nil
+		}
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"user_name": elicit("What is your name?", "name")}}, nil
+	})
 	tool("test_input_required_result_sampling", func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if r, ok := req.Params.InputResponses["capital_question"].(*sdk.CreateMessageWithToolsResult); ok {
 			return text("The model said: " + sampledText(r)), nil

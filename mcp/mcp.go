@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
@@ -59,6 +60,9 @@ type Deps struct {
 	// and prompts (test_*, test://…) for TestMCPConformance; never on in
 	// an office (bullpen serve --mcp-conformance).
 	Fixtures bool
+	// AskWait is how long ask_agent waits for the answer for a client
+	// without the Tasks extension (default 2 minutes).
+	AskWait time.Duration
 	// Version is reported to clients as the server's version.
 	Version string
 	Logger  *slog.Logger
@@ -86,6 +90,9 @@ func New(deps Deps) http.Handler {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
+	if deps.AskWait <= 0 {
+		deps.AskWait = 2 * time.Minute
+	}
 	if deps.Version == "" {
 		deps.Version = "dev"
 	}
@@ -112,6 +119,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if refuseBadText(w, r) {
+		return
+	}
+	if h.serveTasks(w, r, c) {
 		return
 	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))

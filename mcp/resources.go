@@ -16,6 +16,7 @@ import (
 // the caller: *office.Office provides it.
 type Office interface {
 	Channels(ctx context.Context, actor bullpen.Member) ([]bullpen.Channel, error)
+	Channel(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
 	ChannelByName(ctx context.Context, actor bullpen.Member, name string) (bullpen.Channel, error)
 	ListMessages(ctx context.Context, actor bullpen.Member, channelID int64, cursor string, limit int) (bullpen.MessagePage, error)
 	Thread(ctx context.Context, actor bullpen.Member, rootID int64) (bullpen.Message, []bullpen.Message, error)

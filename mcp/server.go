@@ -20,9 +20,10 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 	if c == nil {
 		return nil // not reached: ServeHTTP authenticates first
 	}
-	opts := &sdk.ServerOptions{Instructions: instructions(c), Logger: h.sdkLog, Capabilities: capabilities}
+	opts := &sdk.ServerOptions{Instructions: instructions(c), Logger: h.sdkLog, Capabilities: capabilities()}
 	if h.deps.Office != nil {
 		opts.CompletionHandler = h.complete(c)
+		opts.Capabilities.Extensions = map[string]any{tasksExt: map[string]any{}}
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "bullpen", Title: "Bullpen office", Version: h.deps.Version}, opts)
 	var mu sync.Mutex // guards known: a batch's calls may run at once
@@ -30,6 +31,10 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 	for _, t := range c.tools {
 		known[t.Name] = true
 		s.AddTool(&sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters}, h.run(c))
+	}
+	if h.deps.Office != nil {
+		known[askTool] = true
+		s.AddTool(&sdk.Tool{Name: askTool, Title: "Ask a member", Description: askDescription, InputSchema: askSchema}, h.askSync(c))
 	}
 	h.addResources(s, c)
 	h.addPrompts(s, c)
@@ -71,7 +76,10 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 // server), and no logging to the client (deprecated in 2026-07-28).
 // Completion is added where the office is. A subscriptions/listen stream
 // stays open and quiet until the client closes it.
-var capabilities = &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}, Prompts: &sdk.PromptCapabilities{}}
+// With the office, the Tasks extension is declared too (tasks.go).
+func capabilities() *sdk.ServerCapabilities {
+	return &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}, Prompts: &sdk.PromptCapabilities{}}
+}
 
 // resourcesList answers resources/list with the office's resources (the
 // caller's channels, the wiki's pages) after any fixed ones.
