@@ -37,7 +37,9 @@ func mustB64(s string) []byte {
 	return b
 }
 
-func isFixture(name string) bool { return strings.HasPrefix(name, "test_") || name == "json_schema_2020_12_tool" }
+func isFixture(name string) bool {
+	return strings.HasPrefix(name, "test_") || name == "json_schema_2020_12_tool"
+}
 
 var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
 

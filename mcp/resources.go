@@ -129,9 +129,8 @@ func (h *handler) readChannel(ctx context.Context, c *caller, name string) (*sdk
 	if ch.Topic != "" {
 		fmt.Fprintf(&b, "\n%s\n", ch.Topic)
 	}
-	// The page is newest first; a channel reads oldest first.
-	for i := len(page.Items) - 1; i >= 0; i-- {
-		writeMessage(&b, page.Items[i], names)
+	for _, m := range page.Items { // the latest, oldest first
+		writeMessage(&b, m, names)
 	}
 	return &sdk.ResourceContents{MIMEType: "text/markdown", Text: b.String()}, nil
 }
