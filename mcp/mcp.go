@@ -127,6 +127,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 }
 
+// may reports whether the caller's role has the tool.
+func (c *caller) may(tool string) bool {
+	for _, t := range c.tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *handler) authenticate(r *http.Request) (*caller, error) {
 	scheme, secret, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(secret) == "" {

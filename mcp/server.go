@@ -32,7 +32,7 @@ func (h *handler) server(r *http.Request) *sdk.Server {
 		known[t.Name] = true
 		s.AddTool(&sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters}, h.run(c))
 	}
-	if h.deps.Office != nil {
+	if h.deps.Office != nil && known[bullpen.ToolPostMessage] {
 		known[askTool] = true
 		s.AddTool(&sdk.Tool{Name: askTool, Title: "Ask a member", Description: askDescription, InputSchema: askSchema}, h.askSync(c))
 	}

@@ -58,7 +58,7 @@ func (h *handler) serveTasks(w http.ResponseWriter, r *http.Request, c *caller) 
 	switch req.Method {
 	case "tasks/get", "tasks/update", "tasks/cancel":
 	case "tools/call":
-		if req.Params.Name != askTool || !declaresTasks(req.Params.Meta) {
+		if req.Params.Name != askTool || !declaresTasks(req.Params.Meta) || !c.may(bullpen.ToolPostMessage) {
 			return false
 		}
 	default:
