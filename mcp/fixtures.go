@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the conformance suite's scenarios exercise sampling, roots and the like, deprecated in 2026-07-28 but still required of a server.
+
 package mcp
 
 import (

@@ -79,15 +79,17 @@ const files = [];
     else if (e.name === "checks.json") files.push(p);
   }
 })(process.argv[2]);
-let sp = 0, sf = 0, cp = 0, cf = 0;
+let sp = 0, sf = 0, sw = 0, cp = 0, cf = 0, cw = 0;
 for (const f of files.sort()) {
   const checks = JSON.parse(fs.readFileSync(f, "utf8"));
   const bad = checks.filter((c) => c.status === "FAILURE").length;
+  const warn = checks.filter((c) => c.status === "WARNING").length;
   cp += checks.filter((c) => c.status === "SUCCESS").length;
   cf += bad;
-  if (bad) sf++; else sp++;
+  cw += warn;
+  if (bad) sf++; else if (warn) sw++; else sp++;
 }
-console.log(`scenarios ${sp} passed, ${sf} failed; checks ${cp} passed, ${cf} failed`);
+console.log(`scenarios ${sp} passed, ${sf} failed, ${sw} warned; checks ${cp} passed, ${cf} failed, ${cw} warned`);
 EOF
 }
 
