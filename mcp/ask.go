@@ -148,12 +148,12 @@ func (h *handler) cancelAsk(ctx context.Context, c *caller, st askState) error {
 // then waits for the answer (reporting progress) up to deps.AskWait.
 func (h *handler) askSync(c *caller) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		stop := h.progress(ctx, req)
-		defer stop()
 		root, err := h.ask(ctx, c, req.Params.Arguments)
 		if err != nil {
 			return toolError(err), nil
 		}
+		stop := h.progress(ctx, req) // from here: the question is posted
+		defer stop()
 		id := taskPrefix + strconv.FormatInt(root.ID, 10)
 		deadline := time.Now().Add(h.deps.AskWait)
 		for {

@@ -212,9 +212,15 @@ func TestBadProtocolInput(t *testing.T) {
 			t.Errorf("%s = %d %s, want < 500 and %s", tc.body, st, body, tc.want)
 		}
 	}
-	st, body := post(t, url, o.token, `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{`+tasks+`,"taskId":"ask-1"}}`, map[string]string{"Mcp-Method": "tools/list"})
-	if st != 400 || !strings.Contains(body, "-32020") {
-		t.Errorf("tasks/get under a wrong Mcp-Method = %d %s, want 400 and -32020", st, body)
+	for _, h := range []map[string]string{{"Mcp-Method": "tools/list"}, {"Mcp-Method": ""}, {"Mcp-Name": ""}, {"Mcp-Name": "ask-2"}, {"Mcp-Protocol-Version": "2025-11-25"}} {
+		st, body := post(t, url, o.token, `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{`+tasks+`,"taskId":"ask-1"}}`, h)
+		if st != 400 || !strings.Contains(body, "-32020") {
+			t.Errorf("tasks/get with %v = %d %s, want 400 and -32020", h, st, body)
+		}
+		st, body = post(t, url, o.token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+tasks+`,"name":"ask_agent","arguments":{"agent":"tester","question":"x"}}}`, h)
+		if st != 400 || !strings.Contains(body, "-32020") {
+			t.Errorf("ask_agent task with %v = %d %s, want 400 and -32020", h, st, body)
+		}
 	}
 	if n := countMessages(t, o); n != 0 {
 		t.Errorf("bad input posted %d messages", n)

@@ -64,8 +64,8 @@ func (h *handler) serveTasks(w http.ResponseWriter, r *http.Request, c *caller) 
 	default:
 		return false
 	}
-	if m := r.Header.Get("Mcp-Method"); m != "" && m != req.Method {
-		writeRPC(w, req.ID, nil, &jsonrpc.Error{Code: sdk.CodeHeaderMismatch, Message: "Mcp-Method header " + strconv.Quote(m) + " does not match the body's method"})
+	if msg := headerMismatch(r.Header, req); msg != "" {
+		writeRPC(w, req.ID, nil, &jsonrpc.Error{Code: sdk.CodeHeaderMismatch, Message: msg})
 		return true
 	}
 	if req.Method == "tools/call" {
@@ -75,10 +75,6 @@ func (h *handler) serveTasks(w http.ResponseWriter, r *http.Request, c *caller) 
 	if !declaresTasks(req.Params.Meta) {
 		data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExt: map[string]any{}}}})
 		writeRPC(w, req.ID, nil, &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: req.Method + " needs the " + tasksExt + " extension in _meta's clientCapabilities", Data: data})
-		return true
-	}
-	if n := r.Header.Get("Mcp-Name"); n != "" && n != req.Params.TaskID {
-		writeRPC(w, req.ID, nil, &jsonrpc.Error{Code: sdk.CodeHeaderMismatch, Message: "Mcp-Name header does not match params.taskId"})
 		return true
 	}
 	st, err := h.askStatus(r.Context(), c, req.Params.TaskID)
@@ -119,6 +115,28 @@ func (h *handler) createTask(w http.ResponseWriter, ctx context.Context, c *call
 	res := taskFields(st)
 	res["resultType"] = "task"
 	writeRPC(w, req.ID, res, nil)
+}
+
+// headerMismatch checks the headers that mirror the body, as the SDK does
+// for its own methods under 2026-07-28 (SEP-2243, SEP-2575): the
+// protocol version must match _meta's, Mcp-Method the method, and
+// Mcp-Name the tool's name or the task's id. It returns why not, or "".
+func headerMismatch(h http.Header, req rpcRequest) string {
+	var version string
+	json.Unmarshal(req.Params.Meta[sdk.MetaKeyProtocolVersion], &version)
+	name := req.Params.TaskID
+	if req.Method == "tools/call" {
+		name = req.Params.Name
+	}
+	switch {
+	case h.Get("Mcp-Protocol-Version") != version:
+		return "Mcp-Protocol-Version header " + strconv.Quote(h.Get("Mcp-Protocol-Version")) + " does not match _meta's protocol version " + strconv.Quote(version)
+	case h.Get("Mcp-Method") != req.Method:
+		return "Mcp-Method header " + strconv.Quote(h.Get("Mcp-Method")) + " does not match the method " + strconv.Quote(req.Method)
+	case h.Get("Mcp-Name") != name:
+		return "Mcp-Name header " + strconv.Quote(h.Get("Mcp-Name")) + " does not match " + strconv.Quote(name)
+	}
+	return ""
 }
 
 func taskFields(st askState) map[string]any {

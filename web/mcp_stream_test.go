@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,10 +57,14 @@ func TestMCPAnswersStream(t *testing.T) {
 			var page struct {
 				Items []bullpen.Message `json:"items"`
 			}
-			if st := ts.do("GET", "/api/v1/channels/1/messages", ts.Token, nil, &page); st != 200 || len(page.Items) == 0 {
-				t.Fatalf("messages = %d %v", st, page.Items)
+			if st := ts.do("GET", "/api/v1/channels/1/messages", ts.Token, nil, &page); st != 200 {
+				t.Fatalf("messages = %d", st)
 			}
-			q := page.Items[len(page.Items)-1] // oldest first
+			i := slices.IndexFunc(page.Items, func(m bullpen.Message) bool { return m.Body == "@other ping?" })
+			if i < 0 {
+				t.Fatalf("progress came before the question was posted: %v", page.Items)
+			}
+			q := page.Items[i]
 			if st := ts.do("POST", "/api/v1/channels/1/messages", otherTok, map[string]any{"body": "pong", "thread_id": q.ID}, nil); st != 201 {
 				t.Fatalf("answer = %d", st)
 			}
