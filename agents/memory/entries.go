@@ -13,7 +13,15 @@ import (
 // instead (the history keeps the text before and after), so Write returns
 // either the new entry or the one it merged into, and merged says which.
 // An agent over its cap has its least used unpinned entries expired.
-func (s *Service) Write(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput) (e bullpen.MemoryEntry, merged bool, err error) {
+func (s *Service) Write(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput) (bullpen.MemoryEntry, bool, error) {
+	return s.WriteWith(ctx, actor, agentID, in, nil)
+}
+
+// WriteWith is Write that runs fn (when not nil) in the write's own
+// transaction: an agent's record of its memory_write commits with the
+// entry, so a resumed turn never writes it twice.
+func (s *Service) WriteWith(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput,
+	fn func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error) (e bullpen.MemoryEntry, merged bool, err error) {
 	if _, err := s.agentFor(ctx, actor, agentID); err != nil {
 		return e, false, err
 	}
@@ -30,11 +38,14 @@ func (s *Service) Write(ctx context.Context, actor bullpen.Member, agentID int64
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if dup != nil {
 			e, err = s.merge(tx, actor, *dup, in)
+		} else {
+			e, err = tx.CreateMemory(bullpen.MemoryEntry{AgentID: agentID, Text: in.Text, Kind: in.Kind, SourceKind: in.SourceKind,
+				SourceID: in.SourceID, WikiPage: in.WikiPage, ChannelID: in.ChannelID, Pinned: in.Pinned, AuthorID: actor.ID})
+		}
+		if err != nil || fn == nil {
 			return err
 		}
-		e, err = tx.CreateMemory(bullpen.MemoryEntry{AgentID: agentID, Text: in.Text, Kind: in.Kind, SourceKind: in.SourceKind,
-			SourceID: in.SourceID, WikiPage: in.WikiPage, ChannelID: in.ChannelID, Pinned: in.Pinned, AuthorID: actor.ID})
-		return err
+		return fn(tx, e, dup != nil)
 	})
 	if err != nil {
 		return bullpen.MemoryEntry{}, false, err

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
@@ -63,9 +64,18 @@ func (s *Service) enforceCap(ctx context.Context, actor bullpen.Member, agentID 
 	return err
 }
 
+// wordSet is the words of s compared for near-duplicates, with a crude
+// plural and tense folding ("deploys", "deployed" → "deploy") so that a
+// rewording of the same rule matches.
 func wordSet(s string) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range store.MemoryTerms(s) {
+		for _, suf := range []string{"ing", "ed", "es", "s"} {
+			if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+				w = strings.TrimSuffix(w, suf)
+				break
+			}
+		}
 		out[w] = true
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
@@ -94,18 +93,4 @@ func cmpScore(a, b float64) int {
 		return 1
 	}
 	return 0
-}
-
-// Section renders recalled entries for a work packet; "" when there are
-// none. Each line names the entry's kind, so a lesson reads as one.
-func Section(rs []bullpen.MemoryRecall) string {
-	if len(rs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n## From your memory (memory_search finds more; memory_forget drops a wrong one)\n")
-	for _, r := range rs {
-		fmt.Fprintf(&b, "- (%s #%d) %s\n", r.Kind, r.EntryID, strings.Join(strings.Fields(r.Text), " "))
-	}
-	return b.String()
 }
