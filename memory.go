@@ -63,6 +63,11 @@ type MemoryEntry struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastRecalledAt *time.Time `json:"last_recalled_at,omitempty"`
 	RecallCount    int        `json:"recall_count"`
+	// ProposedTo, when not 0, is the human who must confirm this entry's
+	// wording (Save, or Edit then Save) before it counts: a lesson an
+	// agent drew from that human's correction. Until then it is never
+	// recalled nor found by the agent.
+	ProposedTo int64 `json:"proposed_to,omitempty"`
 }
 
 // MemoryVisibleIn reports whether an entry may be recalled in a turn that
@@ -82,6 +87,9 @@ type MemoryInput struct {
 	WikiPage   string `json:"wiki_page"`
 	ChannelID  int64  `json:"channel_id"`
 	Pinned     bool   `json:"pinned"`
+	// ProposedTo makes the entry a proposal to that human (set by the
+	// agents runtime, never by a request body).
+	ProposedTo int64 `json:"-"`
 }
 
 // Validate checks an entry's fields, filling the defaults (kind fact,

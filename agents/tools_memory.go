@@ -52,8 +52,16 @@ func (s *Service) memoryWrite(ctx context.Context, c *Call) (string, error) {
 	if c.TurnID == 0 {
 		in.SourceKind = bullpen.MemorySourceHuman // outside a turn: the agent's own credential, no turn to link
 	}
+	// A lesson drawn from a human's words is theirs to word: it waits
+	// for that human's Save (or Edit) before it counts.
+	if a.Kind == bullpen.MemoryLesson {
+		in.ProposedTo = s.proposer(ctx, c.TurnID)
+	}
 	result := func(e bullpen.MemoryEntry, merged bool) string {
-		if merged {
+		switch {
+		case e.ProposedTo != 0:
+			return fmt.Sprintf(`{"id":%d,"proposed":true,"note":"the human who corrected you must confirm this lesson (Save or Edit in your Memory tab) before you keep it; tell them in one line"}`, e.ID)
+		case merged:
 			return fmt.Sprintf(`{"id":%d,"merged":true}`, e.ID)
 		}
 		return fmt.Sprintf(`{"id":%d}`, e.ID)

@@ -86,3 +86,9 @@ func (c *Client) ImportMemory(ctx context.Context, agentID int64, jsonl []byte) 
 	defer resp.Body.Close()
 	return out, decodeJSON(resp.Body, &out)
 }
+
+// ConfirmMemory saves a proposed lesson, with text as edited (nil: as
+// proposed).
+func (c *Client) ConfirmMemory(ctx context.Context, agentID, id int64, text *string) (bullpen.MemoryEntry, error) {
+	return send[bullpen.MemoryEntry](ctx, c, http.MethodPost, p("/agents/%v/memory/%v/confirm", agentID, id), map[string]any{"text": text})
+}

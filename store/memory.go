@@ -27,6 +27,7 @@ type memoryRow struct {
 	UpdatedAt      time.Time
 	LastRecalledAt *time.Time
 	RecallCount    int
+	ProposedTo     int64
 }
 
 func (memoryRow) TableName() string { return "memory_entries" }
@@ -34,12 +35,12 @@ func (memoryRow) TableName() string { return "memory_entries" }
 // memoryCols are the columns read back (PostgreSQL's search vector is
 // left out).
 var memoryCols = []string{"id", "agent_id", "text", "kind", "source_kind", "source_id", "wiki_page", "channel_id",
-	"pinned", "author_id", "created_at", "updated_at", "last_recalled_at", "recall_count"}
+	"pinned", "author_id", "created_at", "updated_at", "last_recalled_at", "recall_count", "proposed_to"}
 
 func (r memoryRow) entry() bullpen.MemoryEntry {
 	e := bullpen.MemoryEntry{ID: r.ID, AgentID: r.AgentID, Text: r.Text, Kind: r.Kind, SourceKind: r.SourceKind,
 		SourceID: r.SourceID, WikiPage: r.WikiPage, ChannelID: r.ChannelID, Pinned: r.Pinned, AuthorID: r.AuthorID,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), RecallCount: r.RecallCount}
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), RecallCount: r.RecallCount, ProposedTo: r.ProposedTo}
 	if r.LastRecalledAt != nil {
 		t := r.LastRecalledAt.UTC()
 		e.LastRecalledAt = &t
@@ -75,7 +76,7 @@ func (memoryRecallRow) TableName() string { return "memory_recalls" }
 func (tx *Tx) CreateMemory(e bullpen.MemoryEntry) (bullpen.MemoryEntry, error) {
 	row := memoryRow{AgentID: e.AgentID, Text: e.Text, Kind: e.Kind, SourceKind: e.SourceKind, SourceID: e.SourceID,
 		WikiPage: e.WikiPage, ChannelID: e.ChannelID, Pinned: e.Pinned, AuthorID: e.AuthorID,
-		CreatedAt: tx.now, UpdatedAt: tx.now, RecallCount: e.RecallCount}
+		CreatedAt: tx.now, UpdatedAt: tx.now, RecallCount: e.RecallCount, ProposedTo: e.ProposedTo}
 	if err := tx.g.Select(memoryCols[1:]).Create(&row).Error; err != nil {
 		return bullpen.MemoryEntry{}, fmt.Errorf("store: create memory: %w", err)
 	}
@@ -100,6 +101,18 @@ func memoryByID(g *gorm.DB, id int64) (bullpen.MemoryEntry, error) {
 		return bullpen.MemoryEntry{}, fmt.Errorf("store: memory %d: %w", id, err)
 	}
 	return row.entry(), nil
+}
+
+// ConfirmMemory makes a proposed entry count, with text when not nil.
+func (tx *Tx) ConfirmMemory(id int64, text *string) (bullpen.MemoryEntry, error) {
+	set := map[string]any{"updated_at": tx.now, "proposed_to": 0}
+	if text != nil {
+		set["text"] = *text
+	}
+	if err := tx.g.Model(&memoryRow{}).Where("id = ?", id).Updates(set).Error; err != nil {
+		return bullpen.MemoryEntry{}, fmt.Errorf("store: confirm memory %d: %w", id, err)
+	}
+	return tx.Memory(id)
 }
 
 // UpdateMemory changes an entry's text, kind and pin as u says.
@@ -191,7 +204,7 @@ func (db *DB) MemoryCount(ctx context.Context, agentID int64) (int, error) {
 // PinnedMemory returns an agent's pinned entries that a turn in channel
 // may recall (channel 0: all of them), oldest first.
 func (db *DB) PinnedMemory(ctx context.Context, agentID, channel int64) ([]bullpen.MemoryEntry, error) {
-	g := db.read(ctx).Select(memoryCols).Where("agent_id = ? AND pinned = ?", agentID, true)
+	g := db.read(ctx).Select(memoryCols).Where("agent_id = ? AND pinned = ? AND proposed_to = 0", agentID, true)
 	if channel >= 0 {
 		g = g.Where("channel_id = 0 OR channel_id = ?", channel)
 	}

@@ -44,7 +44,8 @@ func MemoryTerms(text string) []string {
 	return out
 }
 
-// MemorySearch returns the agent's entries matching any word of q.Text
+// MemorySearch returns the agent's confirmed entries (proposals are left
+// out) matching any word of q.Text
 // (both dialects stem English), best first, scored by bm25 on SQLite and
 // ts_rank_cd on PostgreSQL (larger is better; the two scales differ). A
 // query without words matches nothing.
@@ -61,7 +62,7 @@ func (db *DB) MemorySearch(ctx context.Context, q MemoryQuery) ([]bullpen.Memory
 			parts[i] = "'" + t + "'" // letters and digits only
 		}
 		sql = "SELECT id, ts_rank_cd(search, q, 1) AS score FROM memory_entries, to_tsquery('english', ?) q " +
-			"WHERE search @@ q AND agent_id = ?"
+			"WHERE search @@ q AND agent_id = ? AND proposed_to = 0"
 		args = []any{strings.Join(parts, " | "), q.AgentID}
 	} else {
 		parts := make([]string, len(terms))
@@ -69,7 +70,7 @@ func (db *DB) MemorySearch(ctx context.Context, q MemoryQuery) ([]bullpen.Memory
 			parts[i] = `"` + t + `"`
 		}
 		sql = "SELECT e.id, -bm25(memory_fts) AS score FROM memory_fts JOIN memory_entries e ON e.id = memory_fts.rowid " +
-			"WHERE memory_fts MATCH ? AND e.agent_id = ?"
+			"WHERE memory_fts MATCH ? AND e.agent_id = ? AND e.proposed_to = 0"
 		args = []any{strings.Join(parts, " OR "), q.AgentID}
 	}
 	if q.Channel >= 0 {

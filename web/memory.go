@@ -24,6 +24,7 @@ type Memory interface {
 	History(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]bullpen.MemoryHistory, error)
 	Export(ctx context.Context, actor bullpen.Member, agentID int64, w io.Writer) error
 	Import(ctx context.Context, actor bullpen.Member, agentID int64, data []byte) (bullpen.MemoryImportResult, error)
+	Confirm(ctx context.Context, actor bullpen.Member, agentID, id int64, text *string) (bullpen.MemoryEntry, error)
 }
 
 // memoryRoutes serves /api/v1/agents/:id/memory.
@@ -37,6 +38,7 @@ func (s *Server) memoryRoutes(api fiber.Router) {
 	m.Get("/:entry", s.memoryGet)
 	m.Patch("/:entry", s.memoryUpdate)
 	m.Delete("/:entry", s.memoryForget)
+	m.Post("/:entry/confirm", s.memoryConfirm)
 }
 
 func (s *Server) needMemory(c *fiber.Ctx) error {
@@ -151,4 +153,16 @@ func (s *Server) memoryImport(c *fiber.Ctx) error {
 	}
 	res, err := s.svc.Memory.Import(c.UserContext(), actor(c), agent, c.Body())
 	return reply(c, http.StatusOK, res, err)
+}
+
+// confirmRequest is the body of a confirmation: the wording as the human
+// edited it, or none to save it as proposed.
+type confirmRequest struct {
+	Text *string `json:"text"`
+}
+
+func (s *Server) memoryConfirm(c *fiber.Ctx) error {
+	return keyedBody(c, http.StatusOK, entryKey, func(ctx context.Context, me bullpen.Member, k memoryKey, in confirmRequest) (bullpen.MemoryEntry, error) {
+		return s.svc.Memory.Confirm(ctx, me, k.agent, k.entry, in.Text)
+	})
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
@@ -31,16 +32,19 @@ func (s *Service) WriteWith(ctx context.Context, actor bullpen.Member, agentID i
 	if in.ChannelID, err = s.audience(ctx, actor, agentID, in.ChannelID); err != nil {
 		return e, false, err
 	}
-	dup, err := s.duplicate(ctx, agentID, in)
-	if err != nil {
-		return e, false, err
+	var dup *bullpen.MemoryEntry
+	if in.ProposedTo == 0 { // a proposal waits for its wording: never merged
+		if dup, err = s.duplicate(ctx, agentID, in); err != nil {
+			return e, false, err
+		}
 	}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if dup != nil {
 			e, err = s.merge(tx, actor, *dup, in)
 		} else {
 			e, err = tx.CreateMemory(bullpen.MemoryEntry{AgentID: agentID, Text: in.Text, Kind: in.Kind, SourceKind: in.SourceKind,
-				SourceID: in.SourceID, WikiPage: in.WikiPage, ChannelID: in.ChannelID, Pinned: in.Pinned, AuthorID: actor.ID})
+				SourceID: in.SourceID, WikiPage: in.WikiPage, ChannelID: in.ChannelID, Pinned: in.Pinned, AuthorID: actor.ID,
+				ProposedTo: in.ProposedTo})
 		}
 		if err != nil || fn == nil {
 			return err
@@ -204,4 +208,38 @@ func (s *Service) History(ctx context.Context, actor bullpen.Member, agentID int
 		hs[i].Actor = byID[hs[i].ActorID].Handle
 	}
 	return hs, nil
+}
+
+// Confirm makes a proposed entry (a lesson drawn from a human's
+// correction) count, as its human wrote or left it: text, when not nil,
+// is the edited wording. Only the human it was proposed to may confirm;
+// an entry that is no proposal is EINVALID.
+func (s *Service) Confirm(ctx context.Context, actor bullpen.Member, agentID, id int64, text *string) (bullpen.MemoryEntry, error) {
+	if text != nil {
+		t := strings.TrimSpace(*text)
+		text = &t
+		if err := bullpen.ValidateMemoryText(*text); err != nil {
+			return bullpen.MemoryEntry{}, err
+		}
+	}
+	e, err := s.entry(ctx, actor, agentID, id)
+	if err != nil {
+		return e, err
+	}
+	switch {
+	case e.ProposedTo == 0:
+		return e, bullpen.Errorf(bullpen.EINVALID, "memory entry %d is not a proposal: it counts already", id)
+	case e.ProposedTo != actor.ID:
+		return e, bullpen.Errorf(bullpen.EFORBIDDEN, "only the human it was proposed to may confirm memory entry %d", id)
+	}
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
+		e, err = tx.ConfirmMemory(id, text)
+		return err
+	})
+	if err != nil {
+		return e, err
+	}
+	es := []bullpen.MemoryEntry{e}
+	err = s.fillAuthors(ctx, es)
+	return es[0], err
 }

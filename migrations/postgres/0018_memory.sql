@@ -19,6 +19,8 @@ CREATE TABLE memory_entries (
     updated_at TIMESTAMPTZ NOT NULL,
     last_recalled_at TIMESTAMPTZ,
     recall_count INTEGER NOT NULL DEFAULT 0,
+    -- a lesson waiting for this human's confirmation (0: confirmed)
+    proposed_to BIGINT NOT NULL DEFAULT 0,
     search tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
 );
 CREATE INDEX memory_entries_agent ON memory_entries(agent_id, id);

@@ -17,7 +17,9 @@ CREATE TABLE memory_entries (
     created_at DATETIME NOT NULL,
     updated_at DATETIME NOT NULL,
     last_recalled_at DATETIME,
-    recall_count INTEGER NOT NULL DEFAULT 0
+    recall_count INTEGER NOT NULL DEFAULT 0,
+    -- a lesson waiting for this human's confirmation (0: confirmed)
+    proposed_to INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX memory_entries_agent ON memory_entries(agent_id, id);
 CREATE INDEX memory_entries_pinned ON memory_entries(agent_id, pinned);
