@@ -25,7 +25,10 @@ CREATE TABLE memory_entries (
 );
 CREATE INDEX memory_entries_agent ON memory_entries(agent_id, id);
 CREATE INDEX memory_entries_pinned ON memory_entries(agent_id, pinned);
-CREATE INDEX memory_entries_search ON memory_entries USING GIN (search);
+-- fastupdate off: entries are written rarely and searched at every turn,
+-- so new ones go straight into the index rather than into a pending list
+-- that each search would read in full.
+CREATE INDEX memory_entries_search ON memory_entries USING GIN (search) WITH (fastupdate = off);
 
 CREATE TABLE memory_history (
     id BIGSERIAL PRIMARY KEY,
