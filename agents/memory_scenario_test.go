@@ -58,14 +58,14 @@ func memoryScript(req llm.Request) (llm.Response, error) {
 
 // memoryScenario is the multi-day scenario on one dialect.
 type memoryScenario struct {
-	t     *testing.T
+	t     testing.TB
 	h     *harness
 	clock *testClock
 	eng   bullpen.Member
 	mem   *memory.Service
 }
 
-func newMemoryScenario(t *testing.T, dialect string, withMemory bool) *memoryScenario {
+func newMemoryScenario(t testing.TB, dialect string, withMemory bool) *memoryScenario {
 	clock := &testClock{t: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)} // a Wednesday
 	cfg := storetest.Config(t, dialect)
 	cfg.Now = clock.Now
@@ -77,9 +77,15 @@ func newMemoryScenario(t *testing.T, dialect string, withMemory bool) *memorySce
 			c.Memory = sc.mem
 		}
 	})
-	spec := &bullpen.Role{Handle: "engineer", Name: "Engineer", Title: "Software engineer", Prompt: "You are the engineer.",
-		Tools: []string{bullpen.ToolPostMessage, bullpen.ToolMemoryWrite, bullpen.ToolMemorySearch, bullpen.ToolMemoryForget}}
-	hired, err := sc.h.svc.Hire(context.Background(), sc.h.admin, bullpen.HireInput{Spec: spec})
+	// The starter engineer, with the memory tools: a real prompt prefix.
+	spec, err := sc.h.svc.Catalog().Role("starter/engineer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withMemory {
+		spec.Tools = append(spec.Tools, bullpen.ToolMemoryWrite, bullpen.ToolMemorySearch, bullpen.ToolMemoryForget)
+	}
+	hired, err := sc.h.svc.Hire(context.Background(), sc.h.admin, bullpen.HireInput{Spec: &spec})
 	if err != nil {
 		t.Fatalf("Hire: %v", err)
 	}

@@ -29,13 +29,13 @@ type Memory interface {
 func (s *Service) registerMemoryTools(r *Registry) error {
 	return registerAll(r,
 		Tool{Name: bullpen.ToolMemoryWrite, Run: s.memoryWrite,
-			Description: "Remember something for your later turns: a fact, a lesson, a preference or a procedure. One short self-contained sentence or two.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"kind":{"type":"string","enum":["fact","lesson","preference","procedure"]}},"required":["text"],"additionalProperties":false}`)},
+			Description: "Remember one short sentence for later turns.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"kind":{"enum":["fact","lesson","preference","procedure"]}},"required":["text"],"additionalProperties":false}`)},
 		Tool{Name: bullpen.ToolMemorySearch, Run: s.memorySearch,
-			Description: "Search your own memory (full text).",
+			Description: "Search your memory.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)},
 		Tool{Name: bullpen.ToolMemoryForget, Run: s.memoryForget,
-			Description: "Forget one of your memory entries by its id (#n), when it is wrong or stale.",
+			Description: "Forget a wrong memory entry by id.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":false}`)},
 	)
 }

@@ -9,9 +9,15 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// candidates is how many full-text matches a recall weighs before it
-// fits the best into its budget.
-const candidates = 20
+// candidates is how many full-text matches a recall weighs; of them it
+// keeps at most maxMatches, only those scoring at least relevantShare of
+// the best one: the budget is a ceiling, not a quota, so a turn carries
+// what is relevant to it and no filler.
+const (
+	candidates    = 20
+	maxMatches    = 4
+	relevantShare = 0.5
+)
 
 // Recall picks the entries of agentID for a turn serving channelID,
 // triggered by query (its messages' text): the agent's pinned entries and
@@ -71,7 +77,14 @@ func fit(pinned []bullpen.MemoryEntry, hits []bullpen.MemoryHit, channelID int64
 		add(e, why)
 	}
 	slices.SortStableFunc(all, func(a, b bullpen.MemoryRecall) int { return cmpScore(b.Score, a.Score) })
+	matched := 0
 	for _, h := range hits {
+		if matched == maxMatches || h.Score < relevantShare*hits[0].Score {
+			break
+		}
+		if !seen[h.Entry.ID] {
+			matched++
+		}
 		add(h.Entry, "match")
 	}
 	var out []bullpen.MemoryRecall
