@@ -25,18 +25,20 @@ type Memory interface {
 }
 
 // registerMemoryTools registers the memory tools, served by Config.Memory
-// as the calling agent on its own memory.
+// as the calling agent on its own memory. Their schemas are kept short
+// (every token of them is in every prompt of a role that lists them);
+// args still refuses unknown fields.
 func (s *Service) registerMemoryTools(r *Registry) error {
 	return registerAll(r,
 		Tool{Name: bullpen.ToolMemoryWrite, Run: s.memoryWrite,
 			Description: "Remember one short sentence for later turns.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"kind":{"enum":["fact","lesson","preference","procedure"]}},"required":["text"],"additionalProperties":false}`)},
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"kind":{"enum":["fact","lesson","preference","procedure"]}},"required":["text"]}`)},
 		Tool{Name: bullpen.ToolMemorySearch, Run: s.memorySearch,
 			Description: "Search your memory.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)},
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
 		Tool{Name: bullpen.ToolMemoryForget, Run: s.memoryForget,
 			Description: "Forget a wrong memory entry by id.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":false}`)},
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
 	)
 }
 
@@ -151,9 +153,9 @@ func (s *Service) recallSection(ctx context.Context, e *turnEnv, query []string)
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n## From your memory\n")
+	b.WriteString("\n## You remember\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "- (%s #%d) %s\n", r.Kind, r.EntryID, strings.Join(strings.Fields(r.Text), " "))
+		fmt.Fprintf(&b, "- #%d %s: %s\n", r.EntryID, r.Kind, strings.Join(strings.Fields(r.Text), " "))
 	}
 	return b.String()
 }

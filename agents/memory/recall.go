@@ -15,7 +15,7 @@ import (
 // what is relevant to it and no filler.
 const (
 	candidates    = 20
-	maxMatches    = 4
+	maxMatches    = 3
 	relevantShare = 0.5
 )
 

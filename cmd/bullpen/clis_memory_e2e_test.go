@@ -41,7 +41,7 @@ func TestClaudeCodeMemory(t *testing.T) {
 			return llmtest.Reply{Text: "Done."}
 		}
 		mu.Lock()
-		recalled = strings.Contains(raw, "From your memory") && strings.Contains(raw, deployWindow)
+		recalled = strings.Contains(raw, "## You remember") && strings.Contains(raw, deployWindow)
 		mu.Unlock()
 		args, _ := json.Marshal(map[string]string{"body": fmt.Sprintf("recalled: %v", recalled)})
 		return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "mcp__bullpen__post_message", Arguments: args}}}
