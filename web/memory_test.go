@@ -17,6 +17,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/store/storetest"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // newMemoryServer serves agents (on a scripted model) and their memory.
@@ -32,7 +33,8 @@ func newMemoryServer(t *testing.T, dialect string) *testServer {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, db, off, token, web.Config{}, web.Services{Office: off, Agents: svc, Memory: mem}, func() { svc.Close() })
+	return serve(t, db, off, token, web.Config{}, web.Services{Office: off, Agents: svc, Memory: mem, Turns: svc,
+		Wiki: wiki.New(db, wiki.Config{})}, func() { svc.Close() })
 }
 
 type written struct {
