@@ -35,7 +35,9 @@ func TestMemoryTabBrowser(t *testing.T) {
 
 	for _, size := range [][2]int64{{1400, 900}, {390, 844}} {
 		b := newTab(t, ts.URL, ts.Token, size[0], size[1])
-		entry := func(id int64) string { return fmt.Sprintf(`document.querySelector('[data-testid="memory-entry-%d"]')`, id) }
+		entry := func(id int64) string {
+			return fmt.Sprintf(`document.querySelector('[data-testid="memory-entry-%d"]')`, id)
+		}
 		tabID := "panel-tab-agents"
 		if size[0] < 600 {
 			tabID = "phone-tab-agents" // a phone opens panels from the bottom bar
