@@ -283,3 +283,18 @@ func TestMergeAndCap(t *testing.T) {
 		}
 	})
 }
+
+// The history, which every human reads, keeps no text of an entry
+// learned in a DM.
+func TestHistoryKeepsDMTextOut(t *testing.T) {
+	each(t, memory.Config{}, func(t *testing.T, f *fixture) {
+		f.write(f.ada, bullpen.MemoryInput{Text: "Ada's badge number is 4471", ChannelID: f.adaDM.ID})
+		if _, merged, err := f.m.Write(f.ctx, f.ada, f.eng.ID, bullpen.MemoryInput{Text: "Ada's badge number is 4471 now", ChannelID: f.adaDM.ID}); err != nil || !merged {
+			t.Fatalf("near-duplicate in the DM: merged %v, %v", merged, err)
+		}
+		hist, _ := f.m.History(f.ctx, f.bob, f.eng.ID, 10)
+		if len(hist) != 1 || strings.Contains(hist[0].Before+hist[0].After, "4471") {
+			t.Errorf("bob reads the history %+v, want one merge without the DM's text", hist)
+		}
+	})
+}

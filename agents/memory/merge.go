@@ -36,7 +36,7 @@ func (s *Service) merge(tx *store.Tx, actor bullpen.Member, old bullpen.MemoryEn
 		return e, err
 	}
 	return e, tx.AddMemoryHistory(bullpen.MemoryHistory{AgentID: old.AgentID, EntryID: old.ID, Action: bullpen.MemoryMerged,
-		ActorID: actor.ID, Before: old.Text, After: in.Text})
+		ActorID: actor.ID, Before: historyText(old.ChannelID, old.Text), After: historyText(old.ChannelID, in.Text)})
 }
 
 // enforceCap expires the agent's least used unpinned entries (fewest
@@ -54,7 +54,7 @@ func (s *Service) enforceCap(ctx context.Context, actor bullpen.Member, agentID 
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		for _, v := range victims {
 			h := bullpen.MemoryHistory{AgentID: agentID, Action: bullpen.MemoryExpired, ActorID: actor.ID,
-				Before: v.Text, After: fmt.Sprintf("expired: over the cap of %d entries", s.cfg.Cap)}
+				Before: historyText(v.ChannelID, v.Text), After: fmt.Sprintf("expired: over the cap of %d entries", s.cfg.Cap)}
 			if err := tx.DeleteMemory(v.ID, h); err != nil && !bullpen.IsCode(err, bullpen.ENOTFOUND) {
 				return err
 			}
@@ -67,6 +67,16 @@ func (s *Service) enforceCap(ctx context.Context, actor bullpen.Member, agentID 
 // wordSet is the words of s compared for near-duplicates, with a crude
 // plural and tense folding ("deploys", "deployed" → "deploy") so that a
 // rewording of the same rule matches.
+// historyText is what the history keeps of an entry's text: the history
+// is read by every human, so the text of an entry learned in a DM stays
+// out of it.
+func historyText(channelID int64, text string) string {
+	if channelID != 0 {
+		return "(learned in a DM: not kept in the history)"
+	}
+	return text
+}
+
 func wordSet(s string) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range store.MemoryTerms(s) {
