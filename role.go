@@ -72,6 +72,20 @@ type Budgets struct {
 	// MaxParallelCalls bounds an agent CLI's model calls in flight at once
 	// in one turn (0: DefaultMaxParallelCalls).
 	MaxParallelCalls int `yaml:"max_parallel_calls" json:"max_parallel_calls,omitempty"`
+	// MemoryTokens bounds the recalled memory entries of each work packet
+	// (0: DefaultMemoryBudget; -1: recall nothing).
+	MemoryTokens int `yaml:"memory_tokens" json:"memory_tokens,omitempty"`
+}
+
+// MemoryBudget is MemoryTokens or its default; 0 means recall nothing.
+func (b Budgets) MemoryBudget() int {
+	switch {
+	case b.MemoryTokens < 0:
+		return 0
+	case b.MemoryTokens == 0:
+		return DefaultMemoryBudget
+	}
+	return b.MemoryTokens
 }
 
 // DefaultMaxParallelCalls is the default of Budgets.MaxParallelCalls.

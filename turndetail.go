@@ -19,6 +19,9 @@ type TurnDetail struct {
 	WorkPacket   string      `json:"work_packet"`
 	PromptSource string      `json:"prompt_source"` // "request", "journal" (cut), "pending" (no request yet) or "" (not recorded)
 	ModelCalls   []ModelCall `json:"model_calls"`
+	// Memory lists the memory entries recalled into the work packet, best
+	// first, with their scores and why (match, pinned).
+	Memory []MemoryRecall `json:"memory"`
 	// Cost is nil when the model's price is unknown (never a made-up 0).
 	Cost    *TurnCost   `json:"cost"`
 	Budgets TurnBudgets `json:"budgets"`

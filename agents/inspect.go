@@ -30,6 +30,9 @@ func (s *Service) InspectTurn(ctx context.Context, actor bullpen.Member, id int6
 	if d.ModelCalls, err = s.db.ModelCalls(ctx, id); err != nil {
 		return d, err
 	}
+	if d.Memory, err = s.db.MemoryRecalls(ctx, id); err != nil {
+		return d, err
+	}
 	if d.Wakes, err = s.turnWakes(ctx, id); err != nil {
 		return d, err
 	}

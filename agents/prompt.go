@@ -185,6 +185,7 @@ func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger
 			}
 		}
 	}
+	b.WriteString(s.recallSection(ctx, e, query))
 	fmt.Fprintf(&b, "\npost_message without channel and thread_id posts in %s", where)
 	if e.thread != 0 {
 		fmt.Fprintf(&b, ", thread %d", e.thread)

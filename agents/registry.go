@@ -132,6 +132,9 @@ func (s *Service) builtinTools() (*Registry, error) {
 	if s.cfg.Sandboxes != nil {
 		regs = append(regs, s.registerSandboxTools)
 	}
+	if s.cfg.Memory != nil {
+		regs = append(regs, s.registerMemoryTools)
+	}
 	for _, reg := range regs {
 		if err := reg(r); err != nil {
 			return nil, err

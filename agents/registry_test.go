@@ -11,6 +11,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
+	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -67,7 +68,7 @@ func TestToolsOfferedAreTheRolesAllowList(t *testing.T) {
 // only those with a backend otherwise, and refuses any name outside the
 // caller's allow-list.
 func TestRegistryAllowed(t *testing.T) {
-	full, err := (&Service{cfg: Config{Wiki: newMemWiki(), Sandboxes: newFakeBox()}}).builtinTools()
+	full, err := (&Service{cfg: Config{Wiki: newMemWiki(), Sandboxes: newFakeBox(), Memory: memory.New(nil, memory.Config{})}}).builtinTools()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,6 +145,7 @@ func validateBudgets(b *bullpen.Budgets, file string) error {
 		{"budgets.daily_tokens", b.DailyTokens, 1000, 1_000_000_000},
 		{"budgets.turns_per_hour", b.TurnsPerHour, 1, 10_000},
 		{"budgets.max_parallel_calls", b.MaxParallelCalls, 1, 16},
+		{"budgets.memory_tokens", b.MemoryTokens, -1, 20_000},
 	}
 	for _, c := range checks {
 		if c.v != 0 && (c.v < c.lo || c.v > c.h) {

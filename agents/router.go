@@ -135,6 +135,7 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	if len(targets) == 0 {
 		return false, nil
 	}
+	s.teach(ctx, in, targets)
 	hopStop, hops := false, 0
 	if in.Author.Kind == bullpen.KindAgent {
 		if hops, err = s.hops(ctx, msg); err != nil {

@@ -155,6 +155,9 @@ type Config struct {
 	Simulation bool
 	Wiki       Wiki      // nil: no wiki tools
 	Sandboxes  Sandboxes // nil: no sandbox tools
+	// Memory recalls each agent's entries into its work packets and
+	// serves the memory tools; nil: no memory.
+	Memory Memory
 	// CLIs runs the agent CLIs of roles with a runtime other than builtin,
 	// with TurnTokens for their per-turn credentials; without both such
 	// roles' turns fail with a notice saying why.

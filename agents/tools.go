@@ -13,7 +13,8 @@ import (
 
 // ToolNames lists every tool the runtime knows, sorted: the names a role
 // file may list, whether or not this server has the tool's backend.
-var ToolNames = []string{bullpen.ToolListMembers, bullpen.ToolPostMessage, bullpen.ToolReadChannel, bullpen.ToolReadThread,
+var ToolNames = []string{bullpen.ToolListMembers, bullpen.ToolMemoryForget, bullpen.ToolMemorySearch, bullpen.ToolMemoryWrite,
+	bullpen.ToolPostMessage, bullpen.ToolReadChannel, bullpen.ToolReadThread,
 	bullpen.ToolSandboxExec, bullpen.ToolSandboxListFiles, bullpen.ToolSandboxReadFile, bullpen.ToolSandboxWriteFile,
 	bullpen.ToolWikiRead, bullpen.ToolWikiSearch, bullpen.ToolWikiWrite}
 

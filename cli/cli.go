@@ -46,6 +46,7 @@ var commands = map[string]func(*env, []string) error{
 	"sandbox":    (*env).sandbox,
 	"agents":     (*env).agents,
 	"wiki":       (*env).wiki,
+	"memory":     (*env).memory,
 	"tail":       (*env).tail,
 	"login":      (*env).login,
 	"completion": (*env).completion,

@@ -32,6 +32,7 @@ var clientCommands = []Command{
 	{"tail", "follow the office's events live"},
 	{"agents", "hire, list and fire agents"},
 	{"wiki", "read, write and search wiki pages"},
+	{"memory", "see, teach, pin, edit, forget, export and import an agent's memory"},
 	{"sandbox", "create sandboxes, run commands, copy files, pause, snapshot, ports"},
 	{"completion", "print a bash or zsh completion script"},
 }
@@ -85,7 +86,7 @@ func groups() map[string][]string {
 	e := &env{}
 	subs := map[string][]string{}
 	for name, m := range map[string]map[string]func([]string) error{
-		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(),
+		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(), "memory": e.memorySubs(),
 	} {
 		subs[name] = slices.Sorted(maps.Keys(m))
 	}

@@ -67,6 +67,7 @@
       el("div", { class: "agt-turns", "data-testid": "agent-turns-" + h }),
       el("div", { class: "agt-actions agt-manage" },
         el("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "agent-edit-" + h, "aria-expanded": "false" }, "Edit"),
+        el("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "agent-memory-" + h, "aria-expanded": "false" }, "Memory"),
         el("button", { type: "button", class: "btn btn-ghost btn-sm agt-danger", "data-testid": "agent-fire-" + h, title: "Fire: it never wakes again; its work stays" }, "Fire")),
       form,
       el("p", { class: "form-error", role: "alert", "data-testid": "agent-error-" + h, hidden: true }));
@@ -76,7 +77,11 @@
       renderAgents();
       for (const item of tid("agents-activity").children) item.hidden = state.filter !== 0 && Number(item.dataset.agent) !== state.filter;
     });
-    const [editBtn, fireBtn] = li.querySelectorAll(".agt-manage button");
+    const [editBtn, memoryBtn, fireBtn] = li.querySelectorAll(".agt-manage button");
+    memoryBtn.addEventListener("click", () => {
+      const open = window.BPMemory.toggle(li, { id: a.id, handle: h });
+      memoryBtn.setAttribute("aria-expanded", open ? "true" : "false");
+    });
     const rowError = li.querySelector('[data-testid="agent-error-' + h + '"]');
     const formError = form.querySelector(".form-error");
     const closeEdit = () => { form.hidden = true; editBtn.setAttribute("aria-expanded", "false"); };

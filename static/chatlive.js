@@ -64,6 +64,7 @@
     list_members: "looking up the team", wiki_search: "searching the wiki", wiki_read: "reading the wiki",
     wiki_write: "writing the wiki", sandbox_read_file: "reading a file in its sandbox",
     sandbox_write_file: "writing a file in its sandbox", sandbox_list_files: "listing files in its sandbox",
+    memory_write: "remembering", memory_search: "searching its memory", memory_forget: "forgetting",
   };
   function toolPhrase(tool, args) {
     if (tool === "sandbox_exec") {

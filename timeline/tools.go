@@ -21,6 +21,9 @@ var doing = map[string]string{
 	bullpen.ToolSandboxReadFile:  "reading a file in its sandbox",
 	bullpen.ToolSandboxWriteFile: "writing a file in its sandbox",
 	bullpen.ToolSandboxListFiles: "listing files in its sandbox",
+	bullpen.ToolMemoryWrite:      "remembering",
+	bullpen.ToolMemorySearch:     "searching its memory",
+	bullpen.ToolMemoryForget:     "forgetting",
 }
 
 // Doing returns what a tool call with these arguments is doing:

@@ -109,6 +109,8 @@ type Services struct {
 	Agents AgentService
 	// Wiki serves /api/v1/wiki.
 	Wiki Wiki
+	// Memory serves /api/v1/agents/:id/memory.
+	Memory Memory
 	// Sandboxes serves /api/v1/sandboxes and /api/v1/images.
 	Sandboxes Sandboxes
 	// Telegram serves /api/v1/telegram, the webhook and the settings page.
@@ -271,6 +273,7 @@ func (s *Server) routes() {
 	// Feature routes register here, one line each.
 	s.agentRoutes(api)
 	s.wikiRoutes(api)
+	s.memoryRoutes(api)
 	s.sandboxRoutes(api)
 	s.telegramRoutes(api)
 	s.turnRoutes(api)

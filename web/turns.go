@@ -98,6 +98,11 @@ func turnPageModel(d bullpen.TurnDetail) views.TurnPage {
 	for _, mc := range d.ModelCalls {
 		p.Calls = append(p.Calls, modelCallItem(mc))
 	}
+	for _, r := range d.Memory {
+		p.Memory = append(p.Memory, views.RecallItem{ID: r.EntryID, Kind: r.Kind, Text: r.Text, Why: r.Why,
+			Score: strconv.FormatFloat(r.Score, 'g', 3, 64), Tokens: r.Tokens,
+			Link: fmt.Sprintf("/api/v1/agents/%d/memory/%d", d.Agent.ID, r.EntryID)})
+	}
 	for _, tc := range t.ToolCalls {
 		p.Tools = append(p.Tools, views.ToolCallItem{Name: tc.Name, State: tc.State, Duration: msText(tc.DurationMS),
 			Args: tc.Arguments, ArgsPretty: pretty(tc.Arguments), Result: tc.Result, ResultPretty: pretty(tc.Result)})

@@ -44,6 +44,9 @@ func (m *Main) openAgents(ctx context.Context) error {
 	if !m.Demo {
 		cfg.ProviderSource = m.Settings // the providers set up in Settings, read at each turn
 	}
+	if m.Memory != nil {
+		cfg.Memory = m.Memory
+	}
 	if m.Wiki != nil {
 		cfg.Wiki = m.Wiki
 	}

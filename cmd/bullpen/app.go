@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/internal/fds"
@@ -75,6 +76,8 @@ type Main struct {
 	Office *office.Office
 	// Wiki serves the wiki's pages, search and agent tools.
 	Wiki *wiki.Wiki
+	// Memory serves the agents' memory: recall, tools and the API.
+	Memory *memory.Service
 	// Sandboxes runs the office's sandboxes; nil when they are unavailable
 	// (not root, turned off, or the host lacks cgroups or overlayfs).
 	Sandboxes *sandboxes.Service
@@ -170,6 +173,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.openSandboxes(ctx)
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
+	m.Memory = memory.New(m.DB, memory.Config{})
 	if err := m.openSettings(ctx); err != nil {
 		return err
 	}
@@ -196,7 +200,7 @@ func (m *Main) Run(ctx context.Context) error {
 	mcpH := m.mcpHandler(mcp.MemberTokens(off.Authenticate))
 	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
+		Telegram: m.telegramService(), Wiki: m.Wiki, Memory: m.Memory, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
 		Settings: m.settingsService(), MCP: mcpH})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)

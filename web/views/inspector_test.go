@@ -55,3 +55,29 @@ func TestInspectorPendingPacket(t *testing.T) {
 			strings.Contains(html, "was cut"), doc.Find(byTestID("inspector-packet")).Text())
 	}
 }
+
+// The inspector lists the recalled memory entries with why and their
+// scores, entry text as text, and a forgotten one as such.
+func TestInspectorRecalledMemory(t *testing.T) {
+	p := TurnPage{ID: 8, Agent: "eng", State: "done", Memory: []RecallItem{
+		{ID: 3, Kind: "lesson", Text: "Never deploy on <b>Fridays</b>", Why: "match", Score: "0.42", Tokens: 9, Link: "/api/v1/agents/2/memory/3"},
+		{ID: 4, Kind: "fact", Why: "pinned", Score: "0", Tokens: 5, Link: "/api/v1/agents/2/memory/4"},
+	}}
+	doc, _ := renderDoc(t, Inspector(p))
+	rows := doc.Find(byTestID("inspector-memory-entry"))
+	if rows.Length() != 2 {
+		t.Fatalf("recalled rows = %d, want 2", rows.Length())
+	}
+	first := rows.First()
+	if !strings.Contains(first.Text(), "Never deploy on <b>Fridays</b>") || first.Find("b").Length() != 0 ||
+		first.Find(byTestID("inspector-memory-score")).Text() != "0.42" || !strings.Contains(first.Text(), "match") {
+		t.Errorf("first row = %q, want the lesson as text with why and score", first.Text())
+	}
+	if !strings.Contains(rows.Last().Text(), "forgotten since") {
+		t.Errorf("forgotten entry row = %q", rows.Last().Text())
+	}
+	empty, _ := renderDoc(t, Inspector(TurnPage{ID: 9, Agent: "eng", State: "done"}))
+	if !strings.Contains(empty.Find(byTestID("inspector-memory")).Text(), "No memory entry was recalled") {
+		t.Error("a turn without recall does not say so")
+	}
+}

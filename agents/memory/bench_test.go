@@ -1,0 +1,77 @@
+package memory_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/memory"
+	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/store/storetest"
+)
+
+// benchEntries is how many entries the agent of BenchmarkRecall holds.
+const benchEntries = 10_000
+
+// benchWords is a vocabulary with a long tail: a few words are in many
+// entries (as "deploy" or "test" would be), most in a few.
+func benchWords(r *rand.Rand, n int) string {
+	words := make([]string, n)
+	for i := range words {
+		k := int(r.ExpFloat64() * 300) // word rank, exponential: small ranks are common
+		words[i] = fmt.Sprintf("w%x", k)
+	}
+	return strings.Join(words, " ")
+}
+
+// BenchmarkRecall measures one recall (pinned entries, a full-text match
+// of a trigger message of 12 words, fitting into the 600-token budget,
+// and recording the recall) for an agent with 10,000 entries, on each
+// dialect. It reports p50 and p95 in milliseconds.
+func BenchmarkRecall(b *testing.B) {
+	for _, d := range storetest.Dialects(b) {
+		b.Run(d, func(b *testing.B) {
+			f := newFixture(b, storetest.Config(b, d), memory.Config{Cap: 2 * benchEntries})
+			r := rand.New(rand.NewPCG(1, 2))
+			_, err := f.db.Transact(f.ctx, func(tx *store.Tx) error {
+				for i := range benchEntries {
+					kind := bullpen.MemoryKinds[i%len(bullpen.MemoryKinds)]
+					_, err := tx.CreateMemory(bullpen.MemoryEntry{AgentID: f.eng.ID, Text: benchWords(r, 8+r.IntN(24)), Kind: kind,
+						SourceKind: bullpen.MemorySourceHuman, AuthorID: f.ada.ID, Pinned: i%1000 == 0})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			recalled := 0
+			b.ResetTimer()
+			for i := range b.N {
+				q := benchWords(r, 12)
+				start := time.Now()
+				rs, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, int64(i+1), q, bullpen.DefaultMemoryBudget)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				recalled += len(rs)
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			pct := func(p float64) float64 {
+				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(0.50), "p50-ms")
+			b.ReportMetric(pct(0.95), "p95-ms")
+			b.ReportMetric(float64(recalled)/float64(len(lat)), "entries/op")
+		})
+	}
+}
