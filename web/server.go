@@ -120,6 +120,8 @@ type Services struct {
 	Timeline EventLines
 	// Settings serves /api/v1/settings and the Settings page's providers.
 	Settings Settings
+	// Tasks serves /api/v1/tasks.
+	Tasks TaskService
 	// MCP serves /mcp (package mcp's handler): agent CLIs' tools.
 	MCP http.Handler
 }
@@ -275,6 +277,7 @@ func (s *Server) routes() {
 	s.telegramRoutes(api)
 	s.turnRoutes(api)
 	s.settingsRoutes(api)
+	s.taskRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())

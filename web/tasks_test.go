@@ -1,0 +1,95 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
+	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/web"
+)
+
+// taskServer serves tasks, with two agents and their tokens.
+func taskServer(t *testing.T) (ts *testServer, eng, des string, general bullpen.Channel) {
+	t.Helper()
+	ctx := context.Background()
+	db, off, token := openOffice(t, store.SQLite)
+	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: tasks.New(db, off, tasks.Config{})})
+	admin, _ := db.MemberByHandle(ctx, "admin")
+	var toks []string
+	for _, h := range []string{"engineer", "designer"} {
+		var m bullpen.Member
+		if _, err := db.Transact(ctx, func(tx *store.Tx) error {
+			var err error
+			if m, err = tx.CreateMember(bullpen.Member{Handle: h, DisplayName: h, Kind: bullpen.KindAgent}); err != nil {
+				return err
+			}
+			_, err = tx.CreateAgent(bullpen.Agent{MemberID: m.ID, Role: h, Spec: "{}"})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		secret, _, err := off.CreateToken(ctx, admin, m.ID, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, secret)
+	}
+	general, _ = off.ChannelByName(ctx, admin, bullpen.GeneralChannel)
+	return ts, toks[0], toks[1], general
+}
+
+func TestTasksAPI(t *testing.T) {
+	ts, eng, des, general := taskServer(t)
+	var a, b bullpen.Task
+	if st := ts.do("POST", "/api/v1/tasks", ts.Token, map[string]any{"title": "API", "channel_id": general.ID, "labels": []string{"be"}}, &a); st != http.StatusCreated {
+		t.Fatalf("create = %d", st)
+	}
+	if st := ts.do("POST", "/api/v1/tasks", ts.Token, map[string]any{"title": "UI", "channel_id": general.ID, "depends_on": []int64{a.ID}}, &b); st != http.StatusCreated {
+		t.Fatalf("create with dep = %d", st)
+	}
+	bad := []struct {
+		method, path string
+		body         any
+		want         int
+	}{
+		{"POST", "/api/v1/tasks", map[string]any{"title": "", "channel_id": general.ID}, 400},
+		{"POST", "/api/v1/tasks", map[string]any{"title": "x", "channel_id": general.ID, "nope": 1}, 400},
+		{"PATCH", fmt.Sprintf("/api/v1/tasks/%d", a.ID), map[string]any{"state": "finished"}, 400},
+		{"PATCH", fmt.Sprintf("/api/v1/tasks/%d", a.ID), map[string]any{"depends_on": []int64{b.ID}}, 400},
+		{"GET", "/api/v1/tasks?state=nope", nil, 400},
+		{"GET", "/api/v1/tasks/999", nil, 404},
+		{"POST", fmt.Sprintf("/api/v1/tasks/%d/review", a.ID), map[string]any{"approve": true}, 400},
+	}
+	for _, tc := range bad {
+		var e apiError
+		if st := ts.do(tc.method, tc.path, ts.Token, tc.body, &e); st != tc.want || e.Error.Message == "" {
+			t.Errorf("%s %s = %d %+v, want %d", tc.method, tc.path, st, e, tc.want)
+		}
+	}
+	var got bullpen.Task
+	if st := ts.do("POST", fmt.Sprintf("/api/v1/tasks/%d/claim", a.ID), eng, nil, &got); st != 200 || got.State != bullpen.TaskInProgress {
+		t.Fatalf("claim = %d %+v", st, got)
+	}
+	var conflict struct {
+		apiError
+		Task bullpen.Task `json:"task"`
+	}
+	if st := ts.do("POST", fmt.Sprintf("/api/v1/tasks/%d/claim", a.ID), des, nil, &conflict); st != http.StatusConflict ||
+		conflict.Task.OwnerID != got.OwnerID || conflict.Error.Code != bullpen.ECONFLICT {
+		t.Errorf("second claim = %d %+v; want 409 naming the owner", st, conflict)
+	}
+	if st := ts.do("POST", fmt.Sprintf("/api/v1/tasks/%d/submit", a.ID), eng, map[string]any{"note": "shipped"}, &got); st != 200 || got.State != bullpen.TaskDone {
+		t.Errorf("submit = %d %+v", st, got)
+	}
+	var list struct{ Items []bullpen.Task }
+	if st := ts.do("GET", "/api/v1/tasks?state=done&label=be", ts.Token, nil, &list); st != 200 || len(list.Items) != 1 || list.Items[0].ID != a.ID {
+		t.Errorf("list done with label be = %d %+v", st, list)
+	}
+	if st := ts.do("GET", "/api/v1/tasks?open=1", ts.Token, nil, &list); st != 200 || len(list.Items) != 1 || list.Items[0].ID != b.ID {
+		t.Errorf("list open = %d %+v", st, list)
+	}
+}
