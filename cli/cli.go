@@ -46,6 +46,7 @@ var commands = map[string]func(*env, []string) error{
 	"sandbox":    (*env).sandbox,
 	"agents":     (*env).agents,
 	"wiki":       (*env).wiki,
+	"task":       (*env).task,
 	"tail":       (*env).tail,
 	"login":      (*env).login,
 	"completion": (*env).completion,
@@ -110,6 +111,8 @@ type env struct {
 	// url is the server the client talks to, for the hint when nothing
 	// answers there.
 	url string
+	// handles caches the members' handles by ID, for listings.
+	handles map[int64]string
 }
 
 // usageError is bad usage: exit code 2.

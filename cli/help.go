@@ -32,6 +32,7 @@ var clientCommands = []Command{
 	{"tail", "follow the office's events live"},
 	{"agents", "hire, list and fire agents"},
 	{"wiki", "read, write and search wiki pages"},
+	{"task", "create, list, claim, hand off, submit and review tasks"},
 	{"sandbox", "create sandboxes, run commands, copy files, pause, snapshot, ports"},
 	{"completion", "print a bash or zsh completion script"},
 }
@@ -86,6 +87,7 @@ func groups() map[string][]string {
 	subs := map[string][]string{}
 	for name, m := range map[string]map[string]func([]string) error{
 		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(),
+		"task": e.taskSubs(),
 	} {
 		subs[name] = slices.Sorted(maps.Keys(m))
 	}
