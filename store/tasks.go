@@ -156,7 +156,9 @@ func (tx *Tx) AddTaskUsage(id int64, u bullpen.TaskTokens) error {
 func (tx *Tx) Task(id int64) (bullpen.Task, error) { return loadTask(tx.g, id) }
 
 // Task returns a task by ID.
-func (db *DB) Task(ctx context.Context, id int64) (bullpen.Task, error) { return loadTask(db.read(ctx), id) }
+func (db *DB) Task(ctx context.Context, id int64) (bullpen.Task, error) {
+	return loadTask(db.read(ctx), id)
+}
 
 func loadTask(g *gorm.DB, id int64) (bullpen.Task, error) {
 	var row taskRow

@@ -49,7 +49,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 		call func() error
 		code string
 	}{
-		{"no title", func() error { _, err := f.svc.Create(ctx, f.ada, bullpen.TaskInput{ChannelID: f.general.ID}); return err }, bullpen.EINVALID},
+		{"no title", func() error {
+			_, err := f.svc.Create(ctx, f.ada, bullpen.TaskInput{ChannelID: f.general.ID})
+			return err
+		}, bullpen.EINVALID},
 		{"no channel", func() error { _, err := f.svc.Create(ctx, f.ada, bullpen.TaskInput{Title: "x"}); return err }, bullpen.EINVALID},
 		{"unknown channel", func() error {
 			_, err := f.svc.Create(ctx, f.ada, bullpen.TaskInput{Title: "x", ChannelID: 999})
@@ -79,7 +82,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 			_, err := f.svc.Create(ctx, f.ada, bullpen.TaskInput{Title: "x", ChannelID: f.general.ID, Links: []bullpen.TaskLink{{Kind: "ftp", Target: "x"}}})
 			return err
 		}, bullpen.EINVALID},
-		{"unknown state", func() error { _, err := f.svc.Update(ctx, f.ada, a.ID, bullpen.TaskPatch{State: ptr("finished")}); return err }, bullpen.EINVALID},
+		{"unknown state", func() error {
+			_, err := f.svc.Update(ctx, f.ada, a.ID, bullpen.TaskPatch{State: ptr("finished")})
+			return err
+		}, bullpen.EINVALID},
 		{"cycle", func() error {
 			_, err := f.svc.Update(ctx, f.ada, a.ID, bullpen.TaskPatch{DependsOn: &[]int64{b.ID}})
 			return err
