@@ -49,6 +49,7 @@ const (
 	MaxTaskDeps   = 50
 	MaxTaskLinks  = 50
 	MaxTaskNote   = 4000
+	MaxSubtasks   = 20
 )
 
 // Link kinds of a task.
@@ -131,6 +132,9 @@ type TaskInput struct {
 	ReviewerID       int64      `json:"reviewer_id"`
 	ReviewHuman      bool       `json:"review_human"`
 	WhenSubtasksDone string     `json:"when_subtasks_done"`
+	// Subtasks are created with the task, in the same transaction, as
+	// its children (their own Subtasks and ChannelID are ignored).
+	Subtasks []TaskInput `json:"subtasks"`
 }
 
 // TaskPatch changes a task; nil fields stay as they are. Note is said in
@@ -209,6 +213,16 @@ func (in *TaskInput) Validate() error {
 	}
 	if err := validateDeps(in.DependsOn); err != nil {
 		return err
+	}
+	if len(in.Subtasks) > MaxSubtasks {
+		return Errorf(EINVALID, "a task is created with at most %d sub-tasks", MaxSubtasks)
+	}
+	for i := range in.Subtasks {
+		sub := in.Subtasks[i]
+		sub.ChannelID, sub.Subtasks = in.ChannelID, nil
+		if err := sub.Validate(); err != nil {
+			return Errorf(ErrorCode(err), "sub-task %d: %s", i+1, ErrorMessage(err))
+		}
 	}
 	return validateWhenSubs(in.WhenSubtasksDone)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
@@ -69,7 +70,7 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 		h.tb.Fatal(err)
 	}
 	cfg := Config{Office: off, DB: db, Providers: providers, DefaultProvider: "scripted", Wiki: h.wiki, Sandboxes: h.box,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Tasks: tasks.New(db, off, tasks.Config{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if mut != nil {
 		mut(&cfg)
 	}

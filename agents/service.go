@@ -155,6 +155,9 @@ type Config struct {
 	Simulation bool
 	Wiki       Wiki      // nil: no wiki tools
 	Sandboxes  Sandboxes // nil: no sandbox tools
+	// Tasks serves the task tools and learns of each finished turn woken
+	// in a task's thread (nil: no task tools).
+	Tasks Tasks
 	// CLIs runs the agent CLIs of roles with a runtime other than builtin,
 	// with TurnTokens for their per-turn credentials; without both such
 	// roles' turns fail with a notice saying why.

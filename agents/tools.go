@@ -15,7 +15,8 @@ import (
 // file may list, whether or not this server has the tool's backend.
 var ToolNames = []string{bullpen.ToolListMembers, bullpen.ToolPostMessage, bullpen.ToolReadChannel, bullpen.ToolReadThread,
 	bullpen.ToolSandboxExec, bullpen.ToolSandboxListFiles, bullpen.ToolSandboxReadFile, bullpen.ToolSandboxWriteFile,
-	bullpen.ToolWikiRead, bullpen.ToolWikiSearch, bullpen.ToolWikiWrite}
+	bullpen.ToolTaskClaim, bullpen.ToolTaskCreate, bullpen.ToolTaskHandoff, bullpen.ToolTaskList, bullpen.ToolTaskSubmit,
+	bullpen.ToolTaskUpdate, bullpen.ToolWikiRead, bullpen.ToolWikiSearch, bullpen.ToolWikiWrite}
 
 const (
 	maxReadLimit = 30

@@ -419,6 +419,11 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 			if err := tx.FinishTurn(t, wakeState); err != nil {
 				return err
 			}
+			if s.cfg.Tasks != nil {
+				if err := s.cfg.Tasks.TurnFinished(tx, t, e.thread, state == bullpen.TurnDone, steps); err != nil {
+					return err
+				}
+			}
 			_, err := tx.Emit(typ, t.ChannelID, e.aud, p)
 			return err
 		})

@@ -64,6 +64,8 @@
     list_members: "looking up the team", wiki_search: "searching the wiki", wiki_read: "reading the wiki",
     wiki_write: "writing the wiki", sandbox_read_file: "reading a file in its sandbox",
     sandbox_write_file: "writing a file in its sandbox", sandbox_list_files: "listing files in its sandbox",
+    task_create: "creating a task", task_list: "looking at the tasks", task_claim: "claiming a task",
+    task_update: "updating a task", task_handoff: "handing a task off", task_submit: "submitting a task",
   };
   function toolPhrase(tool, args) {
     if (tool === "sandbox_exec") {

@@ -307,3 +307,20 @@ func (tx *Tx) LapsedTasks(now time.Time, limit int) ([]bullpen.Task, error) {
 // Context is the context the transaction runs with, for reads a writer
 // makes while it holds the transaction.
 func (tx *Tx) Context() context.Context { return tx.g.Statement.Context }
+
+// TaskByThread returns the task whose thread's root is message id.
+func (tx *Tx) TaskByThread(threadID int64) (bullpen.Task, error) {
+	var row taskRow
+	if err := tx.g.Where("thread_id = ?", threadID).First(&row).Error; err != nil {
+		return bullpen.Task{}, notFound(err, "no task has thread %d", threadID)
+	}
+	return loadTask(tx.g, row.ID)
+}
+
+// SetTurnTask records the task a turn worked on.
+func (tx *Tx) SetTurnTask(turnID, taskID int64) error {
+	if err := tx.g.Model(&turnRow{}).Where("id = ?", turnID).Update("task_id", taskID).Error; err != nil {
+		return fmt.Errorf("store: turn task: %w", err)
+	}
+	return nil
+}

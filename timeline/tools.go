@@ -21,6 +21,12 @@ var doing = map[string]string{
 	bullpen.ToolSandboxReadFile:  "reading a file in its sandbox",
 	bullpen.ToolSandboxWriteFile: "writing a file in its sandbox",
 	bullpen.ToolSandboxListFiles: "listing files in its sandbox",
+	bullpen.ToolTaskCreate:       "creating a task",
+	bullpen.ToolTaskList:         "looking at the tasks",
+	bullpen.ToolTaskClaim:        "claiming a task",
+	bullpen.ToolTaskUpdate:       "updating a task",
+	bullpen.ToolTaskHandoff:      "handing a task off",
+	bullpen.ToolTaskSubmit:       "submitting a task",
 }
 
 // Doing returns what a tool call with these arguments is doing:

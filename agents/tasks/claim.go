@@ -15,7 +15,12 @@ import (
 // are not all done is claimed as blocked; a closed task or one in review
 // cannot be claimed. Claiming one's own task again renews the lease.
 func (s *Service) Claim(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Task, error) {
-	return s.change(ctx, id, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.ClaimWith(ctx, actor, id, nil)
+}
+
+// ClaimWith is Claim that runs commit in the claim's transaction.
+func (s *Service) ClaimWith(ctx context.Context, actor bullpen.Member, id int64, commit Commit) (bullpen.Task, error) {
+	return s.change(ctx, id, commit, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if t.Closed() || t.State == bullpen.TaskInReview {
 			return bullpen.Errorf(bullpen.EINVALID, "task %d is %s: it cannot be claimed", t.ID, t.State)
 		}
@@ -49,7 +54,7 @@ func (s *Service) Release(ctx context.Context, actor bullpen.Member, id int64, n
 	if err := bullpen.ValidateTaskNote(note); err != nil {
 		return bullpen.Task{}, err
 	}
-	return s.change(ctx, id, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.change(ctx, id, nil, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if t.OwnerID == 0 {
 			return bullpen.Errorf(bullpen.EINVALID, "task %d has no owner to release", t.ID)
 		}
@@ -117,31 +122,61 @@ func (s *Service) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// RecordTurn adds a finished turn of agent on task id to its totals. A
-// turn of the owner that succeeded renews the claim's lease; after
-// MaxFailures failed turns in a row the task returns to open.
+// RecordTurn adds a finished turn of agent on task id to its totals (see
+// TurnFinished).
 func (s *Service) RecordTurn(ctx context.Context, id, agentID int64, ok bool, usage bullpen.TaskTokens) error {
-	_, err := s.change(ctx, id, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
-		if err := tx.AddTaskUsage(t.ID, usage); err != nil {
-			return err
-		}
-		saved, err := tx.Task(t.ID)
-		if err != nil {
-			return err
-		}
-		*t = saved
-		if t.OwnerID == agentID && !t.Closed() {
-			if ok {
-				t.Failures = 0
-				if t.LeaseUntil != nil {
-					l := tx.Now().Add(s.cfg.LeaseTTL)
-					t.LeaseUntil = &l
-				}
-			} else if t.Failures++; t.Failures >= s.cfg.MaxFailures {
-				return s.release(tx, t, c, 0, "", fmt.Sprintf("%d failed turns in a row", t.Failures))
-			}
-		}
-		return s.save(tx, t, c, bullpen.EventTaskUpdated, bullpen.TaskEvent{From: t.State, Reason: "turn"})
+	_, err := s.change(ctx, id, nil, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+		return s.recordTurn(tx, t, c, agentID, ok, usage)
 	})
 	return err
+}
+
+// TurnFinished is told by the agents' runtime, in the transaction that
+// stores a turn's outcome, of a turn woken in thread threadID: when that
+// is a task's thread, the turn records the task and the task adds the
+// turn's usage. A turn of the owner that succeeded renews the claim's
+// lease; after MaxFailures failed turns in a row the task returns to open.
+func (s *Service) TurnFinished(tx *store.Tx, turn bullpen.Turn, threadID int64, ok bool, modelCalls int) error {
+	if threadID == 0 {
+		return nil
+	}
+	t, err := tx.TaskByThread(threadID)
+	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.SetTurnTask(turn.ID, t.ID); err != nil {
+		return err
+	}
+	c, err := s.db.Channel(tx.Context(), t.ChannelID)
+	if err != nil {
+		return fmt.Errorf("tasks: channel of task %d: %w", t.ID, err)
+	}
+	usage := bullpen.TaskTokens{Turns: 1, ModelCalls: int64(modelCalls), Input: int64(turn.InputTokens), Output: int64(turn.OutputTokens)}
+	return s.recordTurn(tx, &t, c, turn.AgentID, ok, usage)
+}
+
+func (s *Service) recordTurn(tx *store.Tx, t *bullpen.Task, c bullpen.Channel, agentID int64, ok bool, usage bullpen.TaskTokens) error {
+	if err := tx.AddTaskUsage(t.ID, usage); err != nil {
+		return err
+	}
+	saved, err := tx.Task(t.ID)
+	if err != nil {
+		return err
+	}
+	*t = saved
+	if t.OwnerID == agentID && !t.Closed() {
+		if ok {
+			t.Failures = 0
+			if t.LeaseUntil != nil {
+				l := tx.Now().Add(s.cfg.LeaseTTL)
+				t.LeaseUntil = &l
+			}
+		} else if t.Failures++; t.Failures >= s.cfg.MaxFailures {
+			return s.release(tx, t, c, 0, "", fmt.Sprintf("%d failed turns in a row", t.Failures))
+		}
+	}
+	return s.save(tx, t, c, bullpen.EventTaskUpdated, bullpen.TaskEvent{From: t.State, Reason: "turn"})
 }

@@ -97,9 +97,14 @@ func unfinishedDeps(tx *store.Tx, t bullpen.Task) error {
 	return nil
 }
 
+// Commit is a caller's own write that must commit with a task change (an
+// agent's record of its tool call, so that a resumed turn never repeats
+// the change). It sees the task as changed.
+type Commit func(tx *store.Tx, t bullpen.Task) error
+
 // change runs fn on task id inside a transaction, with the task read
-// under the writers' lock and its channel.
-func (s *Service) change(ctx context.Context, id int64, fn func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error) (bullpen.Task, error) {
+// under the writers' lock and its channel, then commit (when not nil).
+func (s *Service) change(ctx context.Context, id int64, commit Commit, fn func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error) (bullpen.Task, error) {
 	t, c, err := s.taskAndChannel(ctx, id)
 	if err != nil {
 		return t, err
@@ -109,7 +114,10 @@ func (s *Service) change(ctx context.Context, id int64, fn func(tx *store.Tx, t 
 		if t, err = tx.Task(id); err != nil {
 			return err
 		}
-		return fn(tx, &t, c)
+		if err := fn(tx, &t, c); err != nil || commit == nil {
+			return err
+		}
+		return commit(tx, t)
 	})
 	return t, err
 }

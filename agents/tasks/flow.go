@@ -23,6 +23,11 @@ func mayChange(actor bullpen.Member, t bullpen.Task) error {
 // one that needs review reaches done only by Review. A note is posted in
 // the task's thread with the change.
 func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, p bullpen.TaskPatch) (bullpen.Task, error) {
+	return s.UpdateWith(ctx, actor, id, p, nil)
+}
+
+// UpdateWith is Update that runs commit in the change's transaction.
+func (s *Service) UpdateWith(ctx context.Context, actor bullpen.Member, id int64, p bullpen.TaskPatch, commit Commit) (bullpen.Task, error) {
 	if err := p.Validate(); err != nil {
 		return bullpen.Task{}, err
 	}
@@ -31,7 +36,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, p 
 			return bullpen.Task{}, err
 		}
 	}
-	return s.withNote(ctx, actor, id, p.Note, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.withNote(ctx, actor, id, p.Note, commit, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if err := mayChange(actor, *t); err != nil {
 			return err
 		}
@@ -112,11 +117,11 @@ func (s *Service) move(tx *store.Tx, t *bullpen.Task, from, to string) error {
 
 // withNote runs fn like change, and posts note (when given) as actor in
 // the task's thread in the same transaction.
-func (s *Service) withNote(ctx context.Context, actor bullpen.Member, id int64, note string, fn func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error) (bullpen.Task, error) {
+func (s *Service) withNote(ctx context.Context, actor bullpen.Member, id int64, note string, commit Commit, fn func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error) (bullpen.Task, error) {
 	if note == "" {
-		return s.change(ctx, id, fn)
+		return s.change(ctx, id, commit, fn)
 	}
-	return s.change(ctx, id, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.change(ctx, id, commit, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if err := fn(tx, t, c); err != nil {
 			return err
 		}

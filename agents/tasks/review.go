@@ -13,6 +13,11 @@ import (
 // thread that mentions them (which wakes an agent). Its owner or a person
 // may hand it off; a closed task or one in review cannot be.
 func (s *Service) Handoff(ctx context.Context, actor bullpen.Member, id, to int64, message string) (bullpen.Task, error) {
+	return s.HandoffWith(ctx, actor, id, to, message, nil)
+}
+
+// HandoffWith is Handoff that runs commit in the handoff's transaction.
+func (s *Service) HandoffWith(ctx context.Context, actor bullpen.Member, id, to int64, message string, commit Commit) (bullpen.Task, error) {
 	if strings.TrimSpace(message) == "" {
 		return bullpen.Task{}, bullpen.Errorf(bullpen.EINVALID, "a handoff needs a message for the new owner")
 	}
@@ -26,7 +31,7 @@ func (s *Service) Handoff(ctx context.Context, actor bullpen.Member, id, to int6
 	if err != nil {
 		return bullpen.Task{}, err
 	}
-	return s.change(ctx, id, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.change(ctx, id, commit, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if t.Closed() || t.State == bullpen.TaskInReview {
 			return bullpen.Errorf(bullpen.EINVALID, "task %d is %s: it cannot be handed off", t.ID, t.State)
 		}
@@ -46,10 +51,15 @@ func (s *Service) Handoff(ctx context.Context, actor bullpen.Member, id, to int6
 // in_review and its reviewer is asked in the thread; one that does not is
 // done.
 func (s *Service) Submit(ctx context.Context, actor bullpen.Member, id int64, note string) (bullpen.Task, error) {
+	return s.SubmitWith(ctx, actor, id, note, nil)
+}
+
+// SubmitWith is Submit that runs commit in the submission's transaction.
+func (s *Service) SubmitWith(ctx context.Context, actor bullpen.Member, id int64, note string, commit Commit) (bullpen.Task, error) {
 	if err := bullpen.ValidateTaskNote(note); err != nil {
 		return bullpen.Task{}, err
 	}
-	return s.withNote(ctx, actor, id, note, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.withNote(ctx, actor, id, note, commit, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if t.OwnerID != actor.ID {
 			return bullpen.Errorf(bullpen.EFORBIDDEN, "only task %d's owner can submit it", t.ID)
 		}
@@ -100,7 +110,7 @@ func (s *Service) Review(ctx context.Context, actor bullpen.Member, id int64, ap
 	if !approve && strings.TrimSpace(note) == "" {
 		return bullpen.Task{}, bullpen.Errorf(bullpen.EINVALID, "requesting changes needs a note saying what to change")
 	}
-	return s.change(ctx, id, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
+	return s.change(ctx, id, nil, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
 		if t.State != bullpen.TaskInReview {
 			return bullpen.Errorf(bullpen.EINVALID, "task %d is %s, not in review", t.ID, t.State)
 		}

@@ -59,10 +59,17 @@ func New(db *store.DB, off Office, cfg Config) *Service {
 	return &Service{db: db, off: off, cfg: cfg}
 }
 
-// Create stores a task and opens its thread in in.ChannelID, which actor
-// must be able to post in. With an owner, the thread's first message
-// mentions them, which wakes an agent.
+// Create stores a task, and its sub-tasks (in.Subtasks) in the same
+// transaction, and opens a thread for each in in.ChannelID, which actor
+// must be able to post in. An owner is mentioned in the thread's first
+// message, which wakes an agent.
 func (s *Service) Create(ctx context.Context, actor bullpen.Member, in bullpen.TaskInput) (bullpen.Task, error) {
+	return s.CreateWith(ctx, actor, in, nil)
+}
+
+// CreateWith is Create that runs commit in the creation's transaction
+// with the parent task.
+func (s *Service) CreateWith(ctx context.Context, actor bullpen.Member, in bullpen.TaskInput, commit Commit) (bullpen.Task, error) {
 	if err := in.Validate(); err != nil {
 		return bullpen.Task{}, err
 	}
@@ -70,12 +77,48 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, in bullpen.T
 	if err != nil {
 		return bullpen.Task{}, err
 	}
+	t, owner, err := s.newTask(ctx, actor, c, in)
+	if err != nil {
+		return t, err
+	}
+	subs := make([]bullpen.Task, len(in.Subtasks))
+	owners := make([]bullpen.Member, len(in.Subtasks))
+	for i, sub := range in.Subtasks {
+		sub.ChannelID = c.ID
+		if subs[i], owners[i], err = s.newTask(ctx, actor, c, sub); err != nil {
+			return t, fmt.Errorf("sub-task %d: %w", i+1, err)
+		}
+	}
+	_, err = s.off.PostWith(ctx, actor, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(t, owner)}, func(tx *store.Tx, msg bullpen.Message) error {
+		if err := s.insert(tx, actor, c, &t, msg.ID); err != nil {
+			return err
+		}
+		for i := range subs {
+			subs[i].ParentID = t.ID
+			m, err := s.off.PostInTx(tx, actor, c, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(subs[i], owners[i])})
+			if err != nil {
+				return err
+			}
+			if err := s.insert(tx, actor, c, &subs[i], m.ID); err != nil {
+				return err
+			}
+		}
+		if commit == nil {
+			return nil
+		}
+		return commit(tx, t)
+	})
+	return t, err
+}
+
+// newTask checks in's members and makes the task it describes.
+func (s *Service) newTask(ctx context.Context, actor bullpen.Member, c bullpen.Channel, in bullpen.TaskInput) (bullpen.Task, bullpen.Member, error) {
 	owner, err := s.member(ctx, in.OwnerID, "owner_id")
 	if err != nil {
-		return bullpen.Task{}, err
+		return bullpen.Task{}, owner, err
 	}
 	if _, err := s.member(ctx, in.ReviewerID, "reviewer_id"); err != nil {
-		return bullpen.Task{}, err
+		return bullpen.Task{}, owner, err
 	}
 	t := bullpen.Task{Title: in.Title, Body: in.Body, State: bullpen.TaskOpen, OwnerID: in.OwnerID, CreatorID: actor.ID,
 		ParentID: in.ParentID, ChannelID: c.ID, DependsOn: in.DependsOn, Labels: in.Labels, Links: in.Links, Due: utc(in.Due),
@@ -83,18 +126,21 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, in bullpen.T
 	if owner.ID != 0 {
 		t.LeaseUntil = s.lease(owner)
 	}
-	_, err = s.off.PostWith(ctx, actor, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(t, owner)}, func(tx *store.Tx, msg bullpen.Message) error {
-		if err := s.checkRefs(tx, 0, t.ParentID, t.DependsOn); err != nil {
-			return err
-		}
-		t.ThreadID = msg.ID
-		var err error
-		if t, err = tx.CreateTask(t); err != nil {
-			return err
-		}
-		return s.emit(tx, c, bullpen.EventTaskCreated, bullpen.TaskEvent{Task: t, ByID: actor.ID})
-	})
-	return t, err
+	return t, owner, nil
+}
+
+// insert checks t's references and stores it with its thread and event.
+func (s *Service) insert(tx *store.Tx, actor bullpen.Member, c bullpen.Channel, t *bullpen.Task, threadID int64) error {
+	if err := s.checkRefs(tx, 0, t.ParentID, t.DependsOn); err != nil {
+		return err
+	}
+	t.ThreadID = threadID
+	created, err := tx.CreateTask(*t)
+	if err != nil {
+		return err
+	}
+	*t = created
+	return s.emit(tx, c, bullpen.EventTaskCreated, bullpen.TaskEvent{Task: created, ByID: actor.ID})
 }
 
 // threadOpening is the first message of a task's thread. It mentions the

@@ -173,10 +173,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openSettings(ctx); err != nil {
 		return err
 	}
+	m.openTasks()
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
-	m.openTasks()
 	if m.TelegramApprovals == nil && m.Agents != nil { // never a typed nil in the interface
 		m.TelegramApprovals = m.Agents
 	}

@@ -35,6 +35,7 @@ CREATE INDEX tasks_parent ON tasks(parent_id, id);
 CREATE INDEX tasks_channel ON tasks(channel_id, id);
 CREATE INDEX tasks_lease ON tasks(lease_until);
 CREATE INDEX tasks_approval ON tasks(approval_id);
+CREATE UNIQUE INDEX tasks_thread ON tasks(thread_id);
 
 CREATE TABLE task_deps (
     task_id INTEGER NOT NULL REFERENCES tasks(id),
