@@ -31,6 +31,7 @@ type harness struct {
 	general bullpen.Channel
 	wiki    *memWiki
 	box     *fakeBox
+	tasks   *tasks.Service
 }
 
 func newHarness(tb testing.TB, dialect string, providers map[string]llm.Provider, mut func(*Config)) *harness {
@@ -79,6 +80,7 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 		h.tb.Fatal(err)
 	}
 	h.db, h.off, h.svc = db, off, svc
+	h.tasks, _ = cfg.Tasks.(*tasks.Service)
 	h.tb.Cleanup(h.close)
 }
 
