@@ -52,6 +52,10 @@ const (
 	MaxSubtasks   = 20
 )
 
+// ApprovalTaskReview is the Tool of an approval that asks a person to
+// review a submitted task; answering it reviews the task.
+const ApprovalTaskReview = "task_review"
+
 // Link kinds of a task.
 const (
 	TaskLinkWiki = "wiki" // a wiki page's slug

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strconv"
@@ -111,9 +112,19 @@ func TestScriptedTeamTasks(t *testing.T) {
 			if len(h.box.execs) != 1 || !strings.HasPrefix(h.box.execs[0], "engineer: ") || len(h.wiki.pages) != 2 {
 				t.Errorf("work done: execs %q, wiki pages %d; want one exec by @engineer, two pages", h.box.execs, len(h.wiki.pages))
 			}
-			h.review(subs["engineer"].ID, true, "")
+			// Each submission asked a person for review through the
+			// approval mechanism (the dashboard's panel, Telegram's
+			// buttons). Answer two there, one through the task's own door.
+			asked := h.pendingReviews(t)
+			if len(asked) != 3 {
+				t.Fatalf("pending review approvals = %v, want one per sub-task", asked)
+			}
+			h.answer(asked[subs["engineer"].ID], true, "")
 			h.review(subs["pm"].ID, true, "")
-			h.review(subs["designer"].ID, false, "make the button bigger")
+			h.answer(asked[subs["designer"].ID], false, "make the button bigger")
+			if a, _ := h.db.Approval(ctx, asked[subs["pm"].ID]); a.State != bullpen.ApprovalApproved {
+				t.Errorf("pm's approval after the task's review = %s, want approved", a.State)
+			}
 			h.waitIdle()
 			if got, _ := h.db.Task(ctx, subs["designer"].ID); got.State != bullpen.TaskInReview || h.wiki.by["Login design v2"] != "designer" {
 				t.Fatalf("designer's task after changes = %s (fix by %q), want resubmitted", got.State, h.wiki.by["Login design v2"])
@@ -121,7 +132,11 @@ func TestScriptedTeamTasks(t *testing.T) {
 			if got, _ := h.db.Task(ctx, parent.ID); got.State != bullpen.TaskOpen {
 				t.Errorf("parent before the last approval = %s, want open", got.State)
 			}
-			h.review(subs["designer"].ID, true, "")
+			again := h.pendingReviews(t)
+			if len(again) != 1 || again[subs["designer"].ID] == 0 {
+				t.Fatalf("pending review approvals after the resubmission = %v, want the designer's", again)
+			}
+			h.answer(again[subs["designer"].ID], true, "")
 			if got, _ := h.db.Task(ctx, parent.ID); got.State != bullpen.TaskDone {
 				t.Errorf("parent after every sub-task is approved = %s, want done", got.State)
 			}
@@ -166,5 +181,33 @@ func (h *harness) review(id int64, approve bool, note string) {
 	h.tb.Helper()
 	if _, err := h.tasks.Review(context.Background(), h.admin, id, approve, note); err != nil {
 		h.tb.Fatalf("review task %d: %v", id, err)
+	}
+}
+
+// pendingReviews maps each task waiting on a review approval to it.
+func (h *harness) pendingReviews(t *testing.T) map[int64]int64 {
+	t.Helper()
+	as, err := h.db.Approvals(context.Background(), bullpen.ApprovalPending, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]int64{}
+	for _, a := range as {
+		var args struct {
+			TaskID int64 `json:"task_id"`
+		}
+		if a.Tool != bullpen.ApprovalTaskReview || json.Unmarshal([]byte(a.Arguments), &args) != nil {
+			t.Errorf("pending approval %+v is not a task review", a)
+		}
+		out[args.TaskID] = a.ID
+	}
+	return out
+}
+
+// answer answers an approval as the admin, as the approvals panel does.
+func (h *harness) answer(id int64, approve bool, note string) {
+	h.tb.Helper()
+	if _, err := h.svc.Answer(context.Background(), h.admin, id, approve, note); err != nil {
+		h.tb.Fatalf("answer approval %d: %v", id, err)
 	}
 }

@@ -144,7 +144,7 @@ func (s *Service) taskSubmit(ctx context.Context, c *Call) (string, error) {
 		return "", err
 	}
 	res := s.taskResult(ctx)
-	t, err := s.cfg.Tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, taskCommit(c, func(t bullpen.Task) string { return "submitted " + res(t) }))
+	t, err := s.cfg.Tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, c.TurnID, taskCommit(c, func(t bullpen.Task) string { return "submitted " + res(t) }))
 	if err != nil {
 		return "", err
 	}

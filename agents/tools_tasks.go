@@ -21,7 +21,10 @@ type Tasks interface {
 	ClaimWith(ctx context.Context, actor bullpen.Member, id int64, commit tasks.Commit) (bullpen.Task, error)
 	UpdateWith(ctx context.Context, actor bullpen.Member, id int64, p bullpen.TaskPatch, commit tasks.Commit) (bullpen.Task, error)
 	HandoffWith(ctx context.Context, actor bullpen.Member, id, to int64, message string, commit tasks.Commit) (bullpen.Task, error)
-	SubmitWith(ctx context.Context, actor bullpen.Member, id int64, note string, commit tasks.Commit) (bullpen.Task, error)
+	SubmitWith(ctx context.Context, actor bullpen.Member, id int64, note string, turnID int64, commit tasks.Commit) (bullpen.Task, error)
+	// ReviewApproved applies a human's answer to a task review's approval
+	// in the transaction that stores the answer.
+	ReviewApproved(tx *store.Tx, actor bullpen.Member, a bullpen.Approval) error
 	// TurnFinished runs in the transaction that stores a turn's outcome.
 	TurnFinished(tx *store.Tx, turn bullpen.Turn, threadID int64, ok bool, modelCalls int) error
 }

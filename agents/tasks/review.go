@@ -48,14 +48,18 @@ func (s *Service) HandoffWith(ctx context.Context, actor bullpen.Member, id, to 
 }
 
 // Submit hands the owner's work in. A task that needs review goes to
-// in_review and its reviewer is asked in the thread; one that does not is
-// done.
+// in_review: a named reviewer is asked in the thread, and a person's
+// review is asked for with an approval when the owner is an agent in a
+// turn (see SubmitWith). One that needs no review is done.
 func (s *Service) Submit(ctx context.Context, actor bullpen.Member, id int64, note string) (bullpen.Task, error) {
-	return s.SubmitWith(ctx, actor, id, note, nil)
+	return s.SubmitWith(ctx, actor, id, note, 0, nil)
 }
 
-// SubmitWith is Submit that runs commit in the submission's transaction.
-func (s *Service) SubmitWith(ctx context.Context, actor bullpen.Member, id int64, note string, commit Commit) (bullpen.Task, error) {
+// SubmitWith is Submit by an agent in turn turnID (0: none), running
+// commit in the submission's transaction. The approval that asks a
+// person to review belongs to that turn, so the dashboard's approvals
+// panel and Telegram's buttons offer it.
+func (s *Service) SubmitWith(ctx context.Context, actor bullpen.Member, id int64, note string, turnID int64, commit Commit) (bullpen.Task, error) {
 	if err := bullpen.ValidateTaskNote(note); err != nil {
 		return bullpen.Task{}, err
 	}
@@ -77,15 +81,23 @@ func (s *Service) SubmitWith(ctx context.Context, actor bullpen.Member, id int64
 			return s.after(tx, actor, *t, from)
 		}
 		t.State, t.LeaseUntil = bullpen.TaskInReview, nil
+		var reviewer bullpen.Member
+		if t.ReviewerID != 0 {
+			var err error
+			if _, reviewer, err = s.channelAndMember(tx, t.ChannelID, t.ReviewerID); err != nil {
+				return err
+			}
+		}
+		if turnID != 0 && actor.Kind == bullpen.KindAgent && (t.ReviewHuman || reviewer.Kind == bullpen.KindHuman) {
+			if err := s.askApproval(tx, actor, t, c, turnID); err != nil {
+				return err
+			}
+		}
 		if err := s.save(tx, t, c, bullpen.EventTaskSubmitted, bullpen.TaskEvent{ByID: actor.ID, From: from, Note: note}); err != nil {
 			return err
 		}
-		if t.ReviewerID == 0 || t.ReviewerID == actor.ID {
+		if reviewer.ID == 0 || reviewer.ID == actor.ID {
 			return nil
-		}
-		_, reviewer, err := s.channelAndMember(tx, t.ChannelID, t.ReviewerID)
-		if err != nil {
-			return err
 		}
 		return s.say(tx, actor, *t, c, fmt.Sprintf("@%s: task %d is ready for your review.", reviewer.Handle, t.ID))
 	})
@@ -100,56 +112,3 @@ func mayReview(actor bullpen.Member, t bullpen.Task) error {
 	return bullpen.Errorf(bullpen.EFORBIDDEN, "you are not task %d's reviewer", t.ID)
 }
 
-// Review answers a submission: approving makes the task done; requesting
-// changes (a note is required) sends it back to in_progress and tells the
-// owner in the thread, which wakes an agent.
-func (s *Service) Review(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (bullpen.Task, error) {
-	if err := bullpen.ValidateTaskNote(note); err != nil {
-		return bullpen.Task{}, err
-	}
-	if !approve && strings.TrimSpace(note) == "" {
-		return bullpen.Task{}, bullpen.Errorf(bullpen.EINVALID, "requesting changes needs a note saying what to change")
-	}
-	return s.change(ctx, id, nil, func(tx *store.Tx, t *bullpen.Task, c bullpen.Channel) error {
-		if t.State != bullpen.TaskInReview {
-			return bullpen.Errorf(bullpen.EINVALID, "task %d is %s, not in review", t.ID, t.State)
-		}
-		if err := mayReview(actor, *t); err != nil {
-			return err
-		}
-		from := t.State
-		ev := bullpen.TaskEvent{ByID: actor.ID, From: from, Note: note, Reason: "approved"}
-		if approve {
-			now := tx.Now()
-			t.State, t.ClosedAt, t.ApprovalID = bullpen.TaskDone, &now, 0
-			if err := s.save(tx, t, c, bullpen.EventTaskReviewed, ev); err != nil {
-				return err
-			}
-			if note != "" {
-				if err := s.say(tx, actor, *t, c, note); err != nil {
-					return err
-				}
-			}
-			return s.after(tx, actor, *t, from)
-		}
-		t.State, t.ApprovalID, ev.Reason = bullpen.TaskInProgress, 0, "changes requested"
-		if t.OwnerID == 0 {
-			t.State = bullpen.TaskOpen
-		}
-		if err := s.save(tx, t, c, bullpen.EventTaskReviewed, ev); err != nil {
-			return err
-		}
-		owner := "The owner"
-		if t.OwnerID != 0 {
-			_, m, err := s.channelAndMember(tx, t.ChannelID, t.OwnerID)
-			if err != nil {
-				return err
-			}
-			owner, t.LeaseUntil = "@"+m.Handle, s.lease(m)
-			if _, err := tx.UpdateTask(*t); err != nil {
-				return err
-			}
-		}
-		return s.say(tx, actor, *t, c, fmt.Sprintf("%s: changes requested on task %d: %s", owner, t.ID, note))
-	})
-}

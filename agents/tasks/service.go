@@ -202,11 +202,7 @@ func (s *Service) lease(m bullpen.Member) *time.Time {
 
 // emit writes a task event in tx, seen by whoever sees the task's channel.
 func (s *Service) emit(tx *store.Tx, c bullpen.Channel, typ string, ev bullpen.TaskEvent) error {
-	var audience []int64
-	if c.Kind == bullpen.ChannelDM {
-		audience = c.MemberIDs
-	}
-	_, err := tx.Emit(typ, c.ID, audience, ev)
+	_, err := tx.Emit(typ, c.ID, audienceOf(c), ev)
 	return err
 }
 
