@@ -116,7 +116,8 @@ func TestConcurrentClaimsOneOwner(t *testing.T) {
 		f := newFixture(t, cfg)
 		svcs := []*tasks.Service{f.svc}
 		if cfg.URL != "" {
-			svcs = append(svcs, f.replica(t, cfg))
+			other, _ := f.replica(t, cfg)
+			svcs = append(svcs, other)
 		}
 		r := newClaimRace(t, f)
 		wins := r.run(t, svcs)
@@ -129,7 +130,7 @@ func TestConcurrentClaimsOneOwner(t *testing.T) {
 
 // replica opens a second server's store, office and service on the same
 // PostgreSQL database.
-func (f *fixture) replica(t *testing.T, cfg store.Config) *tasks.Service {
+func (f *fixture) replica(t *testing.T, cfg store.Config) (*tasks.Service, *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, store.Config{URL: cfg.URL, Now: f.clock.Now})
@@ -141,7 +142,7 @@ func (f *fixture) replica(t *testing.T, cfg store.Config) *tasks.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tasks.New(db, off, tasks.Config{Now: f.clock.Now, LeaseTTL: 10 * time.Minute})
+	return tasks.New(db, off, tasks.Config{Now: f.clock.Now, LeaseTTL: 10 * time.Minute}), db
 }
 
 // envClaimer makes the test binary a claiming replica (see

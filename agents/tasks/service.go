@@ -16,10 +16,9 @@ import (
 )
 
 // Office is what tasks need of the office: a channel the actor may see,
-// and a post whose transaction also carries the task's change.
+// and a post inside the transaction of the task's change.
 type Office interface {
 	Channel(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
-	PostWith(ctx context.Context, actor bullpen.Member, in bullpen.PostInput, fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error)
 	PostInTx(tx *store.Tx, actor bullpen.Member, c bullpen.Channel, in bullpen.PostInput) (bullpen.Message, error)
 }
 
@@ -89,19 +88,9 @@ func (s *Service) CreateWith(ctx context.Context, actor bullpen.Member, in bullp
 			return t, fmt.Errorf("sub-task %d: %w", i+1, err)
 		}
 	}
-	_, err = s.off.PostWith(ctx, actor, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(t, owner)}, func(tx *store.Tx, msg bullpen.Message) error {
-		if err := s.insert(tx, actor, c, &t, msg.ID); err != nil {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
+		if err := s.createTx(tx, actor, c, &t, owner, subs, owners); err != nil {
 			return err
-		}
-		for i := range subs {
-			subs[i].ParentID = t.ID
-			m, err := s.off.PostInTx(tx, actor, c, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(subs[i], owners[i])})
-			if err != nil {
-				return err
-			}
-			if err := s.insert(tx, actor, c, &subs[i], m.ID); err != nil {
-				return err
-			}
 		}
 		if commit == nil {
 			return nil
@@ -109,6 +98,28 @@ func (s *Service) CreateWith(ctx context.Context, actor bullpen.Member, in bullp
 		return commit(tx, t)
 	})
 	return t, err
+}
+
+// createTx stores t and its sub-tasks, each with its thread, in tx.
+func (s *Service) createTx(tx *store.Tx, actor bullpen.Member, c bullpen.Channel, t *bullpen.Task, owner bullpen.Member, subs []bullpen.Task, owners []bullpen.Member) error {
+	msg, err := s.off.PostInTx(tx, actor, c, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(*t, owner)})
+	if err != nil {
+		return err
+	}
+	if err := s.insert(tx, actor, c, t, msg.ID); err != nil {
+		return err
+	}
+	for i := range subs {
+		subs[i].ParentID = t.ID
+		m, err := s.off.PostInTx(tx, actor, c, bullpen.PostInput{ChannelID: c.ID, Body: threadOpening(subs[i], owners[i])})
+		if err != nil {
+			return err
+		}
+		if err := s.insert(tx, actor, c, &subs[i], m.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newTask checks in's members and makes the task it describes.
