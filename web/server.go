@@ -120,8 +120,9 @@ type Services struct {
 	Timeline EventLines
 	// Settings serves /api/v1/settings and the Settings page's providers.
 	Settings Settings
-	// Tasks serves /api/v1/tasks.
-	Tasks TaskService
+	// Tasks serves /api/v1/tasks; Routines /api/v1/routines.
+	Tasks    TaskService
+	Routines RoutineService
 	// MCP serves /mcp (package mcp's handler): agent CLIs' tools.
 	MCP http.Handler
 }
@@ -278,6 +279,7 @@ func (s *Server) routes() {
 	s.turnRoutes(api)
 	s.settingsRoutes(api)
 	s.taskRoutes(api)
+	s.routineRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())

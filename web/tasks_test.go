@@ -17,7 +17,8 @@ func taskServer(t *testing.T) (ts *testServer, eng, des string, general bullpen.
 	t.Helper()
 	ctx := context.Background()
 	db, off, token := openOffice(t, store.SQLite)
-	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: tasks.New(db, off, tasks.Config{})})
+	svc := tasks.New(db, off, tasks.Config{})
+	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: svc, Routines: svc})
 	admin, _ := db.MemberByHandle(ctx, "admin")
 	var toks []string
 	for _, h := range []string{"engineer", "designer"} {
@@ -91,5 +92,44 @@ func TestTasksAPI(t *testing.T) {
 	}
 	if st := ts.do("GET", "/api/v1/tasks?open=1", ts.Token, nil, &list); st != 200 || len(list.Items) != 1 || list.Items[0].ID != b.ID {
 		t.Errorf("list open = %d %+v", st, list)
+	}
+}
+
+func TestRoutinesAPI(t *testing.T) {
+	ts, eng, _, general := taskServer(t)
+	var r bullpen.Routine
+	in := map[string]any{"name": "standup", "cron": "0 9 * * 1-5", "tz": "Europe/Paris", "action": "task", "channel_id": general.ID,
+		"task": map[string]any{"title": "Standup notes"}, "skip": "no_new_messages"}
+	if st := ts.do("POST", "/api/v1/routines", ts.Token, in, &r); st != http.StatusCreated || r.NextRunAt == nil {
+		t.Fatalf("create = %d %+v", st, r)
+	}
+	for name, body := range map[string]map[string]any{
+		"never fires":   {"name": "x", "cron": "0 0 31 2 *", "action": "task", "channel_id": general.ID, "task": map[string]any{"title": "x"}},
+		"two schedules": {"name": "x", "cron": "* * * * *", "interval_sec": 60, "action": "task", "channel_id": general.ID, "task": map[string]any{"title": "x"}},
+		"bad zone":      {"name": "x", "cron": "* * * * *", "tz": "Nowhere/City", "action": "task", "channel_id": general.ID, "task": map[string]any{"title": "x"}},
+	} {
+		var e apiError
+		if st := ts.do("POST", "/api/v1/routines", ts.Token, body, &e); st != 400 || e.Error.Message == "" {
+			t.Errorf("%s: %d %+v, want 400", name, st, e)
+		}
+	}
+	var e apiError
+	if st := ts.do("POST", "/api/v1/routines", eng, in, &e); st != 403 {
+		t.Errorf("an agent creates a routine: %d, want 403", st)
+	}
+	path := fmt.Sprintf("/api/v1/routines/%d", r.ID)
+	if st := ts.do("PATCH", path, ts.Token, map[string]any{"enabled": false}, &r); st != 200 || r.Enabled {
+		t.Errorf("turn off = %d %+v", st, r)
+	}
+	var ticks struct{ Items []bullpen.RoutineTick }
+	if st := ts.do("GET", path+"/ticks", ts.Token, nil, &ticks); st != 200 || len(ticks.Items) != 0 {
+		t.Errorf("ticks = %d %+v", st, ticks)
+	}
+	var list struct{ Items []bullpen.Routine }
+	if st := ts.do("DELETE", path, ts.Token, nil, nil); st != 204 {
+		t.Errorf("delete = %d", st)
+	}
+	if st := ts.do("GET", "/api/v1/routines", ts.Token, nil, &list); st != 200 || len(list.Items) != 0 {
+		t.Errorf("list after delete = %d %+v", st, list)
 	}
 }

@@ -198,7 +198,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks})
+		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -214,12 +214,14 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
-// openTasks starts the task service and its sweep of lapsed claims.
+// openTasks starts the task service, its sweep of lapsed claims and its
+// routines' ticks.
 func (m *Main) openTasks() {
 	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopTasks = cancel
 	go m.Tasks.Run(ctx, time.Minute)
+	go m.Tasks.RunRoutines(ctx, time.Second)
 }
 
 // URL is the dashboard's address.
