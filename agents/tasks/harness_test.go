@@ -36,7 +36,7 @@ type fixture struct {
 	des     bullpen.Member // an agent
 }
 
-func newFixture(t *testing.T, cfg store.Config) *fixture {
+func newFixture(t testing.TB, cfg store.Config) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{clock: &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}}
@@ -67,7 +67,7 @@ func newFixture(t *testing.T, cfg store.Config) *fixture {
 }
 
 // agent hires an agent member.
-func (f *fixture) agent(t *testing.T, handle string) bullpen.Member {
+func (f *fixture) agent(t testing.TB, handle string) bullpen.Member {
 	t.Helper()
 	var m bullpen.Member
 	_, err := f.db.Transact(context.Background(), func(tx *store.Tx) error {
