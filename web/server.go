@@ -292,6 +292,7 @@ func (s *Server) routes() {
 	page.Get("/telegram", s.telegramPage)
 	s.turnPages(page)
 	page.Get("/settings", s.settingsPage)
+	s.taskPages(page)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})

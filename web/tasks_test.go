@@ -3,7 +3,9 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
@@ -131,5 +133,52 @@ func TestRoutinesAPI(t *testing.T) {
 	}
 	if st := ts.do("GET", "/api/v1/routines", ts.Token, nil, &list); st != 200 || len(list.Items) != 0 {
 		t.Errorf("list after delete = %d %+v", st, list)
+	}
+}
+
+// The Tasks board shows each task in its state's column, filtered by
+// owner and label; the task page shows its sub-tasks and tokens; user
+// text is escaped.
+func TestTasksPages(t *testing.T) {
+	ts, eng, _, general := taskServer(t)
+	var parent bullpen.Task
+	in := map[string]any{"title": "Ship <b>login</b>", "channel_id": general.ID, "labels": []string{"web"}, "body": "<script>x</script>",
+		"subtasks": []map[string]any{{"title": "API"}, {"title": "Form"}}}
+	if st := ts.do("POST", "/api/v1/tasks", ts.Token, in, &parent); st != http.StatusCreated {
+		t.Fatalf("create = %d", st)
+	}
+	var subs struct{ Items []bullpen.Task }
+	ts.do("GET", fmt.Sprintf("/api/v1/tasks?parent=%d", parent.ID), ts.Token, nil, &subs)
+	ts.do("POST", fmt.Sprintf("/api/v1/tasks/%d/claim", subs.Items[0].ID), eng, nil, nil)
+	b := ts.login(ts.Token)
+	get := func(path string) string {
+		t.Helper()
+		resp, err := b.client.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d", path, resp.StatusCode)
+		}
+		return string(page)
+	}
+	board := get("/tasks")
+	if !strings.Contains(board, `data-state="in_progress"`) || !strings.Contains(board, "@engineer") ||
+		!strings.Contains(board, "Ship &lt;b&gt;login&lt;/b&gt;") || strings.Contains(board, "<b>login</b>") {
+		t.Errorf("board lacks the claimed task or escapes nothing:\n%s", board)
+	}
+	claimed := ">" + subs.Items[0].Title + "<"
+	if filtered := get("/tasks?owner=engineer"); strings.Contains(filtered, "Ship &lt;b&gt;") || !strings.Contains(filtered, claimed) {
+		t.Errorf("board filtered by @engineer shows others. tasks:\n%s", filtered)
+	}
+	if filtered := get("/tasks?label=web"); !strings.Contains(filtered, "Ship &lt;b&gt;") || strings.Contains(filtered, claimed) {
+		t.Errorf("board filtered by label web is wrong")
+	}
+	page := get(fmt.Sprintf("/tasks/%d", parent.ID))
+	if !strings.Contains(page, "Sub-tasks") || !strings.Contains(page, ">Form<") || strings.Contains(page, "<script>x") ||
+		!strings.Contains(page, "model calls") {
+		t.Errorf("task page:\n%s", page)
 	}
 }
