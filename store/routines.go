@@ -120,7 +120,9 @@ func (tx *Tx) DeleteRoutine(id int64) error {
 func (tx *Tx) Routine(id int64) (bullpen.Routine, error) { return loadRoutine(tx.g, id) }
 
 // Routine returns a routine that is not deleted.
-func (db *DB) Routine(ctx context.Context, id int64) (bullpen.Routine, error) { return loadRoutine(db.read(ctx), id) }
+func (db *DB) Routine(ctx context.Context, id int64) (bullpen.Routine, error) {
+	return loadRoutine(db.read(ctx), id)
+}
 
 func loadRoutine(g *gorm.DB, id int64) (bullpen.Routine, error) {
 	var row routineRow

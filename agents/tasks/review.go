@@ -111,4 +111,3 @@ func mayReview(actor bullpen.Member, t bullpen.Task) error {
 	}
 	return bullpen.Errorf(bullpen.EFORBIDDEN, "you are not task %d's reviewer", t.ID)
 }
-
