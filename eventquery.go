@@ -78,6 +78,8 @@ func actorField(typ string) string {
 		return "id"
 	case ns == "agent" || ns == "approval":
 		return "agent_id"
+	case ns == "task" || ns == "routine":
+		return "by_id"
 	case ns == "message" || ns == "wiki":
 		return "author_id"
 	case typ == "sandbox.exec_started" || typ == "sandbox.exec_finished":

@@ -15,4 +15,10 @@ const (
 	ToolSandboxReadFile  = "sandbox_read_file"
 	ToolSandboxWriteFile = "sandbox_write_file"
 	ToolSandboxListFiles = "sandbox_list_files"
+	ToolTaskCreate       = "task_create"
+	ToolTaskList         = "task_list"
+	ToolTaskClaim        = "task_claim"
+	ToolTaskUpdate       = "task_update"
+	ToolTaskHandoff      = "task_handoff"
+	ToolTaskSubmit       = "task_submit"
 )

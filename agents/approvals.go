@@ -89,6 +89,9 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		if a.Tool == ToolCLINetwork {
 			return tx.AnswerNetwork(a.ID, state, actor.ID) // applies from the agent's next turn; nothing to wake for
 		}
+		if a.Tool == bullpen.ApprovalTaskReview && s.cfg.Tasks != nil {
+			return s.cfg.Tasks.ReviewApproved(tx, actor, a) // requested changes wake the owner through its thread
+		}
 		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: bullpen.ReasonApproval}})
 		for _, w := range ws {
 			if _, err := tx.Emit(bullpen.EventWakeQueued, a.ChannelID, audience(c), bullpen.WakeQueued{WakeID: w.ID, AgentID: w.AgentID,

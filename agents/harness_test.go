@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
@@ -30,6 +31,7 @@ type harness struct {
 	general bullpen.Channel
 	wiki    *memWiki
 	box     *fakeBox
+	tasks   *tasks.Service
 }
 
 func newHarness(tb testing.TB, dialect string, providers map[string]llm.Provider, mut func(*Config)) *harness {
@@ -69,7 +71,7 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 		h.tb.Fatal(err)
 	}
 	cfg := Config{Office: off, DB: db, Providers: providers, DefaultProvider: "scripted", Wiki: h.wiki, Sandboxes: h.box,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Tasks: tasks.New(db, off, tasks.Config{}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if mut != nil {
 		mut(&cfg)
 	}
@@ -78,6 +80,7 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 		h.tb.Fatal(err)
 	}
 	h.db, h.off, h.svc = db, off, svc
+	h.tasks, _ = cfg.Tasks.(*tasks.Service)
 	h.tb.Cleanup(h.close)
 }
 

@@ -122,7 +122,7 @@ func (r *Registry) Allowed(allow []string, name string) (*Tool, error) {
 }
 
 // builtinTools registers every tool the runtime has a backend for: the
-// office tools always, the wiki and sandbox tools when configured.
+// office tools always, the wiki, sandbox and task tools when configured.
 func (s *Service) builtinTools() (*Registry, error) {
 	r := NewRegistry()
 	regs := []func(*Registry) error{s.registerOfficeTools}
@@ -134,6 +134,9 @@ func (s *Service) builtinTools() (*Registry, error) {
 	}
 	if s.cfg.Memory != nil {
 		regs = append(regs, s.registerMemoryTools)
+	}
+	if s.cfg.Tasks != nil {
+		regs = append(regs, s.registerTaskTools)
 	}
 	for _, reg := range regs {
 		if err := reg(r); err != nil {

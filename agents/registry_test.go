@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"slices"
 	"sync"
 	"testing"
@@ -68,7 +69,7 @@ func TestToolsOfferedAreTheRolesAllowList(t *testing.T) {
 // only those with a backend otherwise, and refuses any name outside the
 // caller's allow-list.
 func TestRegistryAllowed(t *testing.T) {
-	full, err := (&Service{cfg: Config{Wiki: newMemWiki(), Sandboxes: newFakeBox(), Memory: memory.New(nil, memory.Config{})}}).builtinTools()
+	full, err := (&Service{cfg: Config{Wiki: newMemWiki(), Sandboxes: newFakeBox(), Memory: memory.New(nil, memory.Config{}), Tasks: &tasks.Service{}}}).builtinTools()
 	if err != nil {
 		t.Fatal(err)
 	}

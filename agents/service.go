@@ -158,6 +158,9 @@ type Config struct {
 	// Memory recalls each agent's entries into its work packets and
 	// serves the memory tools; nil: no memory.
 	Memory Memory
+	// Tasks serves the task tools and learns of each finished turn woken
+	// in a task's thread (nil: no task tools).
+	Tasks Tasks
 	// CLIs runs the agent CLIs of roles with a runtime other than builtin,
 	// with TurnTokens for their per-turn credentials; without both such
 	// roles' turns fail with a notice saying why.

@@ -16,7 +16,8 @@ import (
 var ToolNames = []string{bullpen.ToolListMembers, bullpen.ToolMemoryForget, bullpen.ToolMemorySearch, bullpen.ToolMemoryWrite,
 	bullpen.ToolPostMessage, bullpen.ToolReadChannel, bullpen.ToolReadThread,
 	bullpen.ToolSandboxExec, bullpen.ToolSandboxListFiles, bullpen.ToolSandboxReadFile, bullpen.ToolSandboxWriteFile,
-	bullpen.ToolWikiRead, bullpen.ToolWikiSearch, bullpen.ToolWikiWrite}
+	bullpen.ToolTaskClaim, bullpen.ToolTaskCreate, bullpen.ToolTaskHandoff, bullpen.ToolTaskList, bullpen.ToolTaskSubmit,
+	bullpen.ToolTaskUpdate, bullpen.ToolWikiRead, bullpen.ToolWikiSearch, bullpen.ToolWikiWrite}
 
 const (
 	maxReadLimit = 30

@@ -425,6 +425,13 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 			}
 			p.Steps, p.Usage = steps, usageOf(llm.Usage{InputTokens: tot.Input, CachedInputTokens: tot.CachedInput,
 				CacheWriteTokens: tot.CacheWrite, OutputTokens: tot.Output})
+			if s.cfg.Tasks != nil {
+				done := t
+				done.InputTokens, done.OutputTokens = tot.Input, tot.Output
+				if err := s.cfg.Tasks.TurnFinished(tx, done, e.thread, state == bullpen.TurnDone, steps); err != nil {
+					return err
+				}
+			}
 			_, err = tx.Emit(typ, t.ChannelID, e.aud, p)
 			return err
 		})

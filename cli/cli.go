@@ -47,6 +47,7 @@ var commands = map[string]func(*env, []string) error{
 	"agents":     (*env).agents,
 	"wiki":       (*env).wiki,
 	"memory":     (*env).memory,
+	"task":       (*env).task,
 	"tail":       (*env).tail,
 	"login":      (*env).login,
 	"completion": (*env).completion,
@@ -111,6 +112,8 @@ type env struct {
 	// url is the server the client talks to, for the hint when nothing
 	// answers there.
 	url string
+	// handles caches the members' handles by ID, for listings.
+	handles map[int64]string
 }
 
 // usageError is bad usage: exit code 2.

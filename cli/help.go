@@ -33,6 +33,7 @@ var clientCommands = []Command{
 	{"agents", "hire, list and fire agents"},
 	{"wiki", "read, write and search wiki pages"},
 	{"memory", "see, teach, pin, edit, forget, export and import an agent's memory"},
+	{"task", "create, list, claim, hand off, submit and review tasks"},
 	{"sandbox", "create sandboxes, run commands, copy files, pause, snapshot, ports"},
 	{"completion", "print a bash or zsh completion script"},
 }
@@ -87,6 +88,7 @@ func groups() map[string][]string {
 	subs := map[string][]string{}
 	for name, m := range map[string]map[string]func([]string) error{
 		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(), "memory": e.memorySubs(),
+		"task": e.taskSubs(),
 	} {
 		subs[name] = slices.Sorted(maps.Keys(m))
 	}

@@ -75,8 +75,12 @@ func (e *Error) Unwrap() error { return &bullpen.Error{Code: e.Code, Message: e.
 // StatusOf returns the HTTP status of an API error, 0 for other errors.
 func StatusOf(err error) int {
 	var e *Error
-	if errors.As(err, &e) {
+	var lost *bullpen.TaskClaimedError
+	switch {
+	case errors.As(err, &e):
 		return e.Status
+	case errors.As(err, &lost):
+		return http.StatusConflict
 	}
 	return 0
 }

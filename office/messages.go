@@ -41,27 +41,40 @@ func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.
 			return bullpen.Message{}, bullpen.Errorf(bullpen.EINVALID, "thread_id %d is not a root message of this channel", in.ThreadID)
 		}
 	}
-	if in.Source == "" {
-		in.Source = bullpen.SourceAPI
-	}
-	msg := bullpen.Message{ChannelID: c.ID, AuthorID: actor.ID, ThreadID: in.ThreadID, Body: in.Body,
-		Mentions: bullpen.ParseMentions(in.Body), Source: in.Source, TurnID: in.TurnID}
+	var msg bullpen.Message
 	_, err = o.db.TransactGrouped(ctx, func(tx *store.Tx) error {
-		if c.Kind == bullpen.ChannelPublic && !slices.Contains(c.MemberIDs, actor.ID) {
-			if err := o.join(tx, c, actor); err != nil {
-				return err
-			}
-		}
 		var err error
-		if msg, err = tx.CreateMessage(msg); err != nil {
-			return err
-		}
-		o.decorate(&msg, actor)
-		if _, err = tx.Emit(bullpen.EventMessagePosted, c.ID, audienceOf(c), msg); err != nil || fn == nil {
+		if msg, err = o.PostInTx(tx, actor, c, in); err != nil || fn == nil {
 			return err
 		}
 		return fn(tx, msg)
 	})
+	return msg, err
+}
+
+// PostInTx stores a message by actor in channel c, which the caller
+// read with Channel (as actor) and checked the thread of, within a
+// feature's own transaction, so that the message and the feature's
+// change commit together. Posting in a public channel joins it.
+func (o *Office) PostInTx(tx *store.Tx, actor bullpen.Member, c bullpen.Channel, in bullpen.PostInput) (bullpen.Message, error) {
+	if err := bullpen.ValidateBody(in.Body); err != nil {
+		return bullpen.Message{}, err
+	}
+	if in.Source == "" {
+		in.Source = bullpen.SourceAPI
+	}
+	if c.Kind == bullpen.ChannelPublic && !slices.Contains(c.MemberIDs, actor.ID) {
+		if err := o.join(tx, c, actor); err != nil {
+			return bullpen.Message{}, err
+		}
+	}
+	msg, err := tx.CreateMessage(bullpen.Message{ChannelID: c.ID, AuthorID: actor.ID, ThreadID: in.ThreadID, Body: in.Body,
+		Mentions: bullpen.ParseMentions(in.Body), Source: in.Source, TurnID: in.TurnID})
+	if err != nil {
+		return msg, err
+	}
+	o.decorate(&msg, actor)
+	_, err = tx.Emit(bullpen.EventMessagePosted, c.ID, audienceOf(c), msg)
 	return msg, err
 }
 

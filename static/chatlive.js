@@ -65,6 +65,8 @@
     wiki_write: "writing the wiki", sandbox_read_file: "reading a file in its sandbox",
     sandbox_write_file: "writing a file in its sandbox", sandbox_list_files: "listing files in its sandbox",
     memory_write: "remembering", memory_search: "searching its memory", memory_forget: "forgetting",
+    task_create: "creating a task", task_list: "looking at the tasks", task_claim: "claiming a task",
+    task_update: "updating a task", task_handoff: "handing a task off", task_submit: "submitting a task",
   };
   function toolPhrase(tool, args) {
     if (tool === "sandbox_exec") {

@@ -24,6 +24,12 @@ var doing = map[string]string{
 	bullpen.ToolMemoryWrite:      "remembering",
 	bullpen.ToolMemorySearch:     "searching its memory",
 	bullpen.ToolMemoryForget:     "forgetting",
+	bullpen.ToolTaskCreate:       "creating a task",
+	bullpen.ToolTaskList:         "looking at the tasks",
+	bullpen.ToolTaskClaim:        "claiming a task",
+	bullpen.ToolTaskUpdate:       "updating a task",
+	bullpen.ToolTaskHandoff:      "handing a task off",
+	bullpen.ToolTaskSubmit:       "submitting a task",
 }
 
 // Doing returns what a tool call with these arguments is doing:

@@ -122,6 +122,9 @@ type Services struct {
 	Timeline EventLines
 	// Settings serves /api/v1/settings and the Settings page's providers.
 	Settings Settings
+	// Tasks serves /api/v1/tasks; Routines /api/v1/routines.
+	Tasks    TaskService
+	Routines RoutineService
 	// MCP serves /mcp (package mcp's handler): agent CLIs' tools.
 	MCP http.Handler
 }
@@ -278,6 +281,8 @@ func (s *Server) routes() {
 	s.telegramRoutes(api)
 	s.turnRoutes(api)
 	s.settingsRoutes(api)
+	s.taskRoutes(api)
+	s.routineRoutes(api)
 
 	api.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", c.Method(), c.Path())
@@ -290,6 +295,7 @@ func (s *Server) routes() {
 	page.Get("/telegram", s.telegramPage)
 	s.turnPages(page)
 	page.Get("/settings", s.settingsPage)
+	s.taskPages(page)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})

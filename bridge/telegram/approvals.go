@@ -50,8 +50,13 @@ func (b *Bridge) approvalItems(ctx context.Context, chatID int64, a bullpen.Appr
 	if a.Reason != "" {
 		html += "\nWhy: <i>" + Escape(clipRunes(a.Reason, 500)) + "</i>"
 	}
+	kb := pendingKeyboard(a.ID)
+	if a.Tool == bullpen.ApprovalTaskReview {
+		html = fmt.Sprintf("📋 <b>@%s asks for a %s</b> (approval #%d)", Escape(a.Handle), Escape(clipRunes(a.Reason, 500)), a.ID)
+		kb.InlineKeyboard[0][1].Text = "✍️ Request changes"
+	}
 	html += "\nOnly approvers can answer."
-	markup, _ := json.Marshal(pendingKeyboard(a.ID))
+	markup, _ := json.Marshal(kb)
 	return []bullpen.OutboxItem{{ChatID: chatID, Method: bullpen.OutboxSend, Text: html, Markup: string(markup),
 		ReplyTo: replyTo, ApprovalID: a.ID}}, nil
 }

@@ -30,7 +30,7 @@ func (b *Bridge) command(text string) (cmd, args string, ok bool) {
 	return strings.ToLower(cmd), strings.TrimSpace(rest), cmd != ""
 }
 
-// onCommand runs /start, /help, /agents, /ask, /status, /link, /unlink.
+// onCommand runs /start, /help, /agents, /ask, /status, /tasks, /link, /unlink.
 func (b *Bridge) onCommand(ctx context.Context, updateID int64, m *models.Message, who sender, cmd, args string) error {
 	switch cmd {
 	case "start", "help":
@@ -50,6 +50,8 @@ func (b *Bridge) onCommand(ctx context.Context, updateID int64, m *models.Messag
 		return b.postFrom(ctx, updateID, m, who, "@"+handle+" "+strings.TrimSpace(rest))
 	case "status":
 		return b.answerAndAdvance(ctx, updateID, m, b.statusText(ctx, m, who))
+	case "tasks":
+		return b.answerAndAdvance(ctx, updateID, m, b.tasksText(ctx, who))
 	case "link":
 		return b.link(ctx, updateID, m, who, args)
 	case "unlink":
@@ -71,7 +73,7 @@ func (b *Bridge) startText(ctx context.Context, m *models.Message, who sender) s
 		"• or <code>/ask lead can you plan the launch?</code>\n" +
 		"• reply to an agent's message to answer it in its thread\n" +
 		"• in a chat linked to a DM with an agent, every message reaches it\n\n" +
-		"<b>Commands</b>\n/agents — who works here\n/ask handle text — ask an agent\n/status — bridge and chat status\n" +
+		"<b>Commands</b>\n/agents — who works here\n/ask handle text — ask an agent\n/status — bridge and chat status\n/tasks — your open tasks and reviews\n" +
 		"/link #channel, /link @agent — link this chat\n/unlink — remove the link")
 	return s.String()
 }

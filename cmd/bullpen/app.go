@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/memory"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/internal/fds"
@@ -85,6 +86,9 @@ type Main struct {
 	Settings *settings.Service
 	// Agents runs the agents: wake router, workers, turns, approvals.
 	Agents *agents.Service
+	// Tasks serves tasks; its sweep returns lapsed claims to open.
+	Tasks     *tasks.Service
+	stopTasks context.CancelFunc
 	// Telegram is the Telegram bridge (idle until a bot token is set).
 	Telegram *telegram.Bridge
 	// TelegramApprovals answers approvals from Telegram's buttons; set it
@@ -177,6 +181,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openSettings(ctx); err != nil {
 		return err
 	}
+	m.openTasks()
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
@@ -201,7 +206,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Memory: m.Memory, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService(), MCP: mcpH})
+		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -215,6 +220,16 @@ func (m *Main) Run(ctx context.Context) error {
 		fmt.Fprintf(m.Stdout, "\nFirst start: log in as @%s with this token (shown only once):\n\n    %s\n\n", m.AdminHandle, token)
 	}
 	return nil
+}
+
+// openTasks starts the task service, its sweep of lapsed claims and its
+// routines' ticks.
+func (m *Main) openTasks() {
+	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopTasks = cancel
+	go m.Tasks.Run(ctx, time.Minute)
+	go m.Tasks.RunRoutines(ctx, time.Second)
 }
 
 // URL is the dashboard's address.
@@ -239,6 +254,9 @@ func (m *Main) Close(ctx context.Context) error {
 			m.ln.Close()
 			errs = append(errs, <-m.served)
 		}
+	}
+	if m.stopTasks != nil {
+		m.stopTasks()
 	}
 	if m.Agents != nil {
 		m.Agents.Close()

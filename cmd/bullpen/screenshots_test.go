@@ -60,6 +60,8 @@ var shots = []shot{
 	{name: "turn", path: "/turns/{turn}", optional: true, wait: `document.readyState === "complete"`},
 	{name: "settings", path: "/settings", optional: true, wait: `document.readyState === "complete"`},
 	{name: "telegram", path: "/telegram", wait: `document.querySelector('[data-testid="telegram-back"]') !== null`},
+	{name: "tasks", path: "/tasks", optional: true, wait: `document.querySelector('[data-testid="tasks-board"]') !== null`},
+	{name: "task", path: "/tasks/1", optional: true, wait: `document.querySelector('[data-testid="task-page"]') !== null`},
 }
 
 // shooter holds the seeded office the pictures show.

@@ -1,0 +1,152 @@
+package agents
+
+import (
+	"context"
+	"strings"
+
+	"github.com/bullpen-hq/bullpen"
+)
+
+func (s *Service) taskCreate(ctx context.Context, c *Call) (string, error) {
+	var a taskArgs
+	if err := args(c.Args, &a); err != nil {
+		return "", err
+	}
+	if c.Channel.ID == 0 {
+		return "", bullpen.Errorf(bullpen.EINVALID, "task_create works inside a turn: the task's thread opens in its channel")
+	}
+	in, err := s.taskInput(ctx, a, c.Channel.ID)
+	if err != nil {
+		return "", err
+	}
+	handles := s.handles(ctx)
+	result := func(t bullpen.Task) string {
+		out := "created " + taskLine(t, handles)
+		if len(in.Subtasks) > 0 {
+			out += "; its sub-tasks are listed by task_list"
+		}
+		return out
+	}
+	t, err := s.cfg.Tasks.CreateWith(ctx, c.Member, in, taskCommit(c, result))
+	if err != nil {
+		return "", err
+	}
+	return result(t), nil
+}
+
+func (s *Service) taskList(ctx context.Context, c *Call) (string, error) {
+	var a struct {
+		Filter string `json:"filter"`
+		Label  string `json:"label"`
+	}
+	if err := args(c.Args, &a); err != nil {
+		return "", err
+	}
+	f := bullpen.TaskFilter{Label: a.Label, Limit: 30}
+	switch a.Filter {
+	case "", "mine":
+		f.OwnerID, f.Open = c.Member.ID, true
+	case "open":
+		f.States = []string{bullpen.TaskOpen}
+	case "blocked":
+		f.States = []string{bullpen.TaskBlocked}
+	case "review":
+		f.States = []string{bullpen.TaskInReview}
+	default:
+		return "", bullpen.Errorf(bullpen.EINVALID, "filter must be mine, open, blocked or review")
+	}
+	ts, err := s.cfg.Tasks.List(ctx, c.Member, f)
+	if err != nil {
+		return "", err
+	}
+	if len(ts) == 0 {
+		return "(no tasks)", nil
+	}
+	handles := s.handles(ctx)
+	lines := make([]string, len(ts))
+	for i, t := range ts {
+		lines[i] = taskLine(t, handles)
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func (s *Service) taskClaim(ctx context.Context, c *Call) (string, error) {
+	var a struct {
+		TaskID int64 `json:"task_id"`
+	}
+	if err := args(c.Args, &a); err != nil {
+		return "", err
+	}
+	res := s.taskResult(ctx)
+	t, err := s.cfg.Tasks.ClaimWith(ctx, c.Member, a.TaskID, taskCommit(c, func(t bullpen.Task) string { return "claimed " + res(t) }))
+	if err != nil {
+		return "", err
+	}
+	return "claimed " + res(t), nil
+}
+
+func (s *Service) taskUpdate(ctx context.Context, c *Call) (string, error) {
+	var a struct {
+		TaskID    int64    `json:"task_id"`
+		State     string   `json:"state"`
+		Note      string   `json:"note"`
+		WikiLinks []string `json:"wiki_links"`
+	}
+	if err := args(c.Args, &a); err != nil {
+		return "", err
+	}
+	p := bullpen.TaskPatch{Note: a.Note}
+	if a.State != "" {
+		p.State = &a.State
+	}
+	if len(a.WikiLinks) > 0 {
+		links := make([]bullpen.TaskLink, len(a.WikiLinks))
+		for i, l := range a.WikiLinks {
+			links[i] = bullpen.TaskLink{Kind: bullpen.TaskLinkWiki, Target: l}
+		}
+		p.Links = &links
+	}
+	res := s.taskResult(ctx)
+	t, err := s.cfg.Tasks.UpdateWith(ctx, c.Member, a.TaskID, p, taskCommit(c, func(t bullpen.Task) string { return "updated " + res(t) }))
+	if err != nil {
+		return "", err
+	}
+	return "updated " + res(t), nil
+}
+
+func (s *Service) taskHandoff(ctx context.Context, c *Call) (string, error) {
+	var a struct {
+		TaskID  int64  `json:"task_id"`
+		To      string `json:"to"`
+		Message string `json:"message"`
+	}
+	if err := args(c.Args, &a); err != nil {
+		return "", err
+	}
+	to, err := s.memberNamed(ctx, a.To)
+	if err != nil {
+		return "", err
+	}
+	res := s.taskResult(ctx)
+	t, err := s.cfg.Tasks.HandoffWith(ctx, c.Member, a.TaskID, to, a.Message, taskCommit(c, func(t bullpen.Task) string { return "handed off " + res(t) }))
+	if err != nil {
+		return "", err
+	}
+	return "handed off " + res(t), nil
+}
+
+func (s *Service) taskSubmit(ctx context.Context, c *Call) (string, error) {
+	var a struct {
+		TaskID int64  `json:"task_id"`
+		Note   string `json:"note"`
+	}
+	if err := args(c.Args, &a); err != nil {
+		return "", err
+	}
+	res := s.taskResult(ctx)
+	t, err := s.cfg.Tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, c.TurnID, taskCommit(c, func(t bullpen.Task) string { return "submitted " + res(t) }))
+	if err != nil {
+		return "", err
+	}
+	return "submitted " + res(t), nil
+}
