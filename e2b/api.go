@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -214,7 +215,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	info, err := s.cfg.Boxes.Get(r.Context(), member(r.Context()), r.PathValue("id"))
+	info, err := s.getLive(r.Context(), member(r.Context()), r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -274,7 +275,7 @@ func (s *Server) wake(r *http.Request, id string, timeout *int64) (sandbox.Info,
 			return sandbox.Info{}, false, err
 		}
 	}
-	info, err := s.cfg.Boxes.Get(ctx, me, id)
+	info, err := s.getLive(ctx, me, id)
 	if err != nil {
 		return info, false, err
 	}
@@ -293,7 +294,7 @@ func (s *Server) wake(r *http.Request, id string, timeout *int64) (sandbox.Info,
 	if err != nil {
 		return info, false, err
 	}
-	info, err = s.cfg.Boxes.Get(ctx, me, info.ID)
+	info, err = s.getLive(ctx, me, info.ID)
 	return info, woke, err
 }
 
@@ -330,7 +331,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, err)
 		return
 	}
-	info, err := s.cfg.Boxes.Get(r.Context(), member(r.Context()), r.PathValue("id"))
+	info, err := s.getLive(r.Context(), member(r.Context()), r.PathValue("id"))
 	if err == nil && info.State == sandbox.StateRunning {
 		err = bullpen.Errorf(bullpen.ECONFLICT, "sandbox %s is already running", info.ID)
 	}
@@ -360,7 +361,7 @@ type metricOut struct {
 // figure is the average use since the sandbox started.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	ctx, me := r.Context(), member(r.Context())
-	info, err := s.cfg.Boxes.Get(ctx, me, r.PathValue("id"))
+	info, err := s.getLive(ctx, me, r.PathValue("id"))
 	var u sandbox.Usage
 	if err == nil {
 		u, err = s.cfg.Boxes.Stats(ctx, me, info.ID)
@@ -376,4 +377,14 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		m.CPUUsedPct = math.Min(100, 100*u.CPUSeconds/(up*info.CPU))
 	}
 	writeJSON(w, http.StatusOK, []metricOut{m})
+}
+
+// getLive finds a sandbox that is not terminated: E2B forgets a killed
+// sandbox, where Bullpen still shows it by ID for a while.
+func (s *Server) getLive(ctx context.Context, me bullpen.Member, id string) (sandbox.Info, error) {
+	info, err := s.cfg.Boxes.Get(ctx, me, id)
+	if err == nil && info.State == sandbox.StateTerminated {
+		err = bullpen.Errorf(bullpen.ENOTFOUND, "sandbox %q not found", id)
+	}
+	return info, err
 }

@@ -77,7 +77,7 @@ func (s *Server) sandboxOf(ctx context.Context) (bullpen.Member, string, error) 
 	if err != nil {
 		return me, "", err
 	}
-	info, err := s.cfg.Boxes.Get(ctx, me, t.id)
+	info, err := s.getLive(ctx, me, t.id)
 	if err != nil {
 		return me, "", err
 	}
@@ -92,7 +92,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, err)
 		return
 	}
-	if info, err := s.cfg.Boxes.Get(r.Context(), me, id); err != nil || stateOf(info.State) != "running" {
+	if info, err := s.getLive(r.Context(), me, id); err != nil || stateOf(info.State) != "running" {
 		writeJSON(w, http.StatusBadGateway, apiError{Code: http.StatusBadGateway, Message: "sandbox is not running"})
 		return
 	}
