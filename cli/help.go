@@ -33,6 +33,7 @@ var clientCommands = []Command{
 	{"agents", "hire, list and fire agents"},
 	{"wiki", "read, write and search wiki pages"},
 	{"sandbox", "create sandboxes, run commands, copy files, pause, snapshot, ports"},
+	{"e2b", "print the E2B SDK environment (E2B_API_URL, …) for this server"},
 	{"completion", "print a bash or zsh completion script"},
 }
 
@@ -85,7 +86,7 @@ func groups() map[string][]string {
 	e := &env{}
 	subs := map[string][]string{}
 	for name, m := range map[string]map[string]func([]string) error{
-		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(),
+		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(), "e2b": e.e2bSubs(),
 	} {
 		subs[name] = slices.Sorted(maps.Keys(m))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/bullpen-hq/bullpen/cli"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,23 +31,25 @@ func e2bSDK(t *testing.T) string {
 	return p
 }
 
-// mintE2BKey mints an E2B key through the native API.
-func mintE2BKey(t *testing.T, r runningMain) string {
+// e2bEnvVerb runs `bullpen e2b env` against r with the given environment
+// and returns the variables its export lines set.
+func e2bEnvVerb(t *testing.T, r runningMain, environ map[string]string) map[string]string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", r.m.URL()+"api/v1/e2b/keys", nil)
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	var out, errb bytes.Buffer
+	code := cli.Run(context.Background(), []string{"e2b", "env", "--server", r.m.URL(), "--token", r.token},
+		cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return environ[k] }})
+	if code != 0 {
+		t.Fatalf("bullpen e2b env: exit %d: %s", code, errb.String())
 	}
-	defer resp.Body.Close()
-	var v struct {
-		Key string `json:"key"`
+	vars := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if !ok || !strings.HasPrefix(line, "export ") {
+			t.Fatalf("not an export line: %q", line)
+		}
+		vars[k] = v
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusCreated || !strings.HasPrefix(v.Key, "e2b_") {
-		t.Fatalf("mint: %d %v %q", resp.StatusCode, err, v.Key)
-	}
-	return v.Key
+	return vars
 }
 
 // e2bEnv is the environment the SDK runs with against r.
@@ -73,7 +76,19 @@ func TestE2BSDK(t *testing.T) {
 	}
 	sdk := e2bSDK(t)
 	r := startMainWith(t)
-	key := mintE2BKey(t, r)
+	// bullpen e2b env mints a key, then keeps a working one.
+	vars := e2bEnvVerb(t, r, nil)
+	key := vars["E2B_API_KEY"]
+	base := strings.TrimSuffix(r.m.URL(), "/")
+	if vars["E2B_API_URL"] != base+"/e2b" || vars["E2B_SANDBOX_URL"] != base+"/e2b/sandbox" || !strings.HasPrefix(key, "e2b_") {
+		t.Fatalf("bullpen e2b env: %v", vars)
+	}
+	if again := e2bEnvVerb(t, r, map[string]string{"E2B_API_KEY": key}); again["E2B_API_KEY"] != key {
+		t.Fatalf("a working key was replaced: %v", again)
+	}
+	if other := e2bEnvVerb(t, r, map[string]string{"E2B_API_KEY": "e2b_" + strings.Repeat("0", 40)}); other["E2B_API_KEY"] == key || !strings.HasPrefix(other["E2B_API_KEY"], "e2b_") {
+		t.Fatalf("a key the server does not know was kept: %v", other)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("..", "..", "e2b", "testdata", "sdk.mjs"))
