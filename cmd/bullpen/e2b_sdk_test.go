@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"github.com/bullpen-hq/bullpen/cli"
 	"net/http"
 	"os"
