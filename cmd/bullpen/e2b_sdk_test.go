@@ -3,14 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/bullpen-hq/bullpen/cli"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bullpen-hq/bullpen/cli"
 )
 
 // e2bSDKVersion is the official E2B JS SDK the compatibility test drives,
