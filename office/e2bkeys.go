@@ -49,7 +49,16 @@ func (o *Office) AuthenticateE2B(ctx context.Context, key string) (bullpen.Membe
 	if !ValidE2BKeyShape(key) {
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid API key format: an E2B API key is %q followed by 40 hex digits", E2BKeyPrefix)
 	}
-	t, err := o.db.E2BKeyByHash(ctx, hashSecret(key))
+	// The token (cached, and dropped from the cache when revoked) must be
+	// marked an E2B key: ordinary tokens never pass as one.
+	t, err := o.auth.token(ctx, hashSecret(key))
+	if err == nil {
+		if _, ok := o.e2bKeys.Load(t.ID); !ok {
+			if err = o.db.IsE2BKey(ctx, t.ID); err == nil {
+				o.e2bKeys.Store(t.ID, true)
+			}
+		}
+	}
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return bullpen.Member{}, bullpen.Errorf(bullpen.EUNAUTHORIZED, "invalid or revoked API key")
 	} else if err != nil {

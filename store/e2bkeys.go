@@ -28,14 +28,11 @@ func (tx *Tx) CreateE2BKey(memberID int64, name, hash, hint string) (bullpen.Tok
 	return t, nil
 }
 
-// E2BKeyByHash returns the unrevoked token with the given hash if it is
-// an E2B key (ENOTFOUND otherwise, so an ordinary token's hash never
-// passes as one).
-func (db *DB) E2BKeyByHash(ctx context.Context, hash string) (bullpen.Token, error) {
-	var row tokenRow
-	err := db.read(ctx).Where("hash = ? AND revoked_at IS NULL AND id IN (SELECT token_id FROM e2b_keys)", hash).First(&row).Error
-	if err != nil {
-		return bullpen.Token{}, notFound(err, "e2b key not found")
+// IsE2BKey answers ENOTFOUND unless the token is an E2B key.
+func (db *DB) IsE2BKey(ctx context.Context, tokenID int64) error {
+	var row e2bKeyRow
+	if err := db.read(ctx).Where("token_id = ?", tokenID).First(&row).Error; err != nil {
+		return notFound(err, "not an e2b key")
 	}
-	return row.toToken(), nil
+	return nil
 }

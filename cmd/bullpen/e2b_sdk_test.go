@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ const e2bSDKVersion = "2.51.0"
 
 // e2bSDK returns the SDK's module entry: $BULLPEN_E2B_SDK, else the
 // repo's .cache install.
-func e2bSDK(t *testing.T) string {
+func e2bSDK(t testing.TB) string {
 	if p := os.Getenv("BULLPEN_E2B_SDK"); p != "" {
 		return p
 	}
@@ -32,7 +33,7 @@ func e2bSDK(t *testing.T) string {
 
 // e2bEnvVerb runs `bullpen e2b env` against r with the given environment
 // and returns the variables its export lines set.
-func e2bEnvVerb(t *testing.T, r runningMain, environ map[string]string) map[string]string {
+func e2bEnvVerb(t testing.TB, r runningMain, environ map[string]string) map[string]string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := cli.Run(context.Background(), []string{"e2b", "env", "--server", r.m.URL(), "--token", r.token},
@@ -98,5 +99,29 @@ func TestE2BSDK(t *testing.T) {
 	t.Log(out.String())
 	if err != nil || !strings.Contains(out.String(), "ALL OK") {
 		t.Fatalf("the SDK run failed: %v", err)
+	}
+}
+
+// BenchmarkE2BFirstOutput prints create → first command output through
+// the official e2b SDK and through the native REST API, interleaved in
+// one run against one server (p50 of BENCH_N, default 20, each), and
+// their ratio (target ≤ 1.5).
+func BenchmarkE2BFirstOutput(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("sandboxes need root")
+	}
+	sdk := e2bSDK(b)
+	for i := 0; i < b.N; i++ {
+		r := startMainWith(b)
+		vars := e2bEnvVerb(b, r, nil)
+		cmd := exec.Command("node", filepath.Join("..", "..", "e2b", "testdata", "bench.mjs"))
+		cmd.Env = append(os.Environ(), "E2B_SDK="+sdk, "BULLPEN_URL="+r.m.URL(), "BULLPEN_TOKEN="+r.token,
+			"E2B_API_URL="+vars["E2B_API_URL"], "E2B_SANDBOX_URL="+vars["E2B_SANDBOX_URL"], "E2B_API_KEY="+vars["E2B_API_KEY"])
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("bench.mjs: %v\n%s", err, out.String())
+		}
+		fmt.Print(out.String())
 	}
 }
