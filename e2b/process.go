@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/bullpen-hq/bullpen"
@@ -102,7 +104,17 @@ func (s *Server) start(ctx context.Context, req *connect.Request[startRequest], 
 	first := p.subscribe()
 	s.procs.add(p)
 	go s.pump(p)
-	return s.follow(ctx, p, first, stream)
+	return s.follow(ctx, p, first, stream, keepalive(req.Header()))
+}
+
+// keepalive is the interval of a stream's keepalive events: the SDKs ask
+// for one in Keepalive-Ping-Interval (seconds); default 50 s. They also
+// tell a stream whose client went away (see web.streamHTTP).
+func keepalive(h http.Header) time.Duration {
+	if n, err := strconv.Atoi(h.Get("Keepalive-Ping-Interval")); err == nil && n >= 1 && n <= 3600 {
+		return time.Duration(n) * time.Second
+	}
+	return 50 * time.Second
 }
 
 // feed writes queued input to the command's stdin until it is closed.
@@ -152,7 +164,7 @@ func (s *Server) pump(p *proc) {
 
 // follow sends a proc's events to one stream: the start, then what the
 // proc publishes, until its end or until the stream goes away.
-func (s *Server) follow(ctx context.Context, p *proc, sb *sub, stream *connect.ServerStream[eventResponse]) error {
+func (s *Server) follow(ctx context.Context, p *proc, sb *sub, stream *connect.ServerStream[eventResponse], every time.Duration) error {
 	defer func() {
 		close(sb.done)
 		p.unsubscribe(sb)
@@ -160,8 +172,14 @@ func (s *Server) follow(ctx context.Context, p *proc, sb *sub, stream *connect.S
 	if err := stream.Send(&eventResponse{Event: processEvent{Start: &startEvent{Pid: p.pid}}}); err != nil {
 		return err
 	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	for {
 		select {
+		case <-tick.C:
+			if err := stream.Send(&eventResponse{Event: processEvent{Keepalive: &empty{}}}); err != nil {
+				return err
+			}
 		case ev, ok := <-sb.ch:
 			if !ok {
 				return nil
@@ -191,7 +209,7 @@ func (s *Server) connectProc(ctx context.Context, req *connect.Request[connectRe
 	if sb == nil {
 		return s.rpcError(bullpen.Errorf(bullpen.ENOTFOUND, "process %d has ended", p.pid))
 	}
-	return s.follow(ctx, p, sb, stream)
+	return s.follow(ctx, p, sb, stream, keepalive(req.Header()))
 }
 
 func (s *Server) listProcs(ctx context.Context, me bullpen.Member, id string, _ *empty) (*listResponse, error) {

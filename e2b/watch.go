@@ -71,7 +71,7 @@ func (s *Server) watchDir(ctx context.Context, req *connect.Request[watchDirRequ
 	}
 	t := time.NewTicker(WatchInterval)
 	defer t.Stop()
-	keep := time.NewTicker(30 * time.Second)
+	keep := time.NewTicker(keepalive(req.Header()))
 	defer keep.Stop()
 	for {
 		select {

@@ -19,8 +19,10 @@ import (
 // in its own goroutine; its status and headers go out when it first
 // writes (or returns), then each write, and each Flush pushes what was
 // written to the client. The request body streams in as the handler reads
-// it, until the answer starts. When the client goes away the handler's
-// context ends. prefix is cut from the path the handler sees.
+// it, until the answer starts. When a write finds the client gone the
+// handler's context ends (fasthttp tells of a closed connection only
+// then: a stream that may be silent for long sends keepalives). prefix is
+// cut from the path the handler sees.
 func (s *Server) streamHTTP(c *fiber.Ctx, h http.Handler, prefix string) error {
 	fctx := c.Context()
 	r, err := netRequest(fctx, prefix)
