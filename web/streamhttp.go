@@ -106,7 +106,6 @@ type streamWriter struct {
 	ready  chan struct{}
 	out    chan []byte
 	ctx    context.Context
-	done   bool
 }
 
 func (w *streamWriter) Header() http.Header { return w.header }
