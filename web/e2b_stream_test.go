@@ -58,21 +58,35 @@ func TestE2BStreams(t *testing.T) {
 	db, off, token := openOffice(t, store.SQLite)
 	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, E2B: fakeE2B{api: api, sandbox: sandboxSide}})
 
-	resp, err := http.Get(ts.URL + "/e2b/sandbox/stream")
-	if err != nil {
-		t.Fatal(err)
+	type first struct {
+		resp *http.Response
+		br   *bufio.Reader
+		line string
+		err  error
 	}
-	br := bufio.NewReader(resp.Body)
-	done := make(chan string, 1)
-	go func() { line, _ := br.ReadString('\n'); done <- line }()
+	done := make(chan first, 1)
+	go func() {
+		resp, err := http.Get(ts.URL + "/e2b/sandbox/stream")
+		if err != nil {
+			done <- first{err: err}
+			return
+		}
+		br := bufio.NewReader(resp.Body)
+		line, err := br.ReadString('\n')
+		done <- first{resp, br, line, err}
+	}()
+	var f first
 	select {
-	case line := <-done:
-		if line != "first\n" || resp.StatusCode != http.StatusAccepted || resp.Header.Get("X-Test") != "yes" {
-			t.Fatalf("first chunk %q, status %d, header %q", line, resp.StatusCode, resp.Header.Get("X-Test"))
+	case f = <-done:
+		if f.err != nil || f.line != "first\n" || f.resp.StatusCode != http.StatusAccepted || f.resp.Header.Get("X-Test") != "yes" {
+			t.Fatalf("first chunk %q (%v), answer %+v", f.line, f.err, f.resp)
 		}
 	case <-time.After(10 * time.Second):
+		close(release)
 		t.Fatal("the flushed chunk did not arrive while the handler ran")
 	}
+	resp, br := f.resp, f.br
+	var err error
 	close(release)
 	rest, _ := io.ReadAll(br)
 	resp.Body.Close()
