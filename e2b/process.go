@@ -109,7 +109,7 @@ func (s *Server) start(ctx context.Context, req *connect.Request[startRequest], 
 
 // keepalive is the interval of a stream's keepalive events: the SDKs ask
 // for one in Keepalive-Ping-Interval (seconds); default 50 s. They also
-// tell a stream whose client went away (see web.streamHTTP).
+// tell a stream whose client went away (see web.streamE2B).
 func keepalive(h http.Header) time.Duration {
 	if n, err := strconv.Atoi(h.Get("Keepalive-Ping-Interval")); err == nil && n >= 1 && n <= 3600 {
 		return time.Duration(n) * time.Second

@@ -16,6 +16,9 @@ clis=(
 	"@anthropic-ai/claude-code@2.1.328"
 	"@openai/codex@0.169.0"
 	"opencode-ai@1.18.33"
+	# not a CLI: the official OpenAI SDK, the Responses client that
+	# cmd/bullpen's TestResponsesSDKInSandbox runs inside a sandbox.
+	"openai@7.59.0"
 )
 
 for tool in node npm; do

@@ -25,7 +25,9 @@ const (
 // e2bRoutes mounts the E2B surface. It takes its own keys (X-API-KEY,
 // X-Access-Token), so neither the API's authentication nor CSRF applies;
 // the failed-authentication limit does. Its answers stream (process
-// output, file downloads), through streamHTTP.
+// output, file downloads), through streamE2B: every answer streams, and
+// so does the request body (mcpstream.go's streamHTTP reads it whole and
+// streams only event streams).
 func (s *Server) e2bRoutes(app *fiber.App) {
 	if s.svc.E2B == nil {
 		app.All(E2BAPIPath+"/*", func(c *fiber.Ctx) error {
@@ -36,10 +38,10 @@ func (s *Server) e2bRoutes(app *fiber.App) {
 	sandboxSide := s.svc.E2B.Sandbox()
 	api := s.svc.E2B.API()
 	app.All(E2BSandboxPath+"/*", s.e2bGate("X-Access-Token", "E2b-Traffic-Access-Token"), func(c *fiber.Ctx) error {
-		return s.streamHTTP(c, sandboxSide, E2BSandboxPath)
+		return s.streamE2B(c, sandboxSide, E2BSandboxPath)
 	})
 	app.All(E2BAPIPath+"/*", s.e2bGate("X-API-KEY"), func(c *fiber.Ctx) error {
-		return s.streamHTTP(c, api, E2BAPIPath)
+		return s.streamE2B(c, api, E2BAPIPath)
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// streamHTTP serves a net/http handler from Fiber with its answer
+// streamE2B serves a net/http handler from Fiber with its answer
 // streamed: Fiber's own adaptor buffers whole answers, which a stream of
 // process output (or a large download) cannot wait for. The handler runs
 // in its own goroutine; its status and headers go out when it first
@@ -23,7 +23,7 @@ import (
 // handler's context ends (fasthttp tells of a closed connection only
 // then: a stream that may be silent for long sends keepalives). prefix is
 // cut from the path the handler sees.
-func (s *Server) streamHTTP(c *fiber.Ctx, h http.Handler, prefix string) error {
+func (s *Server) streamE2B(c *fiber.Ctx, h http.Handler, prefix string) error {
 	fctx := c.Context()
 	r, err := netRequest(fctx, prefix)
 	if err != nil {
