@@ -53,6 +53,9 @@ func steps(o options) []step {
 		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("load"), "-db", "postgres",
 			"-clients", "100", "-rate", "1050", "-duration", dur}},
 		{name: "idle", runs: 1, argv: []string{tool("idle"), "-bin", "bin/bullpen", "-idle", o.idle.String()}},
+		// The official e2b SDK (node) against a server, beside native REST.
+		{name: "e2b", runs: 1, argv: []string{"go", "test", "-run", "^$", "-bench", "^BenchmarkE2BFirstOutput$",
+			"-benchtime", "1x", count, "./cmd/bullpen/"}},
 		{name: "flood", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
 			"^TestSandboxOutputFloodBoundsMemory$", "./web/"}},
 		gobench("wake", "BenchmarkWakeLatency", wakeX, "./agents/"),

@@ -51,6 +51,7 @@ var commands = map[string]func(*env, []string) error{
 	"tail":       (*env).tail,
 	"login":      (*env).login,
 	"completion": (*env).completion,
+	"e2b":        (*env).e2b,
 }
 
 // Is reports whether args name one of the client commands, after any

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -24,6 +25,9 @@ type Office struct {
 	render *render.Renderer
 	now    func() time.Time
 	auth   *authCache
+	// e2bKeys holds the IDs of tokens found to be E2B keys (a token is
+	// one for good), so that only a key's first use reads e2b_keys.
+	e2bKeys sync.Map
 }
 
 // Config configures an Office.

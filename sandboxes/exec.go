@@ -57,6 +57,10 @@ func (e *Exec) ExecID() string { return e.ID }
 // Kill kills the command's process group.
 func (e *Exec) Kill() error { return e.p.Kill() }
 
+// Pid returns the command's pid inside the sandbox (its process group's
+// too: a command leads its own).
+func (e *Exec) Pid() int { return e.p.Pid() }
+
 // Close stops delivering output and kills the command if it still runs.
 func (e *Exec) Close() {
 	e.quitMu.Do(func() { close(e.quit) })

@@ -344,3 +344,9 @@ func (s *Service) RevokePort(ctx context.Context, actor bullpen.Member, id strin
 	}
 	return s.m.RevokePort(ctx, in.ID, port)
 }
+
+// SetTimeout moves a sandbox's end to d from now (0: never), as E2B's
+// set-timeout does.
+func (s *Service) SetTimeout(ctx context.Context, actor bullpen.Member, id string, d time.Duration) error {
+	return s.act(ctx, actor, id, func(ctx context.Context, id string) error { return s.m.SetTimeout(ctx, id, d) })
+}

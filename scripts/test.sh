@@ -39,6 +39,7 @@ go version
 section "agent CLIs"
 # The pinned agent CLIs the runtime tests run, installed once into .cache/clis.
 bash scripts/clis.sh
+[ -f .cache/e2b@2.51.0/node_modules/e2b/package.json ] || npm install --prefix .cache/e2b@2.51.0 --no-audit --no-fund --loglevel=error e2b@2.51.0 # the official E2B SDK, pinned (TestE2BSDK)
 
 section "postgresql"
 eval "$(bash scripts/pg.sh start)"

@@ -44,9 +44,9 @@ var (
 )
 
 // describedByServer tells whether the spec describes a route's path: the
-// API, the health check, the metrics and the MCP endpoint.
+// API, the health check, the metrics, the MCP endpoint and the E2B surface.
 func describedByServer(p string) bool {
-	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics" || p == "/mcp"
+	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/e2b/") || p == "/healthz" || p == "/metrics" || p == "/mcp"
 }
 
 // serverRoutes maps "METHOD /path" of every API route in Fiber's table,

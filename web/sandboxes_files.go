@@ -169,7 +169,7 @@ func (s *Server) renameSandboxFile(c *fiber.Ctx) error {
 // stream; every other request's body is read, bounded, by limitBody. Form
 // bodies never stream: the CSRF check may parse them.
 func streamsBody(c *fiber.Ctx) bool {
-	return rawBodyRoute(c) && !formBody(c)
+	return (rawBodyRoute(c) && !formBody(c)) || strings.HasPrefix(c.Path(), E2BSandboxPath+"/")
 }
 
 // formBody tells whether the request's body is a form encoding.

@@ -127,6 +127,8 @@ type Services struct {
 	Routines RoutineService
 	// MCP serves /mcp (package mcp's handler): agent CLIs' tools.
 	MCP http.Handler
+	// E2B serves the E2B-compatible API under /e2b (package e2b).
+	E2B E2B
 }
 
 // Server is Bullpen's HTTP server.
@@ -248,10 +250,12 @@ func (s *Server) routes() {
 	app.Post("/login", s.login)
 	app.Post(bullpen.TelegramWebhookPath, s.telegramWebhook) // no login: the secret token header
 	s.mcpRoutes(app)                                         // no login, no CSRF: its own Bearer token
+	s.e2bRoutes(app)                                         // no login, no CSRF: E2B keys
 
 	api := app.Group("/api/v1", s.authAPI)
 	api.Get("/ws", s.websocketUpgrade, s.websocket())
 	api.Get("/me", s.me)
+	api.Post("/e2b/keys", s.mintE2BKey)
 	api.Get("/members", s.listMembers)
 	api.Post("/members", s.createMember)
 	api.Get("/members/:id", s.getMember)

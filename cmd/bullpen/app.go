@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/bullpen-hq/bullpen/e2b"
 	"io"
 	"log/slog"
 	"net"
@@ -104,6 +105,7 @@ type Main struct {
 	ln         net.Listener
 	adminGiven bool         // --admin or BULLPEN_ADMIN was set
 	demo       *agents.Demo // bullpen demo: starts when watched
+	e2b        *e2b.Server  // the E2B-compatible API; nil without sandboxes
 	served     chan error
 }
 
@@ -206,7 +208,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Memory: m.Memory, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks})
+		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks, E2B: m.e2bService()})
 	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -264,6 +266,9 @@ func (m *Main) Close(ctx context.Context) error {
 	m.cli.close()
 	if m.Telegram != nil {
 		m.Telegram.Close()
+	}
+	if m.e2b != nil {
+		m.e2b.Close()
 	}
 	if m.Sandboxes != nil {
 		errs = append(errs, m.Sandboxes.Close())

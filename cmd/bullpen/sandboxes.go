@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bullpen-hq/bullpen/e2b"
 	"os"
 
 	"github.com/bullpen-hq/bullpen/sandboxes"
@@ -62,4 +63,14 @@ func (m *Main) sandboxReady(context.Context) error {
 		return fmt.Errorf("the sandbox init binary %s is missing", p)
 	}
 	return nil
+}
+
+// e2bService is the E2B-compatible API over the sandboxes (nil, not a nil
+// pointer in the interface, without them).
+func (m *Main) e2bService() web.E2B {
+	if m.Sandboxes == nil {
+		return nil
+	}
+	m.e2b = e2b.New(e2b.Config{Boxes: m.Sandboxes, Keys: m.Office, DefaultTimeout: m.SandboxTimes.DefaultLifetime, Logger: m.Logger})
+	return m.e2b
 }

@@ -58,7 +58,7 @@ type runningMain struct {
 
 // startMainWith runs the program on a loopback port and a temp data dir
 // with extra flags; cleanup terminates its sandboxes.
-func startMainWith(t *testing.T, args ...string) runningMain {
+func startMainWith(t testing.TB, args ...string) runningMain {
 	t.Helper()
 	var out bytes.Buffer
 	m := NewMain(&out, io.Discard)
