@@ -36,6 +36,8 @@ require (
 	gorm.io/gorm v1.31.2
 )
 
+require github.com/coder/acp-go-sdk v0.13.0 // indirect
+
 require (
 	github.com/a-h/parse v0.0.42 // indirect
 	github.com/andybalholm/brotli v1.3.0

@@ -34,10 +34,14 @@ type FileEntry struct {
 
 // CLIRun is one run of an agent CLI in the agent's workspace.
 type CLIRun struct {
-	Argv    []string
-	Env     map[string]string
-	Dirs    []string // made (as the sandbox user) before the run
-	Stdin   string
+	Argv  []string
+	Env   map[string]string
+	Dirs  []string // made (as the sandbox user) before the run
+	Stdin string
+	// Input, when set, is the run's stdin instead of Stdin, read as the
+	// run goes (a protocol spoken over stdio, ACP); closing it closes
+	// the run's stdin.
+	Input   io.Reader
 	Timeout time.Duration // the turn's deadline: the tree is killed then
 }
 

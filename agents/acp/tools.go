@@ -1,0 +1,124 @@
+package acp
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/bullpen-hq/bullpen/agents/runtime"
+)
+
+// mcpPrefix is how the CLIs name Bullpen's MCP tools to the model.
+const mcpPrefix = "mcp__" + runtime.MCPServer + "__"
+
+// bullpenTitle finds Bullpen's MCP tool in an agent's title for a call:
+// "mcp__bullpen__post_message" (Claude Code), "bullpen/post_message" or
+// "Tool: bullpen/post_message" (Codex), "post_message (bullpen MCP
+// Server)" (Gemini CLI).
+var bullpenTitle = regexp.MustCompile(`(?:^|[\s:])(?:mcp__` + runtime.MCPServer + `__|` + runtime.MCPServer + `[/.])([a-z_]+)\b|^([a-z_]+) \(` + runtime.MCPServer + ` MCP Server\)`)
+
+// toolNameOf names a tool call as Bullpen shows it, and its class:
+// Bullpen's own MCP tools as mcp__bullpen__<tool> (the MCP endpoint
+// records those), commands, file tools, the rest.
+func toolNameOf(meta map[string]any, title string, kind *sdk.ToolKind) (string, runtime.ToolClass) {
+	name, named := title, false
+	if cc, ok := meta["claudeCode"].(map[string]any); ok {
+		if n, ok := cc["toolName"].(string); ok && n != "" {
+			name, named = n, true
+		}
+	}
+	if m := bullpenTitle.FindStringSubmatch(name); m != nil {
+		return mcpPrefix + m[1] + m[2], runtime.ClassMCP
+	}
+	// claude-code-acp's own tools routed through the client (fs/*,
+	// terminal/*) are mcp__acp__Bash, mcp__acp__Write, …
+	name = strings.TrimPrefix(name, "mcp__acp__")
+	if name == "" {
+		name = "tool"
+	}
+	if strings.HasPrefix(name, "mcp__") {
+		return name, runtime.ClassMCP
+	}
+	if kind == nil {
+		return name, runtime.ClassOther
+	}
+	switch *kind {
+	case sdk.ToolKindExecute:
+		if !named {
+			name = "command" // the title is the command line itself
+		}
+		return name, runtime.ClassCommand
+	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove:
+		return name, runtime.ClassFile
+	}
+	return name, runtime.ClassOther
+}
+
+// rawInput is a call's arguments as JSON.
+func rawInput(v any) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// contentText joins a call's text content and diffs.
+func contentText(cs []sdk.ToolCallContent) string {
+	var parts []string
+	for _, c := range cs {
+		switch {
+		case c.Content != nil && c.Content.Content.Text != nil:
+			parts = append(parts, c.Content.Content.Text.Text)
+		case c.Diff != nil:
+			parts = append(parts, "wrote "+c.Diff.Path)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// terminalOf is the terminal a call's content shows, if any.
+func terminalOf(cs []sdk.ToolCallContent) string {
+	for _, c := range cs {
+		if c.Terminal != nil {
+			return c.Terminal.TerminalId
+		}
+	}
+	return ""
+}
+
+func jsonOf(v any) string {
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// discardLogger silences the SDK's own log: what matters reaches the
+// turn as events or errors.
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

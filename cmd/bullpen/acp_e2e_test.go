@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
+)
+
+// acpCase is one shipped ACP agent: the fake model it meets and the names
+// its tools have.
+type acpCase struct {
+	agent, kind, model string
+	// shell is the shell tool as the model calls it, args its arguments;
+	// shown is the tool as Bullpen's events name it; post is Bullpen's
+	// post_message as the model calls it.
+	shell, shown, post string
+	args               map[string]any
+	fake               func(h llmtest.Handler) (url string, requests func() []llmtest.CapturedRequest, close func())
+}
+
+func fakeAnthropic(h llmtest.Handler) (string, func() []llmtest.CapturedRequest, func()) {
+	f := llmtest.NewFakeAnthropic(h)
+	return f.URL, f.Requests, f.Close
+}
+
+func fakeResponses(h llmtest.Handler) (string, func() []llmtest.CapturedRequest, func()) {
+	f := llmtest.NewFakeResponses(h)
+	return f.BaseURL(), f.Requests, f.Close
+}
+
+var acpCases = []acpCase{
+	{agent: runtime.ACPClaudeCode, kind: "anthropic", model: "claude-sonnet-4-5", fake: fakeAnthropic,
+		// terminal/* is offered, so its Bash runs through the client.
+		shell: "mcp__acp__Bash", shown: "Bash", post: "mcp__bullpen__post_message",
+		args: map[string]any{"command": scriptCommand, "description": "write and run hello.sh", "timeout": 60000}},
+	{agent: runtime.ACPCodex, kind: "openai", model: "gpt-5-codex", fake: fakeResponses,
+		shell: "exec_command", shown: "command", post: "mcp__bullpen__post_message",
+		args: map[string]any{"cmd": scriptCommand}},
+}
+
+// TestACPEndToEnd: each shipped ACP agent (the real npm packages) as
+// runtime acp does what Claude Code and Codex do as CLIs: asked by a human
+// to write and run a script, it works in its sandbox, driven by Bullpen's
+// ACP client over stdio; reaches the model only through the gateway and
+// the office only through MCP; the provider key is never inside.
+func TestACPEndToEnd(t *testing.T) {
+	for _, c := range acpCases {
+		t.Run(c.agent, func(t *testing.T) {
+			var o *cliOffice
+			var eng bullpen.Member
+			p := &probe{}
+			url, requests, closeFake := c.fake(cliScript(c.shell, c.args, c.post, func() { o.scanDuringTurn(eng, p) }))
+			defer closeFake()
+			rt := runtime.ACP{Agent: c.agent}
+			o = newCLIOffice(t, c.kind, url, rt)
+			eng = o.hire(bullpen.RuntimeACP, c.kind, c.model, func(r *bullpen.Role) { r.Command = c.agent })
+			since := o.m.Office.Hub().Last()
+			o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
+			checkCLITurn(t, o, eng, since, c.shown, p)
+			for _, r := range requests() {
+				if got := r.Header.Get("X-Api-Key") + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "); got != providerSecret {
+					t.Fatalf("the provider got key %q, not the real one", got)
+				}
+			}
+		})
+	}
+}
+
+// TestACPBudgetStop: an ACP agent whose first model call is over its
+// turn's token budget is refused by the gateway and its whole run is
+// stopped at once: the turn ends limited, the channel says so, the model
+// was never called and nothing is left running in the sandbox.
+func TestACPBudgetStop(t *testing.T) {
+	for _, c := range acpCases {
+		t.Run(c.agent, func(t *testing.T) {
+			url, requests, closeFake := c.fake(func(llmtest.CapturedRequest) llmtest.Reply { return llmtest.Reply{Text: "never"} })
+			defer closeFake()
+			o := newCLIOffice(t, c.kind, url, runtime.ACP{Agent: c.agent})
+			eng := o.hire(bullpen.RuntimeACP, c.kind, c.model, func(r *bullpen.Role) {
+				r.Command = c.agent
+				r.Budgets.MaxTurnTokens = 1000
+			})
+			since := o.m.Office.Hub().Last()
+			o.say(0, "@engineer write a long essay")
+			turn, _ := o.waitTurnEnd(eng, since, 3*time.Minute)
+			if turn.Error != "limit: "+bullpen.LimitTurnTokens {
+				t.Fatalf("turn ended with %q, want the turn_tokens limit", turn.Error)
+			}
+			if n := len(requests()); n != 0 {
+				t.Fatalf("the provider got %d requests over the budget", n)
+			}
+			stopped := false
+			for _, ev := range o.events(since) {
+				var m bullpen.Message
+				if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil {
+					stopped = stopped || strings.Contains(m.Body, "Its CLI run was stopped.")
+				}
+			}
+			if !stopped {
+				t.Fatal("no budget notice saying the run was stopped")
+			}
+			r := o.inSandbox(eng, "", "python3", "-c",
+				"import os; me=os.getpid(); print([open('/proc/%s/cmdline'%p).read() for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)])")
+			if got := strings.TrimSpace(string(r.Stdout)); got != "[]" {
+				t.Fatalf("processes left in the sandbox after the budget stop: %s", got)
+			}
+		})
+	}
+}
