@@ -71,8 +71,10 @@ func Run(ctx context.Context, stdin io.WriteCloser, stdout io.Reader, t Turn) er
 	t.Emit = func(ev runtime.Event) { emitMu.Lock(); defer emitMu.Unlock(); emit(ev) }
 	c := &client{t: t, tools: map[sdk.ToolCallId]*toolCall{}, terms: newTerminals(t.Sandbox)}
 	defer c.terms.closeAll()
-	conn := sdk.NewClientSideConnection(c, stdin, stdout)
+	open := make(chan struct{})
+	conn := sdk.NewClientSideConnection(c, stdin, gated{stdout, open})
 	conn.SetLogger(discardLogger())
+	close(open)
 	// A write to an agent that is gone fails rather than blocks.
 	ended := make(chan struct{})
 	defer close(ended)

@@ -119,6 +119,19 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// gated is a reader whose reads wait until open is closed: the SDK's
+// connection starts reading at once, and its logger may be set only
+// before it does.
+type gated struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
+}
+
 // discardLogger silences the SDK's own log: what matters reaches the
 // turn as events or errors.
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
