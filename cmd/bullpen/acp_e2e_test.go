@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
 )
@@ -110,5 +112,71 @@ func TestACPBudgetStop(t *testing.T) {
 				t.Fatalf("processes left in the sandbox after the budget stop: %s", got)
 			}
 		})
+	}
+}
+
+// TestACPFilesInSandbox: an ACP agent's fs/write_text_file and
+// fs/read_text_file are served inside its sandbox, as the sandbox user:
+// Claude Code's Write and Read (offered through the client) write a file
+// that is in the sandbox's workspace and nowhere on the host, and read it
+// back from there.
+func TestACPFilesInSandbox(t *testing.T) {
+	const path, content = bullpen.CLIWorkdir + "/acp-notes.txt", "written through fs/write_text_file"
+	n := 0
+	fake := llmtest.NewFakeAnthropic(func(c llmtest.CapturedRequest) llmtest.Reply {
+		if len(c.Tools) == 0 {
+			return llmtest.Reply{Text: "Notes"}
+		}
+		n++
+		var name string
+		var args map[string]any
+		switch n {
+		case 1:
+			name, args = "mcp__acp__Write", map[string]any{"file_path": path, "content": content + "\n"}
+		case 2:
+			name, args = "mcp__acp__Read", map[string]any{"file_path": path}
+		case 3:
+			name, args = "mcp__bullpen__post_message", map[string]any{"body": "Read back: " + lastToolResult(c)}
+		default:
+			return llmtest.Reply{Text: "Done."}
+		}
+		b, _ := json.Marshal(args)
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: name, Arguments: b}}}
+	})
+	defer fake.Close()
+	o := newCLIOffice(t, "anthropic", fake.URL, runtime.ACP{Agent: runtime.ACPClaudeCode})
+	eng := o.hire(bullpen.RuntimeACP, "anthropic", "claude-sonnet-4-5", func(r *bullpen.Role) { r.Command = runtime.ACPClaudeCode })
+	since := o.m.Office.Hub().Last()
+	o.say(0, "@engineer keep a note in your workspace and read it back")
+	turn, ev := o.waitTurnEnd(eng, since, 3*time.Minute)
+	if ev.Type != bullpen.EventTurnFinished {
+		t.Fatalf("turn failed: %s", turn.Error)
+	}
+	var reply string
+	tools := map[string]string{}
+	for _, ev := range o.events(since) {
+		var m bullpen.Message
+		if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil && m.AuthorID == eng.ID {
+			reply += m.Body
+		}
+		if ev.Type == bullpen.EventToolFinished {
+			te, _ := bullpen.ToolOf(ev)
+			tools[te.Tool] = te.State
+		}
+	}
+	if !strings.Contains(reply, "Read back:") || !strings.Contains(reply, content) {
+		t.Fatalf("the agent's reply %q lacks the file's content", reply)
+	}
+	if tools["Write"] != "ok" || tools["Read"] != "ok" {
+		t.Fatalf("tool events %v, want Write and Read ok", tools)
+	}
+	if r := o.inSandbox(eng, "", "cat", path); r.ExitCode != 0 || strings.TrimSpace(string(r.Stdout)) != content {
+		t.Fatalf("the file in the sandbox: %q %q", r.Stdout, r.Stderr)
+	}
+	if r := o.inSandbox(eng, "", "stat", "-c", "%U", path); strings.TrimSpace(string(r.Stdout)) == "root" {
+		t.Fatalf("the file was written as root, not the sandbox user")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatalf("the file is on the host at %s", path)
 	}
 }
