@@ -20,6 +20,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -60,6 +61,11 @@ type Turn struct {
 // clientName is how Bullpen introduces itself in initialize.
 const clientName = "bullpen"
 
+// initTimeout bounds the agent's start, up to its answer to initialize:
+// a program that is not an ACP agent (lines on stdout that are not
+// JSON-RPC are skipped) fails then, not at the turn's deadline.
+const initTimeout = 2 * time.Minute
+
 // Run drives one turn over the agent's stdin and stdout and returns when
 // the prompt ended, after the final event was emitted; stdin is closed
 // (the agent exits at EOF). An agent that dies, answers out of protocol or
@@ -72,7 +78,8 @@ func Run(ctx context.Context, stdin io.WriteCloser, stdout io.Reader, t Turn) er
 	c := &client{t: t, tools: map[sdk.ToolCallId]*toolCall{}, terms: newTerminals(t.Sandbox)}
 	defer c.terms.closeAll()
 	open := make(chan struct{})
-	conn := sdk.NewClientSideConnection(c, stdin, gated{stdout, open})
+	head := &firstLine{}
+	conn := sdk.NewClientSideConnection(c, stdin, gated{io.TeeReader(stdout, head), open})
 	conn.SetLogger(discardLogger())
 	close(open)
 	// A write to an agent that is gone fails rather than blocks.
@@ -85,12 +92,17 @@ func Run(ctx context.Context, stdin io.WriteCloser, stdout io.Reader, t Turn) er
 		case <-ended:
 		}
 	}()
-	init, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+	ictx, cancel := context.WithTimeout(ctx, initTimeout)
+	defer cancel()
+	init, err := conn.Initialize(ictx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientInfo: &sdk.Implementation{Name: clientName, Version: "1"},
 		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 			Terminal: true}})
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s", initTimeout)
+	}
 	if err != nil {
-		return failed("initialize", err)
+		return head.explain(failed("initialize", err))
 	}
 	mcp := []sdk.McpServer{}
 	if t.MCPURL != "" {
@@ -102,12 +114,12 @@ func Run(ctx context.Context, stdin io.WriteCloser, stdout io.Reader, t Turn) er
 	}
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: t.Cwd, McpServers: mcp})
 	if err != nil {
-		return failed("session/new", err)
+		return head.explain(failed("session/new", err))
 	}
 	t.Emit(runtime.Event{Kind: runtime.KindSession, Session: string(sess.SessionId)})
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(t.Prompt)}})
 	if err != nil {
-		return failed("session/prompt", err)
+		return head.explain(failed("session/prompt", err))
 	}
 	c.final(res.StopReason)
 	return nil

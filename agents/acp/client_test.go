@@ -234,7 +234,7 @@ func TestRunFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = Run(ctx, nopCloser{io.Discard}, strings.NewReader("Welcome!\n"), Turn{Prompt: "x", Emit: func(runtime.Event) {}})
-	if err == nil || !strings.Contains(err.Error(), "initialize") {
+	if err == nil || !strings.Contains(err.Error(), "initialize") || !strings.Contains(err.Error(), `not ACP JSON-RPC: "Welcome!"`) {
 		t.Fatalf("garbage: %v", err)
 	}
 }

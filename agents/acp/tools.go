@@ -2,13 +2,17 @@ package acp
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
 )
 
@@ -130,6 +134,38 @@ type gated struct {
 func (g gated) Read(p []byte) (int, error) {
 	<-g.open
 	return g.r.Read(p)
+}
+
+// firstLine keeps the start of the agent's stdout, so that a program
+// that is not an ACP agent is named by what it printed.
+type firstLine struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := 200 - len(f.b); n > 0 {
+		f.b = append(f.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// explain adds the agent's first line to err when it is not JSON-RPC.
+func (f *firstLine) explain(err error) error {
+	f.mu.Lock()
+	line, _, _ := strings.Cut(string(f.b), "\n")
+	f.mu.Unlock()
+	line = strings.TrimSpace(line)
+	if err == nil || line == "" || strings.HasPrefix(line, "{") {
+		return err
+	}
+	var be *bullpen.Error
+	if errors.As(err, &be) {
+		return bullpen.Errorf(be.Code, "%s; its output is not ACP JSON-RPC: %q", be.Message, line)
+	}
+	return fmt.Errorf("%w; its output is not ACP JSON-RPC: %q", err, line)
 }
 
 // discardLogger silences the SDK's own log: what matters reaches the

@@ -180,3 +180,35 @@ func TestACPFilesInSandbox(t *testing.T) {
 		t.Fatalf("the file is on the host at %s", path)
 	}
 }
+
+// TestACPMisbehavesEndToEnd: runtime acp with a command line of the
+// sandbox image that is not an ACP agent ends its turn with a notice that
+// says why, through the real server and sandbox.
+func TestACPMisbehavesEndToEnd(t *testing.T) {
+	cases := []struct{ name, command, notice string }{
+		{"garbage", "echo Welcome to my agent", `its output is not ACP JSON-RPC: "Welcome to my agent"`},
+		{"exit", "ls /no/such/dir", "acp exited with status 2: ls: cannot access '/no/such/dir'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := newCLIOffice(t, "anthropic", "http://127.0.0.1:9")
+			eng := o.hire(bullpen.RuntimeACP, "anthropic", "claude-sonnet-4-5", func(r *bullpen.Role) { r.Command = c.command })
+			since := o.m.Office.Hub().Last()
+			o.say(0, "@engineer do something")
+			turn, ev := o.waitTurnEnd(eng, since, time.Minute)
+			if ev.Type != bullpen.EventTurnFailed || !strings.Contains(turn.Error, c.notice) {
+				t.Fatalf("turn ended %s with %q, want it failed with %q", ev.Type, turn.Error, c.notice)
+			}
+			notice := false
+			for _, ev := range o.events(since) {
+				var m bullpen.Message
+				if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil && m.AuthorID == eng.ID {
+					notice = notice || strings.Contains(m.Body, c.notice)
+				}
+			}
+			if !notice {
+				t.Fatal("no notice in the channel")
+			}
+		})
+	}
+}
