@@ -97,14 +97,16 @@ func TestACPBudgetStop(t *testing.T) {
 				t.Fatalf("the provider got %d requests over the budget", n)
 			}
 			stopped := false
+			var bodies []string
 			for _, ev := range o.events(since) {
 				var m bullpen.Message
 				if ev.Type == bullpen.EventMessagePosted && json.Unmarshal(ev.Payload, &m) == nil {
 					stopped = stopped || strings.Contains(m.Body, "Its CLI run was stopped.")
+					bodies = append(bodies, m.Body)
 				}
 			}
 			if !stopped {
-				t.Fatal("no budget notice saying the run was stopped")
+				t.Fatalf("no budget notice saying the run was stopped in %q", bodies)
 			}
 			r := o.inSandbox(eng, "", "python3", "-c",
 				"import os; me=os.getpid(); print([open('/proc/%s/cmdline'%p).read() for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)])")
