@@ -66,5 +66,8 @@ func validateCommand(r *bullpen.Role, file string) error {
 	if _, err := runtime.ParseACP(r.Command); err != nil {
 		return invalid(file, "command", "%s", bullpen.ErrorMessage(err))
 	}
+	if r.Resume {
+		return invalid(file, "resume", "runtime %s starts a fresh ACP session every turn", bullpen.RuntimeACP)
+	}
 	return nil
 }

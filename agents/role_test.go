@@ -74,6 +74,7 @@ func TestParseRole(t *testing.T) {
 		name, file, body, field string
 	}{
 		{"acp without a command", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: acp", 1), "command"},
+		{"resume with acp", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: acp\ncommand: codex-acp\nresume: true", 1), "resume"},
 		{"command without acp", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: codex\ncommand: codex-acp", 1), "command"},
 		{"no front matter", "x.md", "just text", "front matter"},
 		{"unclosed front matter", "x.md", "---\nhandle: qa\n", "front matter"},
