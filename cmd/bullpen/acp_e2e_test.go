@@ -214,3 +214,50 @@ func TestACPMisbehavesEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestACPHungKilledAtDeadline: an ACP agent whose terminal left a
+// sleeper behind (setsid, out of its session) and whose model then never
+// answers is killed at the turn deadline with everything it and its
+// terminals started: the channel is told and no process is left in the
+// sandbox.
+func TestACPHungKilledAtDeadline(t *testing.T) {
+	n := 0
+	fake := llmtest.NewFakeAnthropic(func(c llmtest.CapturedRequest) llmtest.Reply {
+		if len(c.Tools) == 0 {
+			return llmtest.Reply{Text: "Long job"}
+		}
+		if n++; n == 1 {
+			args, _ := json.Marshal(map[string]any{"command": "setsid sleep 3000 >/dev/null 2>&1 < /dev/null & echo started",
+				"description": "start a long job", "timeout": 600000})
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "mcp__acp__Bash", Arguments: args}}}
+		}
+		return llmtest.Reply{Text: "never", Delay: time.Hour}
+	})
+	defer fake.Close()
+	o := newCLIOffice(t, "anthropic", fake.URL, runtime.ACP{Agent: runtime.ACPClaudeCode})
+	eng := o.hire(bullpen.RuntimeACP, "anthropic", "claude-sonnet-4-5", func(r *bullpen.Role) {
+		r.Command = runtime.ACPClaudeCode
+		r.Timeouts.Turn = bullpen.Duration(90 * time.Second) // its start takes long on a loaded machine
+	})
+	since := o.m.Office.Hub().Last()
+	o.say(0, "@engineer start a long job")
+	turn, _ := o.waitTurnEnd(eng, since, 3*time.Minute)
+	if turn.Error != "limit: "+bullpen.LimitDeadline || n < 1 {
+		t.Fatalf("turn ended with %q after %d model calls, want the deadline limit after the terminal started", turn.Error, n)
+	}
+	started := false
+	for _, ev := range o.events(since) {
+		if ev.Type == bullpen.EventToolStarted {
+			te, _ := bullpen.ToolOf(ev)
+			started = started || (te.Tool == "Bash" && strings.Contains(string(te.Arguments), "sleep 3000"))
+		}
+	}
+	if !started {
+		t.Fatal("the terminal's command never started")
+	}
+	r := o.inSandbox(eng, "", "python3", "-c",
+		"import os; me=os.getpid(); print([open('/proc/%s/cmdline'%p).read() for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me)])")
+	if got := strings.TrimSpace(string(r.Stdout)); got != "[]" {
+		t.Fatalf("processes left in the sandbox after the deadline: %s", got)
+	}
+}
