@@ -29,7 +29,7 @@ generate:
 
 ## bench: build, run every benchmark three times and print one table of figures, targets and load (as root; about 25 minutes; BENCH_FLAGS=-quick for a short check)
 bench:
-	$(GO) run ./cmd/bullpen-bench $(BENCH_FLAGS)
+	$(GO) run ./bench $(BENCH_FLAGS)
 
 ## screenshots: start a seeded demo office (real sandboxes: run as root) and write docs/screenshots/*.png at 1400x900, 1024x768 and 800x700 with headless Chromium
 screenshots:

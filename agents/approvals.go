@@ -56,9 +56,11 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 	if err != nil {
 		return prev, err
 	}
-	c, err := s.db.Channel(ctx, prev.ChannelID)
-	if err != nil {
-		return prev, err
+	var c bullpen.Channel // none for an approval asked outside a channel
+	if prev.ChannelID != 0 {
+		if c, err = s.db.Channel(ctx, prev.ChannelID); err != nil {
+			return prev, err
+		}
 	}
 	if c.Kind == bullpen.ChannelDM && !actor.IsAdmin && !containsID(c.MemberIDs, actor.ID) {
 		return prev, bullpen.Errorf(bullpen.ENOTFOUND, "approval %d not found", id)
@@ -70,6 +72,11 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 	agent, err := s.db.Member(ctx, prev.AgentID)
 	if err != nil {
 		return prev, err
+	}
+	if prev.Tool == ToolCLINetwork && !actor.IsAdmin {
+		// An agent's network policy is part of its role, which only
+		// admins set: only they open a network to it.
+		return prev, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can answer approval %d: it opens a network to @%s's agent CLI", id, agent.Handle)
 	}
 	var a Approval
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
@@ -177,6 +184,10 @@ func (s *Service) Approvals(ctx context.Context, actor bullpen.Member, state str
 	}
 	out := all[:0]
 	for _, a := range all {
+		if a.ChannelID == 0 { // asked outside a channel: every member sees it
+			out = append(out, a)
+			continue
+		}
 		c, err := s.db.Channel(ctx, a.ChannelID)
 		if err != nil {
 			return nil, err

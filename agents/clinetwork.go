@@ -82,22 +82,49 @@ func (s *Service) cliSandbox(ctx context.Context, e *turnEnv, runtime string) (b
 }
 
 // askNetwork stores an approval request for an agent CLI's network
-// policy, with its event, in the turn that found it unasked.
+// policy, with its event, in the turn that found it unasked (an agent
+// hired before policies were asked at hire).
 func (s *Service) askNetwork(ctx context.Context, e *turnEnv, policy string) (bullpen.NetworkApproval, error) {
 	var a bullpen.Approval
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		a, err = tx.CreateApproval(bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
-			ThreadID: e.thread, Tool: ToolCLINetwork, Arguments: policy,
-			Reason: "the agent CLI's own commands would reach this network unseen (" + policy + ")"})
-		if err != nil {
-			return err
-		}
-		if err := tx.AskNetwork(e.agent.ID, policy, a.ID); err != nil {
-			return err
-		}
-		_, err = tx.Emit(bullpen.EventApprovalRequested, e.channel.ID, e.aud, bullpen.ApprovalEvent{Approval: a, Handle: e.agent.Handle})
+		a, err = askNetworkTx(tx, bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
+			ThreadID: e.thread}, e.agent.Handle, policy, e.aud)
 		return err
 	})
 	return bullpen.NetworkApproval{Policy: policy, State: bullpen.ApprovalPending, ApprovalID: a.ID}, err
+}
+
+// askNetworkOnHire asks the humans, in the hire's or edit's transaction,
+// for the network policy of an agent whose role runs a CLI in a sandbox
+// with network: outside any turn and channel, so the approval is there
+// before the agent's first turn and shows on its card. Nothing is asked
+// for the built-in loop, a sandbox without network, or a policy whose
+// approval stands.
+func askNetworkOnHire(tx *store.Tx, agent bullpen.Member, r bullpen.Role) error {
+	policy := networkPolicy(r.Sandbox)
+	if !isCLI(r) || policy == "" {
+		return nil
+	}
+	if _, err := tx.NetworkApproval(agent.ID, policy); err == nil || !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return err
+	}
+	_, err := askNetworkTx(tx, bullpen.Approval{AgentID: agent.ID}, agent.Handle, policy, nil)
+	return err
+}
+
+// askNetworkTx stores the approval request a (its agent, and its turn and
+// channel when asked in one) for policy, and its event.
+func askNetworkTx(tx *store.Tx, a bullpen.Approval, handle, policy string, aud []int64) (bullpen.Approval, error) {
+	a.Tool, a.Arguments = ToolCLINetwork, policy
+	a.Reason = "the agent CLI's own commands would reach this network unseen (" + policy + ")"
+	a, err := tx.CreateApproval(a)
+	if err != nil {
+		return a, err
+	}
+	if err := tx.AskNetwork(a.AgentID, policy, a.ID); err != nil {
+		return a, err
+	}
+	_, err = tx.Emit(bullpen.EventApprovalRequested, a.ChannelID, aud, bullpen.ApprovalEvent{Approval: a, Handle: handle})
+	return a, err
 }

@@ -27,8 +27,6 @@ type gatewayTurns struct {
 }
 
 type gatewayTurn struct {
-	usage llm.Usage
-	steps int
 	stop  gateway.Budget // the budget that stopped the turn; Limit "" if none
 	env   *turnEnv       // the running turn, when its runtime attached it
 	slots chan struct{}  // the turn's calls in flight (gatewayslots.go)
@@ -120,18 +118,13 @@ func (s *Service) Settle(ctx context.Context, turnID int64, r gateway.Reservatio
 	if !complete {
 		u = llm.Usage{InputTokens: r.Input, OutputTokens: r.Output}
 	}
-	var charged bool
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		var err error
-		charged, err = tx.SettleReservation(r.ID, store.TurnTokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
+		_, err := tx.SettleReservation(r.ID, store.TurnTokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
 			CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("agents: settle tokens of turn %d: %w", turnID, err)
-	}
-	if charged && u != (llm.Usage{}) {
-		s.gw.ifPresent(turnID, func(t *gatewayTurn) { t.usage, t.steps = t.usage.Add(u), t.steps+1 })
 	}
 	return nil
 }
@@ -227,16 +220,16 @@ func (s *Service) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, 
 	return t, m, role, err
 }
 
-// gatewayOutcome folds what the gateway did for a turn into its outcome:
-// the tokens and model calls of its CLI, and a budget stop, which ends
-// the turn as limited even though the CLI, refused, may have failed.
-func (s *Service) gatewayOutcome(e *turnEnv, state, errMsg *string) (llm.Usage, int) {
+// gatewayOutcome folds a budget stop at the gateway into a turn's
+// outcome: the turn ends as limited even though the CLI, refused, may have
+// failed. (The CLI's tokens and model calls are on the turn's row: each
+// call was charged there as it settled.)
+func (s *Service) gatewayOutcome(e *turnEnv, state, errMsg *string) {
 	s.gw.awaitIdle(e.turn.ID, settleWait) // calls cut off with the CLI settle first
 	gw := s.gw.take(e.turn.ID)
 	if gw.stop.Limit != "" && *state == bullpen.TurnFailed {
 		*state, *errMsg = bullpen.TurnDone, "limit: "+gw.stop.Limit
 	}
-	return e.usage.Add(gw.usage), e.steps + gw.steps
 }
 
 // UpstreamLookup finds the provider named name for the gateway; ok is

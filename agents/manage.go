@@ -52,8 +52,10 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.Hir
 		if err != nil {
 			return err
 		}
-		_, err = tx.Emit(bullpen.EventAgentHired, 0, nil, s.view(m, a))
-		return err
+		if _, err = tx.Emit(bullpen.EventAgentHired, 0, nil, s.view(m, a)); err != nil {
+			return err
+		}
+		return askNetworkOnHire(tx, m, role)
 	})
 	if err != nil {
 		return bullpen.Hired{}, err
@@ -152,8 +154,10 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 			}
 		}
 		a.Spec = string(spec)
-		_, err := tx.Emit(bullpen.EventAgentUpdated, 0, nil, s.view(m, a))
-		return err
+		if _, err := tx.Emit(bullpen.EventAgentUpdated, 0, nil, s.view(m, a)); err != nil {
+			return err
+		}
+		return askNetworkOnHire(tx, m, r)
 	})
 	if err != nil {
 		return bullpen.AgentView{}, err

@@ -73,7 +73,7 @@ func (s *Service) pruneLoop(ctx context.Context) {
 func (s *Service) prune(ctx context.Context) (store.PruneResult, error) {
 	res, err := s.db.PruneTurnRecords(ctx, s.cfg.Now().Add(-s.cfg.TurnRetention), bigToolResult)
 	if err == nil && res != (store.PruneResult{}) {
-		s.log.Info("pruned turn records past retention", "model_calls", res.ModelCalls, "tool_results", res.ToolResults,
+		s.log.Info("pruned turn records past retention", "model_calls", res.ModelCalls, "tool_results", res.ToolResults, "responses", res.Responses,
 			"retention", s.cfg.TurnRetention.String())
 	}
 	return res, err

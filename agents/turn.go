@@ -397,11 +397,11 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 		return e.lost
 	}
 	s.heldUpNotice(ctx, e)
-	usage, steps := s.gatewayOutcome(e, &state, &errMsg)
-	t := e.turn
-	t.State, t.Steps, t.Error = state, steps, errMsg
-	t.InputTokens, t.CachedInputTokens = usage.InputTokens, usage.CachedInputTokens
-	t.CacheWriteTokens, t.OutputTokens = usage.CacheWriteTokens, usage.OutputTokens
+	s.gatewayOutcome(e, &state, &errMsg)
+	t := e.turn // the gateway's calls are on the row already: add this process's own
+	t.State, t.Steps, t.Error = state, e.steps, errMsg
+	t.InputTokens, t.CachedInputTokens = e.usage.InputTokens, e.usage.CachedInputTokens
+	t.CacheWriteTokens, t.OutputTokens = e.usage.CacheWriteTokens, e.usage.OutputTokens
 	if e.provider != nil {
 		t.Provider = e.providerName()
 	}
@@ -413,13 +413,19 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 		typ = bullpen.EventTurnFailed
 	}
 	p := bullpen.TurnEvent{TurnID: t.ID, AgentID: t.AgentID, Handle: e.agent.Handle, Provider: t.Provider, Model: t.Model,
-		Steps: steps, DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Usage: usageOf(usage), Error: errMsg, Simulated: e.simulated}
+		DurationMS: s.cfg.Now().Sub(e.started).Milliseconds(), Error: errMsg, Simulated: e.simulated}
 	return s.retryWrite(ctx, e, "finish turn", func() error {
 		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 			if err := tx.FinishTurn(t, wakeState); err != nil {
 				return err
 			}
-			_, err := tx.Emit(typ, t.ChannelID, e.aud, p)
+			steps, tot, err := tx.TurnTotals(t.ID)
+			if err != nil {
+				return err
+			}
+			p.Steps, p.Usage = steps, usageOf(llm.Usage{InputTokens: tot.Input, CachedInputTokens: tot.CachedInput,
+				CacheWriteTokens: tot.CacheWrite, OutputTokens: tot.Output})
+			_, err = tx.Emit(typ, t.ChannelID, e.aud, p)
 			return err
 		})
 		return err

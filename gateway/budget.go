@@ -51,6 +51,8 @@ func outputFields(api, model string) []string {
 		return []string{"max_tokens"}
 	case apiResponses:
 		return []string{"max_output_tokens"}
+	case apiCompact:
+		return nil // /responses/compact takes no output limit
 	}
 	// OpenAI's reasoning models refuse max_tokens; every other
 	// OpenAI-compatible server knows it.
@@ -98,6 +100,9 @@ func (g *Gateway) reserve(ctx context.Context, c *call) error {
 		return bullpen.Errorf(bullpen.ERATELIMIT, "%s", b.Detail)
 	}
 	c.res = &res
+	if len(fields) == 0 {
+		return nil
+	}
 	// Each limit the request sets is clamped (one it keeps under the grant
 	// is left as sent); a request without one gets the API's field.
 	body, present := c.body, false

@@ -55,7 +55,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	rec.charge = chargeUsage
-	if err := g.relay(w, resp, rec, wd, sec); err != nil {
+	if err := g.relay(w, resp, rec, wd, sec, c.tee); err != nil {
 		rec.err = wd.explain(err).Error()
 		rec.charge = chargeFull // the usage, if any, is not the whole answer's
 	}
@@ -90,7 +90,7 @@ func (g *Gateway) upstreamFailed(w http.ResponseWriter, r *http.Request, c *call
 // redacted (headers and body, also a secret split across two chunks),
 // flushing each chunk as it arrives, and tees it into the record and the
 // usage reader.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record, wd *watchdog, sec *redact.Secrets) error {
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record, wd *watchdog, sec *redact.Secrets, tee io.Writer) error {
 	copyHeader(w.Header(), resp.Header, sec)
 	// Without a length the answer ends only when the handler returns, after
 	// its usage and record are stored: a CLI that has read its answers has
@@ -106,6 +106,9 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, rec *record,
 		if n > 0 {
 			wd.pause() // a slow client is not a silent provider
 			rec.usage.Write(buf[:n])
+			if tee != nil {
+				_, _ = tee.Write(buf[:n])
+			}
 			if _, werr := out.Write(buf[:n]); werr != nil {
 				return errors.New("the client went away")
 			}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -68,7 +69,18 @@ type Upstream struct {
 	OAuthToken string
 	Model      string // the provider's default model, recorded when a request names none
 	Name       string // a label for records, such as "anthropic"
+	// API says how an OpenAI-compatible provider serves /responses:
+	// APIResponses natively, APIChat not at all (the gateway translates
+	// to Chat Completions), "" unknown: tried natively, and translated
+	// from then on if the provider answers 404 or 405.
+	API string
 }
+
+// Values of Upstream.API.
+const (
+	APIResponses = "responses"
+	APIChat      = "chat"
+)
 
 // Upstreams says which provider serves an agent.
 type Upstreams interface {
@@ -120,6 +132,9 @@ type Config struct {
 	Upstreams Upstreams
 	Turns     Turns
 	Recorder  Recorder // nil: calls are not recorded
+	// Responses keeps Responses answers for previous_response_id and the
+	// gateway's compaction summaries; nil: a MemoryResponses.
+	Responses ResponseStore
 	// Secrets are blanked in every answer (headers and body, 2xx too),
 	// record and log line; each upstream's credentials and base URL's
 	// user information are added as they are used. Nil: a set of the
@@ -147,6 +162,9 @@ type Gateway struct {
 	cfg    Config
 	client *http.Client
 	mux    *http.ServeMux
+	// chatOnly holds the base URLs of providers found to have no
+	// /responses (Upstream.API ""), so the gateway translates at once.
+	chatOnly sync.Map
 }
 
 // New returns the gateway handler. Its paths start with /anthropic and
@@ -159,6 +177,9 @@ func New(cfg Config) http.Handler {
 	g.mux = http.NewServeMux()
 	for _, e := range endpoints {
 		g.mux.Handle(e.method+" "+e.path, g.endpoint(e))
+	}
+	for _, op := range responsesOps {
+		g.mux.Handle("POST "+op.path, g.responses(op))
 	}
 	g.mux.HandleFunc("/anthropic/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, KindAnthropic, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
@@ -188,6 +209,9 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Responses == nil {
+		c.Responses = NewMemoryResponses(0)
 	}
 	if c.Secrets == nil {
 		c.Secrets = redact.New()

@@ -30,6 +30,7 @@ const (
 	apiMessages  = "messages"
 	apiChat      = "chat"
 	apiResponses = "responses"
+	apiCompact   = "compact" // usage as Responses', no output limit to clamp
 )
 
 // endpoints are the paths the vendors' SDKs use below their base URLs.
@@ -38,7 +39,6 @@ var endpoints = []endpoint{
 	{"POST", "/anthropic/v1/messages", KindAnthropic, "/v1/messages", apiMessages},
 	{"POST", "/anthropic/v1/messages/count_tokens", KindAnthropic, "/v1/messages/count_tokens", ""},
 	{"POST", "/openai/v1/chat/completions", KindOpenAI, "/chat/completions", apiChat},
-	{"POST", "/openai/v1/responses", KindOpenAI, "/responses", apiResponses},
 	{"GET", "/openai/v1/models", KindOpenAI, "/models", ""},
 }
 
@@ -54,6 +54,7 @@ type call struct {
 	stream  bool // the client asked for a stream
 	started time.Time
 	res     *Reservation // the call's tokens reserved, until settled
+	tee     io.Writer    // also gets a successful answer's bytes, before the client
 }
 
 func (g *Gateway) endpoint(ep endpoint) http.Handler {
@@ -71,6 +72,18 @@ func (g *Gateway) endpoint(ep endpoint) http.Handler {
 // agent's provider and reserves the call's tokens. Nothing is forwarded
 // unless it returns nil.
 func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := g.admit(w, r, c); err != nil {
+		return err
+	}
+	if c.ep.api == "" {
+		return nil
+	}
+	return g.reserve(r.Context(), c)
+}
+
+// admit authenticates the request, reads and checks its body and finds
+// the agent's provider.
+func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, c *call) error {
 	ctx := r.Context()
 	if err := g.authenticate(ctx, r.Header, c); err != nil {
 		return err
@@ -90,10 +103,7 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, c *call) error
 	if c.model == "" {
 		c.model = up.Model
 	}
-	if c.ep.api == "" {
-		return nil
-	}
-	return g.reserve(ctx, c)
+	return nil
 }
 
 // authenticate resolves the request's turn token: x-api-key (Claude Code

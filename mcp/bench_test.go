@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkToolCall measures one tools/call round trip through the real
-// server's /mcp, as an agent CLI makes it: Fiber's adaptor, the token
+// server's /mcp, as an agent CLI makes it: the streaming adaptor, the token
 // check, the SDK, the agents service and the two tool events'
 // transactions, on SQLite. The tool is read_channel of #general.
 func BenchmarkToolCall(b *testing.B) {

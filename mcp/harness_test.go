@@ -21,6 +21,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // (not started: no turns run) and one agent, @tester, with tools.
 type testOffice struct {
 	off   *office.Office
+	db    *store.DB
 	svc   *agents.Service
 	admin bullpen.Member
 	agent bullpen.Member
@@ -35,7 +36,7 @@ func openAgents(tb testing.TB, tools []string) *testOffice {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	o := &testOffice{}
+	o := &testOffice{db: db}
 	if o.off, err = office.New(ctx, db, office.Config{}); err != nil {
 		tb.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
@@ -50,6 +51,18 @@ type ToolSource interface {
 type Deps struct {
 	Auth  Authenticator
 	Tools ToolSource
+	// Office, Wiki and Turns, where set, are offered as resources,
+	// prompts and completion, always read as the caller.
+	Office Office
+	Wiki   Wiki
+	Turns  Turns
+	// Fixtures adds the MCP conformance suite's fixture tools, resources
+	// and prompts (test_*, test://…) for TestMCPConformance; never on in
+	// an office (bullpen serve --mcp-conformance).
+	Fixtures bool
+	// AskWait is how long ask_agent waits for the answer for a client
+	// without the Tasks extension (default 2 minutes).
+	AskWait time.Duration
 	// Version is reported to clients as the server's version.
 	Version string
 	Logger  *slog.Logger
@@ -65,20 +78,26 @@ type handler struct {
 // New returns the endpoint as a plain http.Handler: web mounts it at /mcp,
 // and it can serve any other listener (a sandbox's unix socket) as is.
 //
-// It runs stateless with JSON responses: every POST is answered in one
-// application/json body, so it needs no session affinity, survives a
-// restart between requests, and passes through buffering adapters (Fiber's
-// fasthttp adaptor cannot stream SSE). Tools answer in one result, so
-// nothing is lost. GET (a server-to-client stream) is 405.
+// It runs stateless: no session lives in the process, so any replica
+// answers any request and a restart between requests loses nothing. It
+// speaks MCP 2026-07-28 (server/discover, per-request _meta, no
+// initialize) and the earlier revisions (initialize on every request,
+// answered without an Mcp-Session-Id). Answers are server-sent event
+// streams, so a long tool's progress reaches the client while it runs;
+// a subscriptions/listen stream stays open, quiet, until the client
+// closes it. GET (the old server-to-client stream) is 405.
 func New(deps Deps) http.Handler {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
+	}
+	if deps.AskWait <= 0 {
+		deps.AskWait = 2 * time.Minute
 	}
 	if deps.Version == "" {
 		deps.Version = "dev"
 	}
 	h := &handler{deps: deps, sdkLog: slog.New(minLevel{deps.Logger.Handler(), slog.LevelWarn})}
-	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{Stateless: true})
 	return h
 }
 
@@ -102,7 +121,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if refuseBadText(w, r) {
 		return
 	}
+	if h.serveTasks(w, r, c) {
+		return
+	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+}
+
+// may reports whether the caller's role has the tool.
+func (c *caller) may(tool string) bool {
+	for _, t := range c.tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *handler) authenticate(r *http.Request) (*caller, error) {

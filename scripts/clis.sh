@@ -18,6 +18,9 @@ clis=(
 	"opencode-ai@1.18.33"
 	"@zed-industries/claude-code-acp@0.16.2"
 	"@zed-industries/codex-acp@0.16.0"
+	# not a CLI: the official OpenAI SDK, the Responses client that
+	# cmd/bullpen's TestResponsesSDKInSandbox runs inside a sandbox.
+	"openai@7.59.0"
 )
 
 for tool in node npm; do

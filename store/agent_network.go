@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"gorm.io/gorm"
 )
 
 type networkApprovalRow struct {
@@ -43,8 +44,14 @@ func (tx *Tx) AnswerNetwork(approvalID int64, state string, by int64) error {
 }
 
 // ForgetNetwork voids every network approval of an agent (its policy
-// changed).
+// changed): a request still pending is closed as denied, so nobody
+// approves a policy the agent no longer has.
 func (tx *Tx) ForgetNetwork(agentID int64) error {
+	voided := tx.g.Model(&networkApprovalRow{}).Select("approval_id").Where("agent_id = ?", agentID)
+	if err := tx.g.Model(&approvalRow{}).Where("id IN (?) AND state = ?", voided, bullpen.ApprovalPending).
+		Updates(map[string]any{"state": bullpen.ApprovalDenied, "note": "voided: the agent's network policy changed", "answered_at": tx.now}).Error; err != nil {
+		return fmt.Errorf("store: void network approvals: %w", err)
+	}
 	if err := tx.g.Where("agent_id = ?", agentID).Delete(&networkApprovalRow{}).Error; err != nil {
 		return fmt.Errorf("store: forget network approvals: %w", err)
 	}
@@ -54,8 +61,17 @@ func (tx *Tx) ForgetNetwork(agentID int64) error {
 // NetworkApproval returns where an agent's network policy stands;
 // ENOTFOUND when no human was asked about it.
 func (db *DB) NetworkApproval(ctx context.Context, agentID int64, policy string) (bullpen.NetworkApproval, error) {
+	return networkApproval(db.read(ctx), agentID, policy)
+}
+
+// NetworkApproval is DB.NetworkApproval inside a transaction.
+func (tx *Tx) NetworkApproval(agentID int64, policy string) (bullpen.NetworkApproval, error) {
+	return networkApproval(tx.g, agentID, policy)
+}
+
+func networkApproval(g *gorm.DB, agentID int64, policy string) (bullpen.NetworkApproval, error) {
 	var row networkApprovalRow
-	if err := db.read(ctx).Where("agent_id = ? AND policy = ?", agentID, policy).First(&row).Error; err != nil {
+	if err := g.Where("agent_id = ? AND policy = ?", agentID, policy).First(&row).Error; err != nil {
 		return bullpen.NetworkApproval{}, notFound(err, "no network approval for agent %d", agentID)
 	}
 	return bullpen.NetworkApproval{Policy: row.Policy, State: row.State, ApprovalID: row.ApprovalID,

@@ -14,10 +14,12 @@ import (
 type PruneResult struct {
 	ModelCalls  int64 // model-call records deleted
 	ToolResults int64 // tool-call results emptied
+	Responses   int64 // gateway responses (previous_response_id) deleted
 }
 
-// PruneTurnRecords deletes the model calls of turns that started before
-// cutoff and are no longer running, and empties their tool calls' results
+// PruneTurnRecords deletes the model calls (and the gateway's kept
+// Responses answers) of turns that started before cutoff and are no
+// longer running, and empties their tool calls' results
 // longer than bigResult characters (the call itself, its arguments and outcome
 // stay). The turn rows and their usage stay: budgets and the turn list
 // still count them.
@@ -36,6 +38,11 @@ func (db *DB) PruneTurnRecords(ctx context.Context, cutoff time.Time, bigResult 
 			return fmt.Errorf("store: prune tool results: %w", up.Error)
 		}
 		res.ToolResults = up.RowsAffected
+		gone := tx.g.Where("turn_id IN (?)", old).Delete(&gatewayResponseRow{})
+		if gone.Error != nil {
+			return fmt.Errorf("store: prune gateway responses: %w", gone.Error)
+		}
+		res.Responses = gone.RowsAffected
 		return nil
 	})
 	return res, err

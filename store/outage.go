@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"syscall"
 
 	"github.com/bullpen-hq/bullpen"
@@ -35,6 +34,15 @@ func IsOutage(err error) bool {
 	if o := (outage{}); errors.As(err, &o) {
 		return true // a write's failure, already answered as unavailable
 	}
+	return dbFailure(err)
+}
+
+// dbFailure is the one classifier of the database's own failures: the
+// connection lost or refused, the server shutting down or starting, a
+// lock held too long, an I/O error, a full or read-only disk. Errors that
+// already carry a code (bad input, conflicts), and a caller that went
+// away, are not.
+func dbFailure(err error) bool {
 	if err == nil || bullpen.ErrorCode(err) != bullpen.EINTERNAL || errors.Is(err, context.Canceled) {
 		return false
 	}
@@ -43,8 +51,8 @@ func IsOutage(err error) bool {
 		class := pg.Code[:min(2, len(pg.Code))]
 		// 08 connection exception, 53 insufficient resources (disk full,
 		// too many connections), 57 operator intervention (shutdown,
-		// cannot connect now), 58 system error (I/O).
-		return class == "08" || class == "53" || class == "57" || class == "58"
+		// cannot connect now), 58 system error (I/O); 55P03 lock timeout.
+		return class == "08" || class == "53" || class == "57" || class == "58" || pg.Code == "55P03"
 	}
 	var lite interface{ Code() int }
 	if errors.As(err, &lite) {
@@ -52,19 +60,18 @@ func IsOutage(err error) bool {
 		case sqliteBusy, sqliteLocked, sqliteReadonly, sqliteIOErr, sqliteFull, sqliteCantOpen:
 			return true
 		}
-		return false
+	}
+	for _, e := range []error{driver.ErrBadConn, sql.ErrConnDone, io.EOF, io.ErrUnexpectedEOF, context.DeadlineExceeded,
+		syscall.ENOSPC, syscall.EIO, syscall.EROFS, syscall.EDQUOT, syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
 	var ne net.Error
-	switch {
-	case errors.As(err, &ne), pgconn.SafeToRetry(err), pgconn.Timeout(err),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, driver.ErrBadConn),
-		errors.Is(err, sql.ErrConnDone), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE):
+	if errors.As(err, &ne) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return true
 	}
-	// pgx reports a connection it lost mid-query as "conn closed" and one
-	// it could not open as "failed to connect", without a typed error.
-	msg := err.Error()
-	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "failed to connect") ||
-		strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe")
+	// The drivers report some failures only in words (pgx: "conn closed",
+	// "failed to connect"; SQLite drivers: "database is locked", …).
+	return unavailableWhy(err) != "a database error"
 }

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,7 +46,7 @@ func (db *DB) wrote(started time.Time, err error) error {
 		}
 		return nil
 	}
-	if !dbUnavailable(err) {
+	if !dbFailure(err) {
 		return err
 	}
 	if started.After(h.lastGood) && started.After(h.failed) {
@@ -80,41 +78,6 @@ func (db *DB) WriteTrouble() error {
 		return nil
 	}
 	return errors.New(h.why)
-}
-
-// dbUnavailable reports whether err is the database failing (connection
-// lost or refused, I/O error, disk full, read-only, locked too long)
-// rather than a bug or bad input. Errors that already carry a code, and
-// a caller that went away, are not.
-func dbUnavailable(err error) bool {
-	if err == nil || bullpen.ErrorCode(err) != bullpen.EINTERNAL || errors.Is(err, context.Canceled) {
-		return false
-	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS, syscall.EDQUOT, syscall.ECONNREFUSED,
-		syscall.ECONNRESET, syscall.EPIPE} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		// 08 connection, 53 resources (disk full), 57 operator
-		// intervention (shutdown), 58 system (I/O), 55P03 lock timeout.
-		class := pe.Code[:min(2, len(pe.Code))]
-		return class == "08" || class == "53" || class == "57" || class == "58" || pe.Code == "55P03"
-	}
-	if pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
-		return true
-	}
-	return unavailableWhy(err) != "a database error"
 }
 
 // sqliteTrouble are SQLite's and the drivers' texts for a database that

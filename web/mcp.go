@@ -7,7 +7,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 )
 
 // mcpPath is where agent CLIs reach the office's tools.
@@ -16,8 +15,7 @@ const mcpPath = "/mcp"
 // mcpRoutes mounts the MCP endpoint (package mcp) at /mcp. It takes its
 // own Bearer token, so neither the API's authentication nor CSRF applies;
 // the failed-authentication limit does, as for any other credential. The
-// endpoint answers every POST in one JSON body, which is what Fiber's
-// fasthttp adaptor can pass on (it buffers whole responses).
+// endpoint's streamed answers pass through unbuffered (streamHTTP).
 func (s *Server) mcpRoutes(app *fiber.App) {
 	if s.svc.MCP == nil {
 		mcpMethods(app, func(c *fiber.Ctx) error {
@@ -47,10 +45,12 @@ func (s *Server) mcpRoutes(app *fiber.App) {
 	})
 }
 
-// serveMCP runs the handler through Fiber's adaptor with the request's
-// own context. The adaptor's default is fasthttp's RequestCtx, which
-// fasthttp recycles and writes on shutdown: a database query still
-// watching it would race (the race detector caught it).
+// serveMCP runs the handler through streamHTTP with the request's own
+// context, never fasthttp's RequestCtx, which fasthttp recycles and
+// writes on shutdown: a database query still watching it would race (the
+// race detector caught it). Answers stream (server-sent events), so a
+// long tool's progress and a subscriptions/listen stream reach the
+// client as they happen.
 //
 // The context carries the connection's local address, as net/http's
 // server does, so that the SDK's DNS-rebinding guard works: a request
@@ -59,14 +59,11 @@ func (s *Server) mcpRoutes(app *fiber.App) {
 // host is exempt, since it forwards the public name.
 func (s *Server) serveMCP(c *fiber.Ctx) error {
 	ctx, cancel := context.WithCancel(c.UserContext())
-	defer cancel()
-	defer context.AfterFunc(s.ctx, cancel)() // a held request ends at shutdown
+	stop := context.AfterFunc(s.ctx, cancel) // a held request ends at shutdown
 	if !s.proxies.trusts(c.Context().RemoteIP()) {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, c.Context().LocalAddr())
 	}
-	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.svc.MCP.ServeHTTP(w, r.WithContext(ctx))
-	}))(c)
+	return streamHTTP(c, ctx, func() { stop(); cancel() }, s.svc.MCP)
 }
 
 // mcpMethods registers h for the methods of MCP's streamable HTTP

@@ -50,7 +50,7 @@ func newMCPServerWith(t *testing.T, dialect string, cfg web.Config) *mcpServer {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.New(mcp.Deps{Auth: off, Tools: svc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := mcp.New(mcp.Deps{Auth: off, Tools: svc, Office: off, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ts := serve(t, db, off, token, cfg, web.Services{Office: off, Agents: svc, MCP: h},
 		release, func() { svc.Close() })
 	return &mcpServer{testServer: ts, release: release}

@@ -14,16 +14,17 @@ import (
 	"github.com/bullpen-hq/bullpen/web"
 )
 
-// An agent's token lists exactly its role's tools and posts as the agent.
+// An agent's token lists exactly its role's tools (and ask_agent, which
+// posts, where the role may post) and posts as the agent.
 func TestMCPAgentToolsAndPost(t *testing.T) {
 	eachDialect(t, func(t *testing.T, ts *mcpServer) {
 		scribe, tok := ts.hire(t, "scribe", []string{bullpen.ToolPostMessage, bullpen.ToolReadChannel})
 		_, otherTok := ts.hire(t, "other", []string{bullpen.ToolListMembers, bullpen.ToolPostMessage})
 		s := ts.mustConnect(t, tok)
-		if got, want := toolNames(t, s), []string{bullpen.ToolPostMessage, bullpen.ToolReadChannel}; !slices.Equal(got, want) {
+		if got, want := toolNames(t, s), []string{"ask_agent", bullpen.ToolPostMessage, bullpen.ToolReadChannel}; !slices.Equal(got, want) {
 			t.Errorf("@scribe's tools = %v, want %v", got, want)
 		}
-		if got, want := toolNames(t, ts.mustConnect(t, otherTok)), []string{bullpen.ToolListMembers, bullpen.ToolPostMessage}; !slices.Equal(got, want) {
+		if got, want := toolNames(t, ts.mustConnect(t, otherTok)), []string{"ask_agent", bullpen.ToolListMembers, bullpen.ToolPostMessage}; !slices.Equal(got, want) {
 			t.Errorf("@other's tools = %v, want %v", got, want)
 		}
 		out, isErr := mcpCall(t, s, bullpen.ToolPostMessage, map[string]any{"body": "hello via mcp", "channel": "general"})

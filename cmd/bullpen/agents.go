@@ -84,7 +84,14 @@ func (m *Main) mcpHandler(auth mcp.Authenticator) http.Handler {
 	if m.Agents == nil {
 		return nil
 	}
-	return mcp.New(mcp.Deps{Auth: auth, Tools: m.Agents, Logger: m.Logger})
+	deps := mcp.Deps{Auth: auth, Tools: m.Agents, Turns: m.Agents, Fixtures: m.MCPConformance, Logger: m.Logger}
+	if m.Office != nil {
+		deps.Office = m.Office
+	}
+	if m.Wiki != nil {
+		deps.Wiki = m.Wiki
+	}
+	return mcp.New(deps)
 }
 
 // agentService returns the agents service for the web server (nil-safe).

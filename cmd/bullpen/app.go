@@ -40,6 +40,9 @@ type Main struct {
 	// SharedDatabase: several processes run on one PostgreSQL database
 	// and share the agents' work.
 	SharedDatabase bool
+	// MCPConformance adds the MCP conformance suite's fixtures to /mcp
+	// (for TestMCPConformance; never in an office).
+	MCPConformance bool
 	// SandboxLimits are the operator's default sandbox limits.
 	SandboxLimits sandbox.Limits
 	// Demo runs every agent on the scripted simulation (bullpen demo).
@@ -115,6 +118,7 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 		onOffVar(fs, &m.SandboxesOn, "sandboxes", "BULLPEN_SANDBOXES", true, "on or off: run sandboxes (they need root) (env BULLPEN_SANDBOXES)"),
 		m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv), m.SandboxLimits.RegisterFlags(fs, os.Getenv), m.Recording.RegisterFlags(fs, os.Getenv),
 		onOffVar(fs, &m.SharedDatabase, "shared-database", "BULLPEN_SHARED_DATABASE", false, "on or off: several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE)"),
+		onOffVar(fs, &m.MCPConformance, "mcp-conformance", "BULLPEN_MCP_CONFORMANCE", false, "on or off: add the MCP conformance suite's test tools, resources and prompts to /mcp, for running the suite only (env BULLPEN_MCP_CONFORMANCE)"),
 		m.Ops.RegisterFlags(fs)}
 	if err := fs.Parse(args); err != nil {
 		return err

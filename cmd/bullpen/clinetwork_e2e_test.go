@@ -96,9 +96,11 @@ func forward(t *testing.T, o *cliOffice, hostIf string) {
 }
 
 // TestCLINetworkNeedsApproval: a CLI role whose network policy allows an
-// outside address cannot reach it from its sandbox until a human approves
-// that policy (an agent cannot); then it can; a policy change voids the
-// approval, and the sandbox is without network again.
+// outside address is asked for at hire, before any turn, and shown on the
+// agent's card; it cannot reach the address from its sandbox until a
+// human admin approves that policy (neither an agent nor a member who is
+// not an admin can); then it can; a policy change voids the approval,
+// asks again, and the sandbox is without network until answered.
 func TestCLINetworkNeedsApproval(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (sandboxes, a network namespace)")
@@ -115,8 +117,21 @@ func TestCLINetworkNeedsApproval(t *testing.T) {
 	var hired bullpen.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &hired)
 	eng := hired.Agent.Member
-	if na := o.network(eng); na == nil || na.State != bullpen.NetworkUnasked {
-		t.Fatalf("network approval after hire = %+v, want unasked", na)
+
+	// Asked at hire: pending on the card and in the approvals list, with
+	// no turn and no channel, before the agent ever ran.
+	na := o.network(eng)
+	if na == nil || na.State != bullpen.ApprovalPending || na.ApprovalID == 0 || na.Policy != "allowlist "+outsideAddr+"/32" {
+		t.Fatalf("network approval after hire = %+v, want pending for allowlist %s/32", na, outsideAddr)
+	}
+	if hired.Agent.Network == nil || hired.Agent.Network.ApprovalID != na.ApprovalID {
+		t.Errorf("the hire's answer shows network %+v, want approval #%d", hired.Agent.Network, na.ApprovalID)
+	}
+	var pending struct{ Items []bullpen.Approval }
+	o.api.do("GET", "/approvals?state=pending", nil, http.StatusOK, &pending)
+	if len(pending.Items) != 1 || pending.Items[0].ID != na.ApprovalID || pending.Items[0].TurnID != 0 ||
+		pending.Items[0].ChannelID != 0 || pending.Items[0].Tool != "cli_network" {
+		t.Fatalf("pending approvals after hire = %+v, want only #%d for cli_network, outside any turn", pending.Items, na.ApprovalID)
 	}
 
 	turn := func(want string) string {
@@ -140,20 +155,28 @@ func TestCLINetworkNeedsApproval(t *testing.T) {
 		return strings.Join(notices, "")
 	}
 
-	// Before approval: no network, one notice, and a request for a human.
-	if n := turn("BLOCKED"); !strings.Contains(n, "not approved by a human") {
-		t.Fatalf("no notice that the CLI runs without network: %q", n)
+	// Before approval: no network, one notice naming the request.
+	if n := turn("BLOCKED"); !strings.Contains(n, "not approved by a human") || !strings.Contains(n, "#"+itoa64(na.ApprovalID)) {
+		t.Fatalf("no notice that the CLI runs without network until #%d: %q", na.ApprovalID, n)
 	}
-	na := o.network(eng)
-	if na == nil || na.State != bullpen.ApprovalPending || na.ApprovalID == 0 {
-		t.Fatalf("network approval after the first turn = %+v, want pending", na)
+	if again := o.network(eng); again == nil || again.ApprovalID != na.ApprovalID {
+		t.Fatalf("the turn asked again: %+v, want still #%d", again, na.ApprovalID)
 	}
-	// An agent cannot approve it, not even the agent itself.
+	// An agent cannot approve it, not even the agent itself; nor can a
+	// human who is not an admin.
 	agentAPI := apiClient{t: t, base: o.api.base, token: hired.Token}
 	agentAPI.do("POST", "/approvals/"+itoa64(na.ApprovalID), map[string]any{"decision": "approve"}, http.StatusForbidden, nil)
+	var bob bullpen.Member
+	o.api.do("POST", "/members", map[string]any{"handle": "bob", "display_name": "Bob", "kind": "human"}, http.StatusCreated, &bob)
+	var tok struct {
+		Secret string `json:"token"`
+	}
+	o.api.do("POST", "/tokens", map[string]any{"member_id": bob.ID, "name": "bob"}, http.StatusCreated, &tok)
+	bobAPI := apiClient{t: t, base: o.api.base, token: tok.Secret}
+	bobAPI.do("POST", "/approvals/"+itoa64(na.ApprovalID), map[string]any{"decision": "approve"}, http.StatusForbidden, nil)
 	turn("BLOCKED")
 
-	// A human approves: the CLI's sandbox reaches the allowed address.
+	// A human admin approves: the CLI's sandbox reaches the allowed address.
 	o.api.do("POST", "/approvals/"+itoa64(na.ApprovalID), map[string]any{"decision": "approve"}, http.StatusOK, nil)
 	if na := o.network(eng); na == nil || na.State != bullpen.ApprovalApproved || na.AnsweredBy != o.me.ID {
 		t.Fatalf("network approval after a human's = %+v, want approved by %d", na, o.me.ID)
@@ -162,14 +185,88 @@ func TestCLINetworkNeedsApproval(t *testing.T) {
 		t.Errorf("a network notice after approval: %q", n)
 	}
 
-	// A policy change voids the approval.
+	// A policy change voids the approval and asks again at once.
 	sb := role.Sandbox
 	sb.Allow = []string{outsideAddr + "/32", outsideNet + ".1/32"}
 	o.api.do("PATCH", "/agents/"+itoa64(eng.ID), map[string]any{"sandbox": sb}, http.StatusOK, nil)
-	if na := o.network(eng); na == nil || na.State != bullpen.NetworkUnasked {
-		t.Fatalf("network approval after a policy change = %+v, want unasked", na)
+	re := o.network(eng)
+	if re == nil || re.State != bullpen.ApprovalPending || re.ApprovalID == na.ApprovalID || !strings.Contains(re.Policy, outsideNet+".1/32") {
+		t.Fatalf("network approval after a policy change = %+v, want a new pending request for the new policy", re)
 	}
 	turn("BLOCKED")
+	// A request still pending for a policy the agent no longer has is
+	// closed by the next edit, so nobody approves it into effect.
+	sb.Network, sb.Allow = bullpen.NetworkOpen, nil
+	o.api.do("PATCH", "/agents/"+itoa64(eng.ID), map[string]any{"sandbox": sb}, http.StatusOK, nil)
+	var voided bullpen.Approval
+	o.api.do("GET", "/approvals?state=denied", nil, http.StatusOK, &pending)
+	for _, a := range pending.Items {
+		if a.ID == re.ApprovalID {
+			voided = a
+		}
+	}
+	if voided.ID == 0 || !strings.Contains(voided.Note, "voided") {
+		t.Fatalf("request #%d for the replaced policy = %+v, want denied as voided", re.ApprovalID, voided)
+	}
+	o.api.do("POST", "/approvals/"+itoa64(re.ApprovalID), map[string]any{"decision": "approve"}, http.StatusConflict, nil)
+	if last := o.network(eng); last == nil || last.State != bullpen.ApprovalPending || last.Policy != bullpen.NetworkOpen {
+		t.Fatalf("network approval after the second edit = %+v, want pending for open", last)
+	}
+}
+
+// TestCLINetworkAskedAtHire: the request is made in the hire's (or
+// edit's) transaction for every CLI runtime with a network, and for
+// nothing else: not the built-in loop, not a sandbox without network; a
+// runtime change from the built-in loop to a CLI asks.
+func TestCLINetworkAskedAtHire(t *testing.T) {
+	o := startCLIOffice(t, "anthropic", "http://127.0.0.1:9", fakeClaude(t, probeCLI))
+	role, err := o.m.Agents.Catalog().Role("starter/engineer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hire := func(handle, runtime, network string) bullpen.Member {
+		t.Helper()
+		r := role
+		r.Handle, r.Runtime, r.Provider, r.Model = handle, runtime, "anthropic", "claude-sonnet-4-5"
+		r.Sandbox.Network, r.Sandbox.Allow = network, nil
+		if network == bullpen.NetworkAllowlist {
+			r.Sandbox.Allow = []string{"10.9.8.7/32"}
+		}
+		var h bullpen.Hired
+		o.api.do("POST", "/agents", map[string]any{"spec": r}, http.StatusCreated, &h)
+		return h.Agent.Member
+	}
+	for _, c := range []struct {
+		handle, runtime, network string
+		asked                    bool
+	}{
+		{"cc-open", bullpen.RuntimeClaudeCode, bullpen.NetworkOpen, true},
+		{"codex-allow", bullpen.RuntimeCodex, bullpen.NetworkAllowlist, true},
+		{"cc-none", bullpen.RuntimeClaudeCode, bullpen.NetworkNone, false},
+		{"builtin-open", bullpen.RuntimeBuiltin, bullpen.NetworkOpen, false},
+	} {
+		na := o.network(hire(c.handle, c.runtime, c.network))
+		if got := na != nil && na.State == bullpen.ApprovalPending && na.ApprovalID != 0; got != c.asked {
+			t.Errorf("%s (%s, network %s): asked at hire = %v (%+v), want %v", c.handle, c.runtime, c.network, got, na, c.asked)
+		}
+	}
+	var b bullpen.AgentView
+	var list struct{ Items []bullpen.AgentView }
+	o.api.do("GET", "/agents", nil, http.StatusOK, &list)
+	for _, a := range list.Items {
+		if a.Member.Handle == "builtin-open" {
+			b = a
+		}
+	}
+	o.api.do("PATCH", "/agents/"+itoa64(b.Member.ID), map[string]any{"runtime": bullpen.RuntimeCodex}, http.StatusOK, nil)
+	if na := o.network(b.Member); na == nil || na.State != bullpen.ApprovalPending {
+		t.Errorf("after switching the built-in agent to codex: network %+v, want a pending request", na)
+	}
+	var pending struct{ Items []bullpen.Approval }
+	o.api.do("GET", "/approvals?state=pending", nil, http.StatusOK, &pending)
+	if len(pending.Items) != 3 {
+		t.Errorf("%d pending approvals, want 3 (two hires, one switch): %+v", len(pending.Items), pending.Items)
+	}
 }
 
 // network is the agent's network approval as the API shows it.

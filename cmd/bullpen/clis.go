@@ -108,7 +108,7 @@ func (m *Main) gatewayHandler() http.Handler {
 		return nil
 	}
 	cfg := gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(m.gatewayUpstreams()),
-		Turns: m.Agents, Recorder: m.DB, Logger: m.Logger, Secrets: m.Secrets}
+		Turns: m.Agents, Recorder: m.DB, Responses: m.DB, Logger: m.Logger, Secrets: m.Secrets}
 	if t, err := agents.TimeoutsFromEnv(os.Getenv); err == nil { // openAgents already refused bad ones
 		cfg.Timeouts = gateway.TimeoutsOf(t)
 	}

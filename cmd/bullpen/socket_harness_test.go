@@ -86,8 +86,14 @@ func (o *socketOffice) turnToken(agent bullpen.Member) string {
 // func giving its stderr and exit code.
 func (o *socketOffice) runInside(agent bullpen.Member, script string, args ...string) (<-chan string, func() (string, int)) {
 	o.t.Helper()
+	return o.runArgv(agent, append([]string{"python3", "-c", script}, args...))
+}
+
+// runArgv runs argv in agent's CLI sandbox, as runInside does.
+func (o *socketOffice) runArgv(agent bullpen.Member, argv []string) (<-chan string, func() (string, int)) {
+	o.t.Helper()
 	p, err := o.clis.RunCLI(context.Background(), agent, bullpen.SandboxSpec{}, bullpen.CLIRun{
-		Argv: append([]string{"python3", "-c", script}, args...), Timeout: 5 * time.Minute})
+		Argv: argv, Timeout: 5 * time.Minute})
 	if err != nil {
 		o.t.Fatal(err)
 	}

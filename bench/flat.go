@@ -15,7 +15,7 @@ func flatSteps(o options) []step {
 		dur = "3s"
 	}
 	loadbench := func(name, clients string) step {
-		return step{name: name, runs: o.runs, argv: []string{filepath.Join(o.tools, "bullpen-loadbench"), "-db", "sqlite",
+		return step{name: name, runs: o.runs, argv: []string{filepath.Join(o.tools, "load"), "-db", "sqlite",
 			"-clients", clients, "-rate", "1575", "-duration", dur, "-figures", "fanout" + clients}}
 	}
 	return []step{

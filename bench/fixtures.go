@@ -20,7 +20,7 @@ func buildTools(ctx context.Context, dir string, selected []step) error {
 			continue
 		}
 		t := filepath.Base(s.argv[0])
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.argv[0], "./cmd/"+t)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", s.argv[0], "./bench/"+t)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build %s: %w", t, err)

@@ -1,8 +1,8 @@
-// Command sandbox-bench measures the local sandbox runtime (package
+// Command sandbox (bench/sandbox) measures the local sandbox runtime (package
 // sandbox) on this host and compares it with bubblewrap running the same
 // command. Run it as root from the repository:
 //
-//	go run ./cmd/sandbox-bench [-n 40] [-alive 200] [-init PATH|self]
+//	go run ./bench/sandbox [-n 40] [-alive 200] [-init PATH|self]
 //
 // By default it first builds the dedicated init (cmd/bullpen-sandbox-init)
 // into a temporary directory and uses it; -init self measures the fallback

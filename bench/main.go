@@ -1,10 +1,10 @@
-// Command bullpen-bench runs every benchmark of the project and prints one
+// Command bench (make bench) runs every benchmark of the project and prints one
 // table: each figure with its target, whether the worst run met it, and the
 // machine's load average while it ran. It is `make bench`.
 //
-//	go run ./cmd/bullpen-bench              # everything, 3 runs, 10 min idle window
-//	go run ./cmd/bullpen-bench -quick       # short runs, to check the wiring
-//	go run ./cmd/bullpen-bench -only 'rest|office'
+//	go run ./bench              # everything, 3 runs, 10 min idle window
+//	go run ./bench -quick       # short runs, to check the wiring
+//	go run ./bench -only 'rest|office'
 //
 // Every command's full output is kept under -logs. Run as root: the sandbox
 // figures use real sandboxes.

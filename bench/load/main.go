@@ -1,4 +1,4 @@
-// Command bullpen-loadbench measures the office end to end on SQLite or
+// Command load (bench/load) measures the office end to end on SQLite or
 // PostgreSQL (-db): it starts the real server on a loopback port with a
 // fresh database, connects websocket clients, posts messages over the REST API
 // at a fixed rate, and prints the sustained rate and the post→delivery
@@ -6,8 +6,8 @@
 // databases and prints, besides each run, one set of figure lines for
 // the call: the lowest rate, the highest p99 and the median p50.
 //
-//	go run ./cmd/bullpen-loadbench -clients 100 -rate 2000 -duration 10s -runs 3
-//	go run ./cmd/bullpen-loadbench -db postgres -rate 1000   # server: BULLPEN_BENCH_POSTGRES_URL
+//	go run ./bench/load -clients 100 -rate 2000 -duration 10s -runs 3
+//	go run ./bench/load -db postgres -rate 1000   # server: BULLPEN_BENCH_POSTGRES_URL
 package main
 
 import (

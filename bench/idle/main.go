@@ -1,4 +1,4 @@
-// Command bullpen-idlebench measures what idle agents cost and how fast a
+// Command idle (bench/idle) measures what idle agents cost and how fast a
 // woken agent gets to work, against the real server (bin/bullpen on
 // loopback, real sandboxes, the built-in loop against a scripted
 // OpenAI-compatible model on loopback):
@@ -19,8 +19,8 @@
 //
 // It exits 1 when an idle agent made a model call or a wake failed.
 //
-//	make build && go run ./cmd/bullpen-idlebench            # -idle 10m
-//	go run ./cmd/bullpen-idlebench -idle 30s -wakes 10      # short
+//	make build && go run ./bench/idle            # -idle 10m
+//	go run ./bench/idle -idle 30s -wakes 10      # short
 //
 // -model-delay makes the scripted model take as long as a real one to
 // answer: the wake figures then show the sandbox start hidden behind it.

@@ -46,13 +46,13 @@ func steps(o options) []step {
 	}
 	return append([]step{
 		{name: "build", runs: 1, argv: []string{"bash", "scripts/build.sh"}},
-		{name: "library", runs: o.runs, argv: []string{tool("sandbox-bench"), "-init", "bin/bullpen-sandbox-init", "-n", n}},
-		{name: "rest", runs: o.runs, needs: "crun", argv: []string{tool("bullpen-restbench"), "-bin", "bin/bullpen", "-n", n}},
-		{name: "office-sqlite", runs: o.runs, argv: []string{tool("bullpen-loadbench"), "-db", "sqlite",
+		{name: "library", runs: o.runs, argv: []string{tool("sandbox"), "-init", "bin/bullpen-sandbox-init", "-n", n}},
+		{name: "rest", runs: o.runs, needs: "crun", argv: []string{tool("rest"), "-bin", "bin/bullpen", "-n", n}},
+		{name: "office-sqlite", runs: o.runs, argv: []string{tool("load"), "-db", "sqlite",
 			"-clients", "100", "-rate", "2100", "-duration", dur}},
-		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("bullpen-loadbench"), "-db", "postgres",
+		{name: "office-postgres", runs: o.runs, needs: "postgres", argv: []string{tool("load"), "-db", "postgres",
 			"-clients", "100", "-rate", "1050", "-duration", dur}},
-		{name: "idle", runs: 1, argv: []string{tool("bullpen-idlebench"), "-bin", "bin/bullpen", "-idle", o.idle.String()}},
+		{name: "idle", runs: 1, argv: []string{tool("idle"), "-bin", "bin/bullpen", "-idle", o.idle.String()}},
 		{name: "flood", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
 			"^TestSandboxOutputFloodBoundsMemory$", "./web/"}},
 		gobench("wake", "BenchmarkWakeLatency", wakeX, "./agents/"),

@@ -1,4 +1,4 @@
-// Command bullpen-restbench measures sandbox start the way users and the
+// Command rest (bench/rest) measures sandbox start the way users and the
 // public sandbox leaderboards do: at the client, through the REST API of a
 // real server (bin/bullpen on loopback), from the create request to the
 // first byte of a command's output. It runs three patterns, each n times:
@@ -14,7 +14,7 @@
 // `bwrap --unshare-all` and `crun run` (when installed) running the same
 // command, for ratios.
 //
-//	make build && go run ./cmd/bullpen-restbench -n 100
+//	make build && go run ./bench/rest -n 100
 //
 // Besides the table it prints one `figure <key> <value> <unit>` line per
 // figure (make bench reads them). Figures are loopback figures: no network
