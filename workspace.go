@@ -49,7 +49,8 @@ type CLIRun struct {
 type CLIProcess interface {
 	Stdout() io.Reader
 	Stderr() io.Reader
-	// Wait returns how the run ended, once no process of it is left.
+	// Wait returns how the run ended, once no process of it is left;
+	// it may be called again and returns the same.
 	Wait() (CLIExit, error)
 	// Close kills the run (its whole tree) if it still runs.
 	Close() error

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/acp"
@@ -22,9 +23,34 @@ func (s *Service) acpRun(ctx context.Context, e *turnEnv, a runtime.ACP, run bul
 	run.Stdin, run.Input = "", in
 	mcp := "http://127.0.0.1:" + strconv.Itoa(bullpen.CLIBridgePort) + "/mcp"
 	s.cliRun(ctx, e, a, run, func(cctx context.Context, spec bullpen.SandboxSpec, p bullpen.CLIProcess, emit func(runtime.Event)) error {
-		return acp.Run(cctx, out, p.Stdout(), acp.Turn{Cwd: bullpen.CLIWorkdir, Prompt: prompt, MCPURL: mcp, Token: token,
+		err := acp.Run(cctx, out, p.Stdout(), acp.Turn{Cwd: bullpen.CLIWorkdir, Prompt: prompt, MCPURL: mcp, Token: token,
 			Sandbox: acpSandbox{s.cfg.CLIs, e.agent, spec}, Permit: acpPermit(e.role), Emit: emit})
+		if err != nil && cctx.Err() == nil {
+			// The agent closed the connection: let it exit on its own, so
+			// the turn reports its exit status rather than our kill.
+			awaitExit(p, acpExitGrace)
+		}
+		return err
 	})
+}
+
+// acpExitGrace is how long an agent that closed its connection may take
+// to exit before the run is killed.
+const acpExitGrace = 2 * time.Second
+
+// awaitExit waits up to d for p to end.
+func awaitExit(p bullpen.CLIProcess, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		_, _ = p.Wait() // Wait may be called again: it returns the same result
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // acpSandbox starts the ACP client's fs/* and terminal/* commands in the
