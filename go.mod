@@ -36,7 +36,10 @@ require (
 	gorm.io/gorm v1.31.2
 )
 
-require connectrpc.com/connect v1.19.1 // indirect
+require (
+	connectrpc.com/connect v1.19.1
+	github.com/coder/acp-go-sdk v0.13.0
+)
 
 require (
 	github.com/a-h/parse v0.0.42 // indirect

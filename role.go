@@ -13,6 +13,10 @@ type Role struct {
 	// Runtime runs the agent's turns: RuntimeBuiltin ("" means it) or an
 	// agent CLI inside the agent's sandbox.
 	Runtime string `yaml:"runtime" json:"runtime,omitempty"`
+	// Command names the agent of runtime acp: one that ships ready
+	// (claude-code-acp, codex-acp) or the command line of any
+	// agent in the sandbox image that speaks ACP on stdio.
+	Command string `yaml:"command" json:"command,omitempty"`
 	// Resume asks a CLI runtime to continue its own session from the
 	// agent's previous turn where the CLI supports it (default: a fresh
 	// session per turn).
@@ -54,6 +58,7 @@ const (
 	RuntimeClaudeCode = "claude-code"
 	RuntimeCodex      = "codex"
 	RuntimeOpenCode   = "opencode"
+	RuntimeACP        = "acp" // any Agent Client Protocol agent (Role.Command)
 )
 
 // Network policies of an agent's sandbox.

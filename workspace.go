@@ -34,10 +34,14 @@ type FileEntry struct {
 
 // CLIRun is one run of an agent CLI in the agent's workspace.
 type CLIRun struct {
-	Argv    []string
-	Env     map[string]string
-	Dirs    []string // made (as the sandbox user) before the run
-	Stdin   string
+	Argv  []string
+	Env   map[string]string
+	Dirs  []string // made (as the sandbox user) before the run
+	Stdin string
+	// Input, when set, is the run's stdin instead of Stdin, read as the
+	// run goes (a protocol spoken over stdio, ACP); closing it closes
+	// the run's stdin.
+	Input   io.Reader
 	Timeout time.Duration // the turn's deadline: the tree is killed then
 }
 
@@ -45,7 +49,8 @@ type CLIRun struct {
 type CLIProcess interface {
 	Stdout() io.Reader
 	Stderr() io.Reader
-	// Wait returns how the run ended, once no process of it is left.
+	// Wait returns how the run ended, once no process of it is left;
+	// it may be called again and returns the same.
 	Wait() (CLIExit, error)
 	// Close kills the run (its whole tree) if it still runs.
 	Close() error

@@ -42,6 +42,9 @@ type joinedCLIs struct {
 }
 
 func (j joinedCLIs) EnsureCLI(ctx context.Context, rt runtime.Runtime) error {
+	if rt.Install().Package == "" {
+		return nil // an agent of the sandbox image (runtime acp)
+	}
 	_, err := j.in.Ensure(ctx, rt)
 	return err
 }

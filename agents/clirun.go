@@ -36,8 +36,20 @@ type cliState struct {
 // nothing left to do for the turn, which kept the agent busy.
 const cliExitGrace = 1500 * time.Millisecond
 
+// cliDriver reads one run: it hands each event to emit until the run's
+// final result, and fails when the run broke its protocol. spec is the
+// sandbox the run is in.
+type cliDriver func(ctx context.Context, spec bullpen.SandboxSpec, p bullpen.CLIProcess, emit func(runtime.Event)) error
+
+// streamDriver reads a CLI's JSON stream with its parser.
+func streamDriver(rt runtime.Runtime) cliDriver {
+	return func(_ context.Context, _ bullpen.SandboxSpec, p bullpen.CLIProcess, emit func(runtime.Event)) error {
+		return runtime.Read(p.Stdout(), rt.NewParser(), emit)
+	}
+}
+
 // cliRun starts the CLI, turns its stream into events and ends the turn.
-func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run bullpen.CLIRun) {
+func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run bullpen.CLIRun, drive cliDriver) {
 	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 	// The run's context ends at the deadline, when the service stops, and
 	// when the gateway refuses the turn a call for its budget (stopRun):
@@ -67,7 +79,7 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 		_, _ = io.Copy(stderr, p.Stderr())
 	}()
 	var reap *time.Timer
-	st.parseErr = runtime.Read(p.Stdout(), rt.NewParser(), func(ev runtime.Event) {
+	st.parseErr = drive(cctx, spec, p, func(ev runtime.Event) {
 		s.cliEvent(ctx, e, st, ev)
 		if ev.Kind == runtime.KindFinal && reap == nil {
 			reap = time.AfterFunc(cliExitGrace, func() { st.reaped.Store(true); _ = p.Close() })

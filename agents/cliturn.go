@@ -28,7 +28,7 @@ func isCLI(r bullpen.Role) bool { return r.Runtime != "" && r.Runtime != bullpen
 
 // cliTurn runs a prepared turn with the role's agent CLI, once.
 func (s *Service) cliTurn(ctx context.Context, e *turnEnv, triggers []trigger) {
-	rt, err := runtime.Get(e.role.Runtime)
+	rt, err := runtime.ForRole(e.role.Runtime, e.role.Command)
 	if err != nil {
 		s.cliFail(ctx, e, err)
 		return
@@ -58,7 +58,11 @@ func (s *Service) cliTurn(ctx context.Context, e *turnEnv, triggers []trigger) {
 		}
 		return
 	}
-	s.cliRun(ctx, e, rt, run)
+	if a, ok := rt.(runtime.ACP); ok {
+		s.acpRun(ctx, e, a, run, token)
+		return
+	}
+	s.cliRun(ctx, e, rt, run, streamDriver(rt))
 }
 
 // cliPrepare installs the CLI if needed, mints the turn's token and builds
@@ -106,7 +110,7 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 // that its first turn need not wait for npm (a turn still waits for an
 // install in progress, and reports a failed one).
 func (s *Service) installCLI(role bullpen.Role) {
-	rt, err := runtime.Get(role.Runtime)
+	rt, err := runtime.ForRole(role.Runtime, role.Command)
 	if !isCLI(role) || err != nil || s.cfg.CLIs == nil {
 		return
 	}

@@ -153,6 +153,9 @@ func (s *Service) SweepReservations(ctx context.Context) (int, error) {
 // limit event and the notice of a built-in turn, once per turn however
 // often the CLI asks again. The turn then ends as limited (see finish).
 func (s *Service) BudgetStopped(ctx context.Context, turnID int64, b gateway.Budget) error {
+	// ctx is the refused call's request: stopping the run below hangs it
+	// up, which must not cancel the notice.
+	ctx = context.WithoutCancel(ctx)
 	first := false
 	var e *turnEnv
 	var stopRun func()

@@ -63,6 +63,9 @@ func ValidateRole(r *bullpen.Role, file string) error {
 	if !runtime.Valid(r.Runtime) {
 		return invalid(file, "runtime", "%q is not one of %s (or empty for builtin)", r.Runtime, strings.Join(runtime.Names(), ", "))
 	}
+	if err := validateCommand(r, file); err != nil {
+		return err
+	}
 	if r.Resume && (r.Runtime == "" || r.Runtime == bullpen.RuntimeBuiltin) {
 		return invalid(file, "resume", "needs an agent CLI runtime (the builtin loop starts every turn fresh)")
 	}

@@ -66,9 +66,16 @@ func TestParseRole(t *testing.T) {
 	if r, err := ParseRole("qa.md", []byte(cli)); err != nil || r.Runtime != "claude-code" || !r.Resume {
 		t.Errorf("ParseRole(claude-code) = %+v, %v", r, err)
 	}
+	acp := strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: acp\ncommand: codex-acp", 1)
+	if r, err := ParseRole("qa.md", []byte(acp)); err != nil || r.Runtime != "acp" || r.Command != "codex-acp" {
+		t.Errorf("ParseRole(acp) = %+v, %v", r, err)
+	}
 	tests := []struct {
 		name, file, body, field string
 	}{
+		{"acp without a command", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: acp", 1), "command"},
+		{"resume with acp", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: acp\ncommand: codex-acp\nresume: true", 1), "resume"},
+		{"command without acp", "x.md", strings.Replace(goodRole, "provider: openai", "provider: openai\nruntime: codex\ncommand: codex-acp", 1), "command"},
 		{"no front matter", "x.md", "just text", "front matter"},
 		{"unclosed front matter", "x.md", "---\nhandle: qa\n", "front matter"},
 		{"unknown field", "x.md", strings.Replace(goodRole, "title: Tester", "titel: Tester", 1), "titel"},

@@ -60,8 +60,12 @@ func (w *CLIWorkspaces) RunCLI(ctx context.Context, agent bullpen.Member, rs bul
 			return nil, err
 		}
 	}
+	var stdin io.Reader = strings.NewReader(run.Stdin)
+	if run.Input != nil {
+		stdin = run.Input
+	}
 	p, err := m.Exec(ctx, id, sandbox.ExecRequest{Cmd: run.Argv, Env: run.Env, Workdir: bullpen.CLIWorkdir,
-		Timeout: run.Timeout, Stdin: strings.NewReader(run.Stdin), KillTree: true})
+		Timeout: run.Timeout, Stdin: stdin, KillTree: true})
 	if err != nil {
 		return nil, err
 	}

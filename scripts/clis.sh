@@ -16,6 +16,8 @@ clis=(
 	"@anthropic-ai/claude-code@2.1.328"
 	"@openai/codex@0.169.0"
 	"opencode-ai@1.18.33"
+	"@zed-industries/claude-code-acp@0.16.2"
+	"@zed-industries/codex-acp@0.16.0"
 	# not a CLI: the official OpenAI SDK, the Responses client that
 	# cmd/bullpen's TestResponsesSDKInSandbox runs inside a sandbox.
 	"openai@7.59.0"

@@ -151,8 +151,27 @@ const MCPServer = "bullpen"
 // All returns every runtime, in the order the hire form lists them.
 func All() []Runtime { return []Runtime{ClaudeCode{}, Codex{}, OpenCode{}} }
 
+// Installs returns every runtime that installs from npm: the CLIs and the
+// ACP agents that ship ready.
+func Installs() []Runtime {
+	out := All()
+	for _, a := range ACPAgents() {
+		out = append(out, ACP{Agent: a})
+	}
+	return out
+}
+
+// ForRole returns the runtime of a role's runtime and command (runtime
+// acp runs the command's agent).
+func ForRole(name, command string) (Runtime, error) {
+	if name == bullpen.RuntimeACP {
+		return ParseACP(command)
+	}
+	return Get(name)
+}
+
 // Get returns the runtime named name; builtin and unknown names are an
-// EINVALID error naming the choices.
+// EINVALID error naming the choices (acp needs its command: ForRole).
 func Get(name string) (Runtime, error) {
 	for _, r := range All() {
 		if r.Name() == name {
@@ -168,7 +187,7 @@ func Names() []string {
 	for _, r := range All() {
 		out = append(out, r.Name())
 	}
-	return out
+	return append(out, bullpen.RuntimeACP)
 }
 
 // Valid reports whether name is a runtime a role may name ("" is builtin).

@@ -26,7 +26,7 @@ func (m *Main) cliInstaller() *runtime.Installer {
 // background, for that CLI).
 func (m *Main) installCLIs(ctx context.Context) error {
 	in := m.cliInstaller()
-	for _, rt := range runtime.All() {
+	for _, rt := range runtime.Installs() {
 		if in.Installed(rt) {
 			fmt.Fprintf(m.Stdout, "%s: %s is installed in %s\n", rt.Name(), rt.Install().Spec(), in.Path(rt))
 			continue

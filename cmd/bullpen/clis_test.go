@@ -27,10 +27,11 @@ func fakeBin(t *testing.T, scripts map[string]string) {
 // npmScript installs a package as npm would: its bin under --prefix.
 const npmScript = `while [ "$1" != "--prefix" ]; do shift; done
 p="$2"; mkdir -p "$p/node_modules/.bin"
-for b in claude codex opencode; do : > "$p/node_modules/.bin/$b"; done
+for b in claude codex opencode claude-code-acp codex-acp; do : > "$p/node_modules/.bin/$b"; done
 `
 
-// TestInstallCLIsCommand: `bullpen install-clis` installs every CLI into
+// TestInstallCLIsCommand: `bullpen install-clis` installs every CLI (and
+// the ACP agents that ship ready) into
 // <data>/clis once; a second run finds them installed.
 func TestInstallCLIsCommand(t *testing.T) {
 	fakeBin(t, map[string]string{"npm": npmScript, "node": "exit 0\n"})
@@ -39,7 +40,8 @@ func TestInstallCLIsCommand(t *testing.T) {
 	if err := run(context.Background(), []string{"install-clis", "-data", data}, &out, &out); err != nil {
 		t.Fatalf("install-clis: %v\n%s", err, out.String())
 	}
-	for _, d := range []string{"@anthropic-ai+claude-code@2.1.328", "@openai+codex@0.169.0", "opencode-ai@1.18.33"} {
+	for _, d := range []string{"@anthropic-ai+claude-code@2.1.328", "@openai+codex@0.169.0", "opencode-ai@1.18.33",
+		"@zed-industries+claude-code-acp@0.16.2", "@zed-industries+codex-acp@0.16.0"} {
 		if _, err := os.Stat(filepath.Join(data, "clis", d, ".installed")); err != nil {
 			t.Errorf("%s not installed: %v\n%s", d, err, out.String())
 		}
@@ -48,7 +50,7 @@ func TestInstallCLIsCommand(t *testing.T) {
 	if err := run(context.Background(), []string{"install-clis", "-data", data}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(out.String(), "is installed") != 3 || strings.Contains(out.String(), "installing") {
+	if strings.Count(out.String(), "is installed") != 5 || strings.Contains(out.String(), "installing") {
 		t.Fatalf("second run:\n%s", out.String())
 	}
 }
