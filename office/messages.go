@@ -2,6 +2,7 @@ package office
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -62,7 +63,40 @@ func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.
 		}
 		return fn(tx, msg)
 	})
+	if err != nil {
+		return msg, err
+	}
+	msg.UnresolvedMentions, err = o.unresolved(ctx, msg.Mentions)
 	return msg, err
+}
+
+// unresolved returns the mentioned handles that name no member ("all" and
+// "here" always resolve).
+func (o *Office) unresolved(ctx context.Context, mentions []string) ([]string, error) {
+	var named []string
+	for _, h := range mentions {
+		if h != "all" && h != "here" {
+			named = append(named, h)
+		}
+	}
+	if len(named) == 0 {
+		return nil, nil
+	}
+	ms, err := o.db.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("office: resolving mentions: %w", err)
+	}
+	known := map[string]bool{}
+	for _, m := range ms {
+		known[m.Handle] = true
+	}
+	var out []string
+	for _, h := range named {
+		if !known[h] {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // Edit replaces the body of actor's own message; the old body is kept.
