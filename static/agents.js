@@ -264,7 +264,9 @@
       renderAgents();
       hire.form.reset();
       showHire(false);
-      hire.result.replaceChildren("Hired @" + a.handle + ". Its API token, shown only once: ", el("code", {}, h.token || ""));
+      // The token is for programs (the API still answers it); a human
+      // hiring here needs none, so it is never shown.
+      hire.result.replaceChildren("Hired @" + a.handle + ". Mention it in a channel to give it work.");
       hire.result.hidden = false;
     } catch (err) {
       showError(hire.error, err.message); // the input stays as typed

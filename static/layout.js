@@ -92,5 +92,8 @@
   });
 
   setWidth(Number(saved.get(KEY_WIDTH)) || 0, false);
-  setFull(saved.get(KEY_FULL) === "1", false);
+  // Full width is for this page only: a page load is a channel chosen, and
+  // choosing a channel always shows its chat (it was a trap when kept).
+  saved.set(KEY_FULL, null);
+  setFull(false, false);
 })();

@@ -11,6 +11,8 @@ import (
 // AgentService is what the agent routes need; *agents.Service implements it.
 type AgentService interface {
 	Roles() []bullpen.RoleInfo
+	// HasProvider tells whether agents have a default model provider.
+	HasProvider(ctx context.Context) bool
 	// RoleProblems lists the role files that failed to load.
 	RoleProblems() []bullpen.RoleProblem
 	List(ctx context.Context) ([]bullpen.AgentView, error)
