@@ -129,6 +129,7 @@
       if (e.key === "Enter" || e.key === "Tab") {
         e.preventDefault();
         e.stopImmediatePropagation();
+        swallow = e.key === "Enter";
         choose(items()[active]);
       } else if (e.key === "Escape") {
         e.preventDefault();
@@ -136,6 +137,14 @@
         close();
       }
     }, true);
+    // Some input paths (automation, some IMEs) still deliver the Enter
+    // that picked a handle as a keypress: it must not add a line.
+    let swallow = false;
+    form.addEventListener("keypress", (e) => {
+      if (swallow && e.key === "Enter") { e.preventDefault(); e.stopImmediatePropagation(); }
+      swallow = false;
+    }, true);
+    form.addEventListener("keyup", () => { swallow = false; }, true);
 
     // Before sending: a handle nobody has, or a fired agent, is named in a
     // warning; sending the same text again goes through.
