@@ -252,6 +252,9 @@ func yamlError(file string, doc *yaml.Node, msg string, offset int) error {
 		field := m[2]
 		if path := fieldAtLine(doc, atoi(m[1]), ""); path != "" {
 			field = path
+			if i := strings.LastIndex(path, m[2]); i >= 0 {
+				field = path[:i+len(m[2])] // the key, not an item of its value
+			}
 		}
 		return invalid(file, field, "unknown field (line %s)", line(m[1]))
 	}

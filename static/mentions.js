@@ -84,13 +84,16 @@
       all.forEach((o, j) => o.setAttribute("aria-selected", String(j === active)));
     };
 
+    let asked = 0; // the newest suggest call: an older one that was waiting for the list must not draw
     async function suggest() {
+      const seq = ++asked;
       const upto = input.value.slice(0, input.selectionStart);
       const m = /(^|[^A-Za-z0-9_.@])@([A-Za-z0-9_-]{0,32})$/.exec(upto);
       if (!m) return close();
       const q = m[2].toLowerCase();
       let all;
       try { all = await load(); } catch (e) { return close(); }
+      if (seq !== asked) return;
       const hits = [...all.values()]
         .filter((p) => p.handle.startsWith(q) || p.name.toLowerCase().includes(q))
         .sort((a, b) => (a.fired - b.fired) || (b.handle.startsWith(q) - a.handle.startsWith(q)) || a.handle.localeCompare(b.handle))

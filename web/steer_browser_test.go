@@ -98,6 +98,11 @@ func TestSteerDashboardBrowser(t *testing.T) {
 	// An unknown handle: warned, not sent; "Send anyway" sends it.
 	before := evalIn[int](b, messages)
 	b.run("mention nobody", chromedp.SendKeys(sel("composer-input"), "@nobodyhere are you there?"), chromedp.KeyEvent(kb.Enter))
+	defer func() {
+		if t.Failed() {
+			t.Logf("composer: %q", evalIn[string](b, q("composer-input")+`.value`))
+		}
+	}()
 	b.waitFor("warning", `!`+q("mention-warning")+`.hidden && `+q("mention-warning")+`.textContent.includes("@nobodyhere")`)
 	b.shot("steer-unknown-handle-1400")
 	if n := evalIn[int](b, messages); n != before {
