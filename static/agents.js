@@ -231,7 +231,9 @@
   function showRoleErrors(errors) {
     const box = tid("role-errors");
     tid("role-errors-list").replaceChildren(...errors.map((e) =>
-      el("li", { "data-testid": "role-error" }, el("code", {}, e.path), ": " + e.error)));
+      el("li", { "data-testid": "role-error" }, el("code", {}, e.path),
+        e.kept ? " (its last good version is still hired from)" : " (left out)",
+        el("ul", {}, ...(e.errors && e.errors.length ? e.errors : [e.error]).map((m) => el("li", {}, m))))));
     box.hidden = errors.length === 0;
   }
 

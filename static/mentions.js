@@ -121,7 +121,12 @@
       input.dispatchEvent(new Event("input"));
     }
 
-    input.addEventListener("input", () => { suggest(); warn.hidden = true; });
+    // The warning stays until the text really changes (a stray line break
+    // from the Enter that was refused does not count).
+    input.addEventListener("input", () => {
+      suggest();
+      if (input.value.trim() !== (warn.dataset.text || "")) warn.hidden = true;
+    });
     input.addEventListener("blur", () => setTimeout(close, 150));
     menu.addEventListener("mousedown", (e) => { e.preventDefault(); choose(e.target.closest(tid("mention-option"))); });
     // Capture, so the menu's keys come before the composer's Enter-to-send.
@@ -153,7 +158,7 @@
     // warning; sending the same text again goes through.
     document.addEventListener("submit", async (e) => {
       if (e.target !== form) return;
-      const text = input.value;
+      const text = input.value.trim();
       if (form.dataset.mentionOk === text) return;
       const named = mentionsIn(text);
       if (!named.length || !people) {
@@ -177,6 +182,7 @@
       const again = el("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "mention-send-anyway" }, "Send anyway");
       again.addEventListener("click", () => { form.dataset.mentionOk = text; warn.hidden = true; form.requestSubmit(); });
       warn.replaceChildren(el("span", {}, parts.join(" ")), " ", again);
+      warn.dataset.text = text;
       warn.hidden = false;
     }, true);
   }
