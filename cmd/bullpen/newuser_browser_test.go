@@ -56,7 +56,7 @@ func TestNewUserFirstRunBrowser(t *testing.T) {
 	waitFor("first run", q("first-run")+` !== null && `+q("first-run-provider")+`.dataset.done === "false"`)
 	screenshot(t, tab, "newuser-1-empty-390.png")
 	run("to the provider form", chromedp.Click(sel("first-run-provider-link")))
-	waitFor("the form, focused", `location.hash === "#add-provider" && document.activeElement === `+q("provider-name"))
+	waitFor("the form, in view", `location.hash === "#add-provider" && (r => r.top >= 0 && r.top < innerHeight)(`+q("provider-name")+`.getBoundingClientRect())`)
 	run("add the provider",
 		chromedp.SendKeys(sel("provider-name"), "fake"),
 		chromedp.SetValue(sel("provider-kind"), "openai"),
