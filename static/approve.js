@@ -83,6 +83,11 @@
       b.textContent = String(n);
       b.hidden = n === 0;
     }
+    const phone = $(tid("phone-approvals")); // the phone's Agents button
+    if (phone) {
+      phone.textContent = String(n);
+      phone.hidden = n === 0;
+    }
     document.title = document.title.replace(/^\(\d+\) /, "");
     if (n) document.title = `(${n}) ` + document.title;
   }
