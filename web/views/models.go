@@ -59,9 +59,9 @@ type DashboardPage struct {
 // FirstRun is the guided empty state of a new office: add a provider,
 // hire the starter team in one action, then ask @lead something.
 type FirstRun struct {
-	NeedProvider bool // no model provider: agents cannot think yet
-	HasTeam      bool // an agent is hired
-	Admin        bool // the viewer may add providers and hire
+	NeedProvider bool   // no model provider: agents cannot think yet
+	HasTeam      bool   // an agent is hired
+	Admin        bool   // the viewer may add providers and hire
 	Lead         string // the handle to suggest a first message to
 }
 
