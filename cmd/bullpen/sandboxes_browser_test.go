@@ -66,6 +66,8 @@ func TestBrowserSandboxes(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="sandbox-create-form"]`),
 		chromedp.SendKeys(`[data-testid="sandbox-name"]`, "browser-box"),
 		chromedp.SetValue(`[data-testid="sandbox-memory"]`, "256Mi"),
+		chromedp.SendKeys(`[data-testid="sandbox-timeout"]`, "2h"),
+		chromedp.SendKeys(`[data-testid="sandbox-ports"]`, "8000, 8001"),
 		chromedp.Click(`[data-testid="sandbox-create-submit"]`),
 		chromedp.WaitVisible(`[data-testid="sandbox-detail"]`))
 	waitFor("sandbox running", q+`('[data-testid="sandbox-detail-state"]').textContent === "running" && `+
@@ -93,6 +95,15 @@ func TestBrowserSandboxes(t *testing.T) {
 	}
 	resp.Body.Close()
 	waitFor("API command in the log", logHas("via-api")+` && `+logHas("oops"))
+
+	// The form's timeout and ports reached the sandbox.
+	var made struct {
+		Timeout int64
+		Ports   []struct{ Port int }
+	}
+	if st := apiCall(t, m, token, "GET", "/api/v1/sandboxes/browser-box", nil, &made); st != 200 || made.Timeout != int64(2*time.Hour) || len(made.Ports) != 2 || made.Ports[0].Port != 8000 {
+		t.Errorf("the sandbox the form made: %d %+v, want a 2h timeout and ports 8000 and 8001", st, made)
+	}
 
 	// Files: a file a command made shows in the browser and opens.
 	run("make a file", chromedp.SendKeys(`[data-testid="sandbox-command-input"]`, "echo from-the-browser > note.txt\n"))
