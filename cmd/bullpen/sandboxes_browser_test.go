@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,6 +96,24 @@ func TestBrowserSandboxes(t *testing.T) {
 	}
 	resp.Body.Close()
 	waitFor("API command in the log", logHas("via-api")+` && `+logHas("oops"))
+
+	// "Copy as curl" is a command that works as pasted (with the token in
+	// the environment); the CLI and Go snippets name the same sandbox.
+	run("open copy-as", chromedp.Click(`[data-testid="sandbox-copy-as"] summary`))
+	curlCmd, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('[data-testid="sandbox-copy-code"]').textContent`))
+	sh := exec.Command("sh", "-c", curlCmd)
+	sh.Env = append(os.Environ(), "BULLPEN_TOKEN="+token)
+	if out, err := sh.CombinedOutput(); err != nil || !strings.Contains(string(out), "Linux") {
+		t.Errorf("the copied curl command:\n%s\ngave %v:\n%s", curlCmd, err, out)
+	}
+	for _, lang := range []string{"cli", "go"} {
+		run("copy as "+lang, chromedp.Click(`[data-testid="sandbox-copy-`+lang+`"]`))
+		snippet, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('[data-testid="sandbox-copy-code"]').textContent`))
+		if !strings.Contains(snippet, "sb_") || !strings.Contains(snippet, "uname") {
+			t.Errorf("copy as %s: %q, want the sandbox's ID and the command", lang, snippet)
+		}
+	}
+	screenshot(t, tab, "sandbox-copy-as.png")
 
 	// The form's timeout and ports reached the sandbox.
 	var made struct {
