@@ -78,12 +78,13 @@ Run twice, it hires nobody the second time. Admins only.`)
 	if e.json {
 		return e.out(as, "")
 	}
-	if len(as) == 0 {
-		fmt.Fprintf(e.io.Stdout, "the %s team is already hired\n", pack)
-		return nil
-	}
 	for _, a := range as {
 		fmt.Fprintf(e.io.Stdout, "hired %s (agent %d, %s)\n", handleOf(a.Member), a.ID, a.Role)
+	}
+	if len(as) == 0 {
+		fmt.Fprintf(e.io.Stdout, "%s team: already hired\n", pack)
+	} else {
+		fmt.Fprintf(e.io.Stdout, "%s team: %d hired\n", pack, len(as))
 	}
 	return nil
 }

@@ -117,10 +117,10 @@ func TestBrowserSandboxes(t *testing.T) {
 
 	// The form's timeout and ports reached the sandbox.
 	var made struct {
-		Timeout int64
+		Timeout int64 // seconds
 		Ports   []struct{ Port int }
 	}
-	if st := apiCall(t, m, token, "GET", "/api/v1/sandboxes/browser-box", nil, &made); st != 200 || made.Timeout != int64(2*time.Hour) || len(made.Ports) != 2 || made.Ports[0].Port != 8000 {
+	if st := apiCall(t, m, token, "GET", "/api/v1/sandboxes/browser-box", nil, &made); st != 200 || made.Timeout != 7200 || len(made.Ports) != 2 || made.Ports[0].Port != 8000 {
 		t.Errorf("the sandbox the form made: %d %+v, want a 2h timeout and ports 8000 and 8001", st, made)
 	}
 
