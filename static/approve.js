@@ -8,7 +8,7 @@
   "use strict";
 
   const body = document.body;
-  if (!body || !body.classList.contains("app") || body.dataset.agents !== "on") return; // no agents, nothing asks
+  if (!body || !body.classList.contains("app") || body.dataset.agentsOn !== "on") return; // no agents, nothing asks
   const { $, $$, el, api } = window.BP;
   const tid = (id) => `[data-testid="${id}"]`;
   const ASK = /\bapproval #(\d+)\b/;

@@ -22,7 +22,7 @@
       loading = (async () => {
         const ms = await api("GET", "/api/v1/members");
         let as = [];
-        if (body.dataset.agents === "on") as = (await api("GET", "/api/v1/agents")).items || [];
+        if (body.dataset.agentsOn === "on") as = (await api("GET", "/api/v1/agents")).items || [];
         const byId = new Map(as.map((a) => [a.id, a]));
         const out = new Map();
         for (const m of ms.items || []) {
