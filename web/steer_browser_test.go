@@ -135,7 +135,9 @@ func TestSteerDashboardBrowser(t *testing.T) {
 		t.Errorf("the request still tells the human to use the API: %q", txt)
 	}
 	b.shot("steer-approval-1400")
-	b.run("open the thread", chromedp.Click(fmt.Sprintf(`.msg[data-id="%d"] [data-testid="message-replies"]`, ask.ID)))
+	// Clicked from the page's own script: the live lines above it come and
+	// go while agents work, and a click by coordinates can land beside it.
+	b.run("open the thread", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('.msg[data-id="%d"] [data-testid="message-replies"]').click()`, ask.ID)))
 	inThread := q("thread-replies") + `.querySelector('[data-testid="approval-approve"]')`
 	b.waitFor("Approve in the thread", inThread+` !== null`)
 	b.run("approve in the thread", chromedp.Click(`[data-testid="thread-replies"] [data-testid="approval-approve"]`))
