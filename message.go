@@ -37,6 +37,10 @@ type Message struct {
 	// TurnID is the agent turn that posted it (0 for a person's post),
 	// for the turn inspector's "why did it say this?".
 	TurnID int64 `json:"turn_id,omitempty"`
+	// UnresolvedMentions are the @handles of the body that name no
+	// member, so nobody is woken by them. Set only in the answer to a
+	// post, so that every client can warn its user; never stored.
+	UnresolvedMentions []string `json:"unresolved_mentions,omitempty"`
 }
 
 // ValidateBody checks a message body: not blank, valid UTF-8, within

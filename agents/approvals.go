@@ -37,8 +37,8 @@ func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, 
 		return "", err
 	}
 	e.asked = true
-	s.noticeOnce(ctx, e, "n"+key, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. A human can approve or deny it in the dashboard's approvals panel or with POST /api/v1/approvals/%d.",
-		e.agent.Handle, a.ID, tool, clip(strings.ReplaceAll(string(args), "`", "'"), 200), reason, a.ID))
+	s.noticeOnce(ctx, e, "n"+key, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. Approve or deny it with the buttons on this message.",
+		e.agent.Handle, a.ID, tool, clip(strings.ReplaceAll(string(args), "`", "'"), 200), reason))
 	return result().Out, nil
 }
 

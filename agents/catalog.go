@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -19,8 +21,13 @@ var packsFS embed.FS
 
 // Catalog is the set of roles one can hire from: the built-in packs
 // ("starter/lead", "coding/backend", …) and the user's roles directory
-// ("local/<file name without extension>").
+// ("local/<file name without extension>"). The directory is read again by
+// Reload, which Watch calls on every change; it is safe for concurrent use.
 type Catalog struct {
+	dir     string
+	builtin map[string]bullpen.Role
+
+	mu    sync.RWMutex
 	roles map[string]bullpen.Role
 	ids   []string
 	// problems are the user's role files that failed to load.
@@ -42,7 +49,7 @@ func Packs() []string {
 // invalid user file is left out and reported in the returned error, which
 // names the file and the field.
 func LoadCatalog(dir string) (*Catalog, error) {
-	c := &Catalog{roles: map[string]bullpen.Role{}}
+	c := &Catalog{dir: dir, builtin: map[string]bullpen.Role{}}
 	err := fs.WalkDir(packsFS, "packs", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -56,57 +63,93 @@ func LoadCatalog(dir string) (*Catalog, error) {
 		if err != nil {
 			return err
 		}
-		c.add(id, r)
+		r.Source = id
+		c.builtin[id] = r
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agents: built-in roles: %w", err)
 	}
-	if dir == "" {
-		return c, nil
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
-	} else if err != nil {
-		return c, fmt.Errorf("agents: roles directory: %w", err)
-	}
+	return c, c.Reload()
+}
+
+// Reload reads the roles directory again. A file that fails lists all
+// its problems, under its path relative to the data directory; a role
+// that loaded before keeps its last good version until the file is fixed.
+func (c *Catalog) Reload() error {
+	roles := maps.Clone(c.builtin)
+	var problems []bullpen.RoleProblem
 	var errs []error
+	entries, err := c.entries()
+	if err != nil {
+		return err
+	}
 	for _, e := range entries {
 		ext := filepath.Ext(e.Name())
 		if e.IsDir() || (ext != ".md" && ext != ".yaml" && ext != ".yml") {
 			continue
 		}
-		full := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(full)
+		id := "local/" + strings.TrimSuffix(e.Name(), ext)
+		rel := filepath.Join(filepath.Base(c.dir), e.Name()) // as the data directory names it
+		var perrs []error
+		r := bullpen.Role{}
+		data, err := os.ReadFile(filepath.Join(c.dir, e.Name()))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("agents: read role file %s: %w", full, err))
-			c.problems = append(c.problems, bullpen.RoleProblem{Path: full, Error: "cannot read the file: " + err.Error()})
+			perrs = []error{fmt.Errorf("cannot read the file: %w", errors.Unwrap(err))}
+		} else {
+			r, perrs = parseRole(rel, data)
+		}
+		if len(perrs) == 0 {
+			r.Source = id
+			roles[id] = r
 			continue
 		}
-		r, err := ParseRole(full, data)
-		if err != nil {
-			errs = append(errs, err)
-			c.problems = append(c.problems, bullpen.RoleProblem{Path: full, Error: bullpen.ErrorMessage(err)})
-			continue
+		p := bullpen.RoleProblem{Path: rel}
+		for _, pe := range perrs {
+			p.Errors = append(p.Errors, problemText(pe))
+			errs = append(errs, fmt.Errorf("agents: role file %s: %s", rel, problemText(pe)))
 		}
-		r.Source = "local/" + e.Name()
-		c.add("local/"+strings.TrimSuffix(e.Name(), ext), r)
+		p.Error = strings.Join(p.Errors, "\n")
+		if old, err := c.Role(id); err == nil {
+			roles[id], p.Kept = old, true
+		}
+		problems = append(problems, p)
 	}
-	return c, errors.Join(errs...)
+	ids := slices.Sorted(maps.Keys(roles))
+	c.mu.Lock()
+	c.roles, c.ids, c.problems = roles, ids, problems
+	c.mu.Unlock()
+	return errors.Join(errs...)
 }
 
-func (c *Catalog) add(id string, r bullpen.Role) {
-	if _, ok := c.roles[id]; !ok {
-		c.ids = append(c.ids, id)
-		sort.Strings(c.ids)
+// entries lists the roles directory; none when there is none.
+func (c *Catalog) entries() ([]fs.DirEntry, error) {
+	if c.dir == "" {
+		return nil, nil
 	}
-	r.Source = id
-	c.roles[id] = r
+	entries, err := os.ReadDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("agents: roles directory: %w", err)
+	}
+	return entries, nil
+}
+
+// problemText is one problem of a role file without the file's name,
+// which the problem's path already gives.
+func problemText(err error) string {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return fmt.Sprintf("field %q: %s", fe.Field, fe.Msg)
+	}
+	return err.Error()
 }
 
 // Role returns a role by ID ("starter/lead").
 func (c *Catalog) Role(id string) (bullpen.Role, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	r, ok := c.roles[id]
 	if !ok {
 		return bullpen.Role{}, bullpen.Errorf(bullpen.ENOTFOUND, "role %q not found (see GET /api/v1/roles)", id)
@@ -116,6 +159,8 @@ func (c *Catalog) Role(id string) (bullpen.Role, error) {
 
 // List returns every role, by ID.
 func (c *Catalog) List() []bullpen.RoleInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	out := make([]bullpen.RoleInfo, 0, len(c.ids))
 	for _, id := range c.ids {
 		out = append(out, bullpen.RoleInfo{ID: id, Role: c.roles[id]})
@@ -126,11 +171,15 @@ func (c *Catalog) List() []bullpen.RoleInfo {
 // Problems lists the role files of the roles directory that failed to
 // load, with why, so that the API and the Agents panel can show them.
 func (c *Catalog) Problems() []bullpen.RoleProblem {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return append([]bullpen.RoleProblem{}, c.problems...)
 }
 
 // Pack returns the roles of one pack, by ID.
 func (c *Catalog) Pack(name string) []bullpen.Role {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	var out []bullpen.Role
 	for _, id := range c.ids {
 		if strings.HasPrefix(id, name+"/") {

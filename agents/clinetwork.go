@@ -73,7 +73,7 @@ func (s *Service) cliSandbox(ctx context.Context, e *turnEnv, runtime string) (b
 	}
 	how := fmt.Sprintf("approval #%d is %s", na.ApprovalID, na.State)
 	if na.State == bullpen.ApprovalPending {
-		how = fmt.Sprintf("a human can approve it (#%d) in the dashboard's approvals panel or with POST /api/v1/approvals/%d", na.ApprovalID, na.ApprovalID)
+		how = fmt.Sprintf("a human can answer approval #%d with the buttons on this message", na.ApprovalID)
 	}
 	s.noticeOnce(ctx, e, "nnet", fmt.Sprintf("@%s's %s runs without network: its sandbox's network policy (%s) is not approved by a human; %s.",
 		e.agent.Handle, runtime, policy, how))

@@ -72,6 +72,12 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.Hir
 // HireTeam hires every role of a pack whose handle is free; it returns the
 // agents hired (tokens are not kept: the runtime mints its own).
 func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error) {
+	if !actor.IsAdmin {
+		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
+	}
+	if pack == "" {
+		return nil, bullpen.Errorf(bullpen.EINVALID, "pack is required (e.g. \"starter\")")
+	}
 	roles := s.cat.Pack(pack)
 	if len(roles) == 0 {
 		return nil, bullpen.Errorf(bullpen.ENOTFOUND, "no role pack %q", pack)

@@ -83,6 +83,16 @@ func (s *Service) Notice(ctx context.Context) string {
 	return ""
 }
 
+// HasProvider tells whether agents have a default model provider to
+// think with (the simulation counts as one).
+func (s *Service) HasProvider(ctx context.Context) bool {
+	if s.cfg.Simulation {
+		return true
+	}
+	_, _, err := s.providers().Provider(ctx, "")
+	return err == nil
+}
+
 // ProviderNotice is Notice at this moment.
 func (s *Service) ProviderNotice() string { return s.Notice(context.Background()) }
 

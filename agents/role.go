@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -40,54 +41,56 @@ func invalid(file, field, format string, args ...any) error {
 
 // ValidateRole checks every field; file names the source in errors.
 func ValidateRole(r *bullpen.Role, file string) error {
+	if errs := roleErrors(r, file); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// roleErrors runs every check of ValidateRole and returns all that fail,
+// in the order of the fields, so that a role file's problems show at once.
+func roleErrors(r *bullpen.Role, file string) []error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := bullpen.ValidateHandle(r.Handle); err != nil {
-		return invalid(file, "handle", "%s", bullpen.ErrorMessage(err))
+		add(invalid(file, "handle", "%s", bullpen.ErrorMessage(err)))
 	}
 	if n := utf8.RuneCountInString(strings.TrimSpace(r.Name)); n == 0 || n > bullpen.MaxDisplayName {
-		return invalid(file, "name", "must be 1-%d characters", bullpen.MaxDisplayName)
-	}
-	if err := bullpen.ValidateDisplayName(r.Name); err != nil { // the name becomes the agent's display name
-		return invalid(file, "name", "%s", strings.TrimPrefix(bullpen.ErrorMessage(err), "display_name "))
+		add(invalid(file, "name", "must be 1-%d characters", bullpen.MaxDisplayName))
+	} else if err := bullpen.ValidateDisplayName(r.Name); err != nil { // the name becomes the agent's display name
+		add(invalid(file, "name", "%s", strings.TrimPrefix(bullpen.ErrorMessage(err), "display_name ")))
 	}
 	if utf8.RuneCountInString(r.Title) > bullpen.MaxTitle {
-		return invalid(file, "title", "is longer than %d characters", bullpen.MaxTitle)
+		add(invalid(file, "title", "is longer than %d characters", bullpen.MaxTitle))
 	}
 	// Any provider set up in Settings may be named (it is looked up when a
 	// turn starts); "" is the office default.
 	if r.Provider != "" && bullpen.ValidateProviderName(r.Provider) != nil {
-		return invalid(file, "provider", "%q is not a provider name (such as openai, anthropic, or one set up in Settings; empty for the office default)", r.Provider)
+		add(invalid(file, "provider", "%q is not a provider name (such as openai, anthropic, or one set up in Settings; empty for the office default)", r.Provider))
 	}
 	if len(r.Model) > 200 {
-		return invalid(file, "model", "is longer than 200 characters")
+		add(invalid(file, "model", "is longer than 200 characters"))
 	}
 	if !runtime.Valid(r.Runtime) {
-		return invalid(file, "runtime", "%q is not one of %s (or empty for builtin)", r.Runtime, strings.Join(runtime.Names(), ", "))
+		add(invalid(file, "runtime", "%q is not one of %s (or empty for builtin)", r.Runtime, strings.Join(runtime.Names(), ", ")))
+	} else if r.Resume && (r.Runtime == "" || r.Runtime == bullpen.RuntimeBuiltin) {
+		add(invalid(file, "resume", "needs an agent CLI runtime (the builtin loop starts every turn fresh)"))
 	}
-	if err := validateCommand(r, file); err != nil {
-		return err
-	}
-	if r.Resume && (r.Runtime == "" || r.Runtime == bullpen.RuntimeBuiltin) {
-		return invalid(file, "resume", "needs an agent CLI runtime (the builtin loop starts every turn fresh)")
-	}
-	if err := validateTools(r, file); err != nil {
-		return err
-	}
-	if err := validateSandbox(&r.Sandbox, file); err != nil {
-		return err
-	}
-	if err := validateBudgets(&r.Budgets, file); err != nil {
-		return err
-	}
-	if err := validateTimeouts(&r.Timeouts, file); err != nil {
-		return err
-	}
+	add(validateCommand(r, file))
+	add(validateTools(r, file))
+	add(validateSandbox(&r.Sandbox, file))
+	add(validateBudgets(&r.Budgets, file))
+	add(validateTimeouts(&r.Timeouts, file))
 	if strings.TrimSpace(r.Prompt) == "" {
-		return invalid(file, "prompt", "the system prompt (the Markdown body) is empty")
+		add(invalid(file, "prompt", "the system prompt (the Markdown body) is empty"))
+	} else if utf8.RuneCountInString(r.Prompt) > MaxPrompt {
+		add(invalid(file, "prompt", "is longer than %d characters", MaxPrompt))
 	}
-	if utf8.RuneCountInString(r.Prompt) > MaxPrompt {
-		return invalid(file, "prompt", "is longer than %d characters", MaxPrompt)
-	}
-	return nil
+	return errs
 }
 
 func validateTools(r *bullpen.Role, file string) error {
@@ -162,33 +165,47 @@ func validateBudgets(b *bullpen.Budgets, file string) error {
 // "---" lines (the body is the prompt), or YAML (.yaml, .yml) with a prompt
 // field. name is used in error messages and as the Source.
 func ParseRole(name string, data []byte) (bullpen.Role, error) {
+	r, errs := parseRole(name, data)
+	if len(errs) > 0 {
+		return r, errs[0]
+	}
+	return r, nil
+}
+
+// parseRole is ParseRole with every problem of the file, not only the
+// first; line numbers count from the file's first line.
+func parseRole(name string, data []byte) (bullpen.Role, []error) {
 	var r bullpen.Role
 	front, body := data, []byte(nil)
 	isYAML := strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+	offset := 0 // the file's lines before the YAML
 	if !isYAML {
 		var ok bool
 		if front, body, ok = splitFrontMatter(data); !ok {
-			return r, invalid(name, "front matter", "a role file starts with a --- line, YAML fields, and a closing --- line")
+			return r, []error{invalid(name, "front matter", "a role file starts with a --- line, YAML fields, and a closing --- line")}
 		}
+		offset = 1
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(front))
 	dec.KnownFields(true)
+	var errs []error
 	if err := dec.Decode(&r); err != nil && err != io.EOF {
 		var doc yaml.Node
 		yaml.Unmarshal(front, &doc)
-		return r, yamlError(name, &doc, err)
+		errs = yamlErrors(name, &doc, err, offset)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return r, errs // a syntax error: nothing else was read
+		}
 	}
 	if !isYAML {
 		if r.Prompt != "" {
-			return r, invalid(name, "prompt", "in a Markdown role the prompt is the body, not a field")
+			errs = append(errs, invalid(name, "prompt", "in a Markdown role the prompt is the body, not a field"))
 		}
 		r.Prompt = strings.TrimSpace(string(body))
 	}
 	r.Source = name
-	if err := ValidateRole(&r, name); err != nil {
-		return r, err
-	}
-	return r, nil
+	return r, append(errs, roleErrors(&r, name)...)
 }
 
 func splitFrontMatter(data []byte) (front, body []byte, ok bool) {
@@ -211,26 +228,49 @@ func splitFrontMatter(data []byte) (front, body []byte, ok bool) {
 var (
 	yamlFieldRE = regexp.MustCompile(`line (\d+): field (\S+) not found`)
 	yamlTypeRE  = regexp.MustCompile(`line (\d+): cannot unmarshal !!\w+ (.*) into (\S+)`)
+	yamlLineRE  = regexp.MustCompile(`line \d+`)
 )
 
-// yamlError turns a YAML decoding error into one that names the field.
-func yamlError(file string, doc *yaml.Node, err error) error {
-	msg := err.Error()
+// yamlErrors turns a YAML decoding error into one error per problem,
+// each naming its field and its line in the file (offset is the number of
+// the file's lines before the YAML).
+func yamlErrors(file string, doc *yaml.Node, err error, offset int) []error {
+	msgs := []string{err.Error()}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	var out []error
+	for _, msg := range msgs {
+		out = append(out, yamlError(file, doc, msg, offset))
+	}
+	return out
+}
+
+// yamlError names the field of one YAML problem.
+func yamlError(file string, doc *yaml.Node, msg string, offset int) error {
+	line := func(s string) string { return strconv.Itoa(atoi(s) + offset) }
 	if m := yamlFieldRE.FindStringSubmatch(msg); m != nil {
 		field := m[2]
 		if path := fieldAtLine(doc, atoi(m[1]), ""); path != "" {
 			field = path
+			if i := strings.LastIndex(path, m[2]); i >= 0 {
+				field = path[:i+len(m[2])] // the key, not an item of its value
+			}
 		}
-		return invalid(file, field, "unknown field (line %s)", m[1])
+		return invalid(file, field, "unknown field (line %s)", line(m[1]))
 	}
 	if m := yamlTypeRE.FindStringSubmatch(msg); m != nil {
 		field := fieldAtLine(doc, atoi(m[1]), "")
 		if field == "" {
-			field = "line " + m[1]
+			field = "line " + line(m[1])
 		}
-		return invalid(file, field, "value %s has the wrong type (want %s, line %s)", m[2], m[3], m[1])
+		return invalid(file, field, "value %s has the wrong type (want %s, line %s)", m[2], m[3], line(m[1]))
 	}
-	return invalid(file, "front matter", "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	msg = yamlLineRE.ReplaceAllStringFunc(strings.TrimPrefix(msg, "yaml: "), func(s string) string {
+		return "line " + line(strings.TrimPrefix(s, "line "))
+	})
+	return invalid(file, "front matter", "invalid YAML: %s", msg)
 }
 
 // fieldAtLine returns the dotted path of the mapping key on a line, or of

@@ -326,7 +326,13 @@ func (s *Service) Start(ctx context.Context) error {
 		lock.Release()
 		return err
 	}
-	s.wg.Add(4)
+	s.wg.Add(5)
+	go func() {
+		defer s.wg.Done()
+		if err := s.cat.Watch(s.ctx, s.log); err != nil {
+			s.log.Warn("agents: role files are not watched; restart to load changes", "err", err)
+		}
+	}()
 	go func() { defer s.wg.Done(); s.runRouter(s.ctx, lock, since) }()
 	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
 	go func() { defer s.wg.Done(); s.pruneLoop(s.ctx) }()

@@ -10,6 +10,7 @@ import (
 const agentsHelp = `
 commands:
   hire   hire an agent from a role; prints its handle and API token
+  team   hire a whole role pack (default: the starter team) in one step
   list   list the office's agents
   fire   fire an agent (it stops taking turns; its token stops working)`
 
@@ -20,7 +21,7 @@ func (e *env) agents(args []string) error {
 // agentsSubs are the subcommands of bullpen agents.
 func (e *env) agentsSubs() map[string]func([]string) error {
 	return map[string]func([]string) error{
-		"hire": e.agentsHire, "list": e.agentsList, "fire": e.agentsFire,
+		"hire": e.agentsHire, "team": e.agentsTeam, "list": e.agentsList, "fire": e.agentsFire,
 	}
 }
 
@@ -49,6 +50,43 @@ Admins only.`)
 		return err
 	}
 	return e.out(h, fmt.Sprintf("hired %s (agent %d)\ntoken: %s", handleOf(h.Agent.Member), h.Agent.ID, h.Token))
+}
+
+func (e *env) agentsTeam(args []string) error {
+	fs := e.flags("agents team", "agents team [flags] [PACK]", `
+Hires every role of PACK (default "starter": lead, engineer, pm and
+designer) whose handle is free, in one step, and prints who was hired.
+Run twice, it hires nobody the second time. Admins only.`)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 1); err != nil {
+		return err
+	}
+	pack := "starter"
+	if len(pos) == 1 {
+		pack = pos[0]
+	}
+	if err := e.connect(); err != nil {
+		return err
+	}
+	as, err := e.c.HireTeam(e.ctx, pack)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.out(as, "")
+	}
+	for _, a := range as {
+		fmt.Fprintf(e.io.Stdout, "hired %s (agent %d, %s)\n", handleOf(a.Member), a.ID, a.Role)
+	}
+	if len(as) == 0 {
+		fmt.Fprintf(e.io.Stdout, "%s team: already hired\n", pack)
+	} else {
+		fmt.Fprintf(e.io.Stdout, "%s team: %d hired\n", pack, len(as))
+	}
+	return nil
 }
 
 func (e *env) agentsList(args []string) error {

@@ -103,7 +103,7 @@ func TestBashCompletion(t *testing.T) {
 		"bullpen --token x sandbox sn":     "snapshot",
 		"bullpen sandbox p":                "pause ports",
 		"bullpen completion z":             "zsh",
-		"bullpen agents ":                  "fire hire list",
+		"bullpen agents ":                  "fire hire list team",
 		"bullpen --server http://h wiki s": "search",
 	} {
 		words := strings.Fields(line)

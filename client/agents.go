@@ -49,6 +49,13 @@ func (c *Client) Hire(ctx context.Context, in bullpen.HireInput) (bullpen.Hired,
 	return send[bullpen.Hired](ctx, c, http.MethodPost, "/agents", in)
 }
 
+// HireTeam hires every role of a pack (e.g. "starter") whose handle is
+// free, and returns the agents hired now. No tokens: agents need none.
+func (c *Client) HireTeam(ctx context.Context, pack string) ([]bullpen.AgentView, error) {
+	l, err := send[items[bullpen.AgentView]](ctx, c, http.MethodPost, "/teams", map[string]string{"pack": pack})
+	return l.Items, err
+}
+
 // UpdateAgent changes an agent's spec; it applies from its next turn.
 func (c *Client) UpdateAgent(ctx context.Context, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error) {
 	return send[bullpen.AgentView](ctx, c, http.MethodPatch, p("/agents/%v", id), up)

@@ -2,6 +2,7 @@ package office
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -49,7 +50,15 @@ func (o *Office) PostWith(ctx context.Context, actor bullpen.Member, in bullpen.
 		}
 		return fn(tx, msg)
 	})
-	return msg, err
+	if err != nil {
+		return msg, err
+	}
+	// The post is stored: a failure to name its unknown handles must not
+	// make the caller think it failed (and post it again).
+	if u, err := o.unresolved(ctx, msg.Mentions); err == nil {
+		msg.UnresolvedMentions = u
+	}
+	return msg, nil
 }
 
 // PostInTx stores a message by actor in channel c, which the caller
@@ -76,6 +85,35 @@ func (o *Office) PostInTx(tx *store.Tx, actor bullpen.Member, c bullpen.Channel,
 	o.decorate(&msg, actor)
 	_, err = tx.Emit(bullpen.EventMessagePosted, c.ID, audienceOf(c), msg)
 	return msg, err
+}
+
+// unresolved returns the mentioned handles that name no member ("all" and
+// "here" always resolve).
+func (o *Office) unresolved(ctx context.Context, mentions []string) ([]string, error) {
+	var named []string
+	for _, h := range mentions {
+		if h != "all" && h != "here" {
+			named = append(named, h)
+		}
+	}
+	if len(named) == 0 {
+		return nil, nil
+	}
+	ms, err := o.db.Members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("office: resolving mentions: %w", err)
+	}
+	known := map[string]bool{}
+	for _, m := range ms {
+		known[m.Handle] = true
+	}
+	var out []string
+	for _, h := range named {
+		if !known[h] {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // Edit replaces the body of actor's own message; the old body is kept.

@@ -38,6 +38,8 @@ func TestBadInput(t *testing.T) {
 		{"cpu over host", Spec{CPU: 1000}, bullpen.EINVALID},
 		{"negative memory", Spec{MemoryBytes: -5}, bullpen.EINVALID},
 		{"tiny memory", Spec{MemoryBytes: 1024}, bullpen.EINVALID},
+		{"memory over host", Spec{MemoryBytes: hostMemory() + 1<<30}, bullpen.EINVALID},
+		{"disk over host", Spec{DiskBytes: e.m.hostDisk() + 1<<30}, bullpen.EINVALID},
 		{"negative pids", Spec{Pids: -1}, bullpen.EINVALID},
 		{"negative disk", Spec{DiskBytes: -1}, bullpen.EINVALID},
 		{"tiny disk", Spec{DiskBytes: 4096}, bullpen.EINVALID},

@@ -80,6 +80,9 @@ func (m *Manager) normalize(sp Spec) (Spec, error) {
 	case sp.Timeout > 0 && sp.Timeout < time.Second, sp.IdleTimeout > 0 && sp.IdleTimeout < time.Second:
 		return sp, invalid("timeouts must be at least 1s")
 	}
+	if err := m.checkHostFits(sp); err != nil {
+		return sp, err
+	}
 	if err := m.fillLimits(&sp); err != nil {
 		return sp, err
 	}

@@ -2,6 +2,7 @@ package sandboxes_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -77,6 +78,8 @@ func TestFailedCreateReleasesSlot(t *testing.T) {
 	ctx := context.Background()
 	if _, err := f.svc.Create(ctx, f.alice, sandbox.Spec{Image: "no-such-image"}); err == nil {
 		t.Fatal("Create of an unknown image succeeded")
+	} else if msg := bullpen.ErrorMessage(err); !bullpen.IsCode(err, bullpen.ENOTFOUND) || !strings.Contains(msg, `POST /api/v1/images/pull {"ref":"no-such-image"}`) {
+		t.Errorf("unknown image: %q, want ENOTFOUND saying how to pull it", msg)
 	}
 	if _, err := f.svc.Create(ctx, f.alice, sandbox.Spec{Name: "x", MemoryBytes: -1}); err == nil {
 		t.Fatal("Create with negative memory succeeded")

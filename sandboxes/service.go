@@ -180,7 +180,18 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox
 		return sandbox.Info{}, err
 	}
 	defer release()
-	return s.preconnect(s.m.Create(ctx, spec))
+	info, err := s.m.Create(ctx, spec)
+	return s.preconnect(info, pullHint(spec.Image, err))
+}
+
+// pullHint adds to an unknown image's error how to get the image, as a
+// registry-backed service would.
+func pullHint(ref string, err error) error {
+	if !bullpen.IsCode(err, bullpen.ENOTFOUND) || ref == "" || ref == image.BaseHost || !strings.Contains(bullpen.ErrorMessage(err), "image") {
+		return err
+	}
+	return bullpen.Errorf(bullpen.ENOTFOUND, "%s: it is not on this server; an admin can pull it first with POST /api/v1/images/pull {\"ref\":%q}, or import an OCI layout (GET /api/v1/images lists what is here)",
+		bullpen.ErrorMessage(err), ref)
 }
 
 // preconnect has the Manager dial a new sandbox's init in the background

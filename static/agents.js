@@ -236,7 +236,9 @@
   function showRoleErrors(errors) {
     const box = tid("role-errors");
     tid("role-errors-list").replaceChildren(...errors.map((e) =>
-      el("li", { "data-testid": "role-error" }, el("code", {}, e.path), ": " + e.error)));
+      el("li", { "data-testid": "role-error" }, el("code", {}, e.path),
+        e.kept ? " (its last good version is still hired from)" : " (left out)",
+        el("ul", {}, ...(e.errors && e.errors.length ? e.errors : [e.error]).map((m) => el("li", {}, m))))));
     box.hidden = errors.length === 0;
   }
 
@@ -269,7 +271,9 @@
       renderAgents();
       hire.form.reset();
       showHire(false);
-      hire.result.replaceChildren("Hired @" + a.handle + ". Its API token, shown only once: ", el("code", {}, h.token || ""));
+      // The token is for programs (the API still answers it); a human
+      // hiring here needs none, so it is never shown.
+      hire.result.replaceChildren("Hired @" + a.handle + ". Mention it in a channel to give it work.");
       hire.result.hidden = false;
     } catch (err) {
       showError(hire.error, err.message); // the input stays as typed

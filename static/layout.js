@@ -57,7 +57,7 @@
     full.hidden = on;
     widen.hidden = on;
     back.hidden = !on;
-    if (remember) saved.set(KEY_FULL, on ? "1" : null);
+    if (remember) saved.set(KEY_FULL, on ? location.pathname : null);
     window.dispatchEvent(new Event("bp:layout"));
   }
 
@@ -92,5 +92,10 @@
   });
 
   setWidth(Number(saved.get(KEY_WIDTH)) || 0, false);
-  setFull(saved.get(KEY_FULL) === "1", false);
+  // Full width survives a reload of the same page only: choosing a channel
+  // (another page, or a channel link) always shows its chat.
+  document.addEventListener("click", (e) => {
+    if (e.target.closest("a.channel-link")) saved.set(KEY_FULL, null);
+  });
+  setFull(saved.get(KEY_FULL) === location.pathname, false);
 })();

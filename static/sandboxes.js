@@ -113,6 +113,18 @@
       spec.cpu = Number(cpu);
       if (!isFinite(spec.cpu)) return showError(tid("sandbox-create-error"), "CPU cores must be a number, e.g. 0.5");
     }
+    const timeout = f.timeout.value.trim();
+    if (timeout) spec.timeout = /^\d+$/.test(timeout) ? Number(timeout) : timeout;
+    const ports = f.ports.value.trim();
+    if (ports) {
+      spec.ports = ports.split(/[\s,]+/).filter(Boolean).map(Number);
+      if (spec.ports.some((p) => !Number.isInteger(p))) return showError(tid("sandbox-create-error"), "Ports must be numbers, e.g. 8000, 3000");
+    }
+    if (f.network.value === "open") spec.network = "open";
+    if (f.network.value === "allow") {
+      const items = f.allow.value.split(/[\s,]+/).filter(Boolean);
+      spec.network = { allow: items.filter((x) => /^[0-9.]+(\/\d+)?$/.test(x)), domains: items.filter((x) => !/^[0-9.]+(\/\d+)?$/.test(x)) };
+    }
     const btn = tid("sandbox-create-submit");
     btn.disabled = true;
     try {
@@ -590,6 +602,9 @@
   tid("sandbox-new").addEventListener("click", () => toggleCreate(tid("sandbox-create-form").hidden));
   tid("sandbox-create-cancel").addEventListener("click", () => toggleCreate(false));
   tid("sandbox-create-form").addEventListener("submit", create);
+  tid("sandbox-network").addEventListener("change", (e) => {
+    for (const n of root.querySelectorAll("[data-sbx-allow]")) n.hidden = e.target.value !== "allow";
+  });
   tid("sandbox-refresh").addEventListener("click", loadList);
   tid("sandbox-list").addEventListener("click", (e) => {
     const item = e.target.closest("[data-testid=sandbox-item]");

@@ -13,12 +13,20 @@
   const save = $('[data-testid="provider-save"]');
   const cancel = $('[data-testid="provider-cancel"]');
   let editing = 0; // the provider ID being edited, 0 when adding
+  // Sent here by the dashboard's first run (#add-provider): the form is
+  // focused, and a provider added takes the user back to the office.
+  const firstRun = location.hash === "#add-provider";
+  if (firstRun && form) {
+    form.scrollIntoView({ block: "center" });
+    form.elements.name.focus();
+  }
 
   async function act(fn) {
     showError(errorBox, "");
     try {
       await fn();
-      location.reload();
+      if (firstRun && !editing) location.assign("/");
+      else location.reload();
     } catch (err) {
       showError(errorBox, err.message); // the form keeps what was typed
     }

@@ -11,11 +11,15 @@ import (
 // AgentService is what the agent routes need; *agents.Service implements it.
 type AgentService interface {
 	Roles() []bullpen.RoleInfo
+	// HasProvider tells whether agents have a default model provider.
+	HasProvider(ctx context.Context) bool
 	// RoleProblems lists the role files that failed to load.
 	RoleProblems() []bullpen.RoleProblem
 	List(ctx context.Context) ([]bullpen.AgentView, error)
 	Get(ctx context.Context, id int64) (bullpen.AgentView, error)
 	Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error)
+	// HireTeam hires every role of a pack whose handle is free.
+	HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error)
 	Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error)
 	Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error)
 	OpenSession(ctx context.Context, actor bullpen.Member, id int64) (bullpen.Channel, error)
@@ -35,6 +39,7 @@ func (s *Server) agentRoutes(api fiber.Router) {
 	api.Get("/roles", need, s.listRoles)
 	api.Get("/agents", need, s.listAgents)
 	api.Post("/agents", need, s.hireAgent)
+	api.Post("/teams", need, s.hireTeam)
 	api.Get("/agents/:id", need, s.getAgent)
 	api.Patch("/agents/:id", need, s.updateAgent)
 	api.Delete("/agents/:id", need, s.fireAgent)
@@ -71,6 +76,26 @@ func (s *Server) listAgents(c *fiber.Ctx) error {
 
 func (s *Server) hireAgent(c *fiber.Ctx) error {
 	return withBody(c, http.StatusCreated, s.svc.Agents.Hire)
+}
+
+// teamRequest is the body of a team hire.
+type teamRequest struct {
+	Pack string `json:"pack"`
+}
+
+// hireTeam hires a role pack in one request: the first run's "hire the
+// starter team". Roles whose handle is taken are skipped, so a second
+// call hires nobody; no tokens are returned (the runtime mints its own).
+func (s *Server) hireTeam(c *fiber.Ctx) error {
+	var in teamRequest
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	as, err := s.svc.Agents.HireTeam(c.UserContext(), actor(c), in.Pack)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(list(as))
 }
 
 func (s *Server) getAgent(c *fiber.Ctx) error { return keyed(c, pathID, anyone(s.svc.Agents.Get)) }

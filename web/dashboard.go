@@ -47,12 +47,20 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	agents, err := s.agentStates(ctx)
+	if err != nil {
+		return err
+	}
 	byID := map[int64]bullpen.Member{}
 	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me),
 		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next}
 	for _, m := range members {
 		byID[m.ID] = m
-		p.Members = append(p.Members, memberItem(m))
+		if agents[m.ID] == bullpen.AgentFired {
+			p.Former = append(p.Former, memberItem(m))
+		} else {
+			p.Members = append(p.Members, memberItem(m))
+		}
 	}
 	for _, ch := range channels {
 		item := channelItem(ch, me, byID)
@@ -72,6 +80,8 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 		return err
 	}
 	p.Timeline = s.timelineView(c, me, lastSeq)
+	p.FirstRun = s.firstRun(ctx, me, p, agents)
+	p.AgentsOn = s.svc.Agents != nil
 	return render(c, views.Dashboard(p))
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/jsonutf8"
@@ -35,7 +36,7 @@ func decode(c *fiber.Ctx, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return bullpen.Errorf(bullpen.EINVALID, "malformed JSON: %s", jsonProblem(err))
+		return bullpen.Errorf(bullpen.EINVALID, "%s", jsonProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return bullpen.Errorf(bullpen.EINVALID, "malformed JSON: unexpected data after the object")
@@ -44,6 +45,9 @@ func decode(c *fiber.Ctx, v any) error {
 }
 
 // jsonProblem describes a decoding error without echoing Go type names.
+// Only what is not JSON is called malformed: a wrong type, an unknown
+// field or a bad value (a size, a duration, a network policy) is named
+// as what it is.
 func jsonProblem(err error) string {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
@@ -51,11 +55,15 @@ func jsonProblem(err error) string {
 	case errors.As(err, &typeErr):
 		return fmt.Sprintf("field %q has the wrong type", typeErr.Field)
 	case errors.As(err, &syntaxErr):
-		return fmt.Sprintf("syntax error at byte %d", syntaxErr.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the body ends too early"
+		return fmt.Sprintf("malformed JSON: syntax error at byte %d", syntaxErr.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "malformed JSON: the body ends too early"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	case strings.HasPrefix(err.Error(), "json: "):
+		return "malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")
 	}
-	return err.Error()
+	return "invalid value: " + err.Error()
 }
 
 // idParam parses a positive integer path parameter.

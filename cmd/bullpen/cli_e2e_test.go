@@ -146,6 +146,14 @@ func TestCLIOfficeCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(must(t, bin, srv, 0, nil, "agents", "hire", "--json", "--handle", "qa", "starter/engineer")), &hired); err != nil || hired.Agent.Handle != "qa" || !strings.HasPrefix(hired.Token, bullpen.TokenPrefix) {
 		t.Fatalf("hire: %v %+v", err, hired)
 	}
+	if out := must(t, bin, srv, 0, nil, "agents", "team"); !(strings.Contains(out, "hired @lead") && strings.Contains(out, "hired @engineer") && strings.Contains(out, "hired @pm") && strings.Contains(out, "hired @designer") && strings.Contains(out, "starter team: 4 hired")) || strings.Contains(out, "token") {
+		t.Fatalf("agents team:\n%s", out)
+	}
+	if out := must(t, bin, srv, 0, nil, "agents", "team", "starter"); !strings.Contains(out, "starter team: already hired") {
+		t.Fatalf("agents team, a second time:\n%s", out)
+	}
+	must(t, bin, srv, 4, nil, "agents", "team", "no-such-pack")
+	must(t, bin, srv, 2, nil, "agents", "team", "a", "b")
 	if ls := must(t, bin, srv, 0, nil, "agents", "list"); !strings.Contains(ls, "@qa") || !strings.Contains(ls, "builtin") {
 		t.Fatalf("agents list:\n%s", ls)
 	}

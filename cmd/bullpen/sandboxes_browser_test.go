@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,6 +67,8 @@ func TestBrowserSandboxes(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="sandbox-create-form"]`),
 		chromedp.SendKeys(`[data-testid="sandbox-name"]`, "browser-box"),
 		chromedp.SetValue(`[data-testid="sandbox-memory"]`, "256Mi"),
+		chromedp.SendKeys(`[data-testid="sandbox-timeout"]`, "2h"),
+		chromedp.SendKeys(`[data-testid="sandbox-ports"]`, "8000, 8001"),
 		chromedp.Click(`[data-testid="sandbox-create-submit"]`),
 		chromedp.WaitVisible(`[data-testid="sandbox-detail"]`))
 	waitFor("sandbox running", q+`('[data-testid="sandbox-detail-state"]').textContent === "running" && `+
@@ -93,6 +96,33 @@ func TestBrowserSandboxes(t *testing.T) {
 	}
 	resp.Body.Close()
 	waitFor("API command in the log", logHas("via-api")+` && `+logHas("oops"))
+
+	// "Copy as curl" is a command that works as pasted (with the token in
+	// the environment); the CLI and Go snippets name the same sandbox.
+	run("open copy-as", chromedp.Click(`[data-testid="sandbox-copy-as"] summary`))
+	curlCmd, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('[data-testid="sandbox-copy-code"]').textContent`))
+	sh := exec.Command("sh", "-c", curlCmd)
+	sh.Env = append(os.Environ(), "BULLPEN_TOKEN="+token)
+	if out, err := sh.CombinedOutput(); err != nil || !strings.Contains(string(out), "Linux") {
+		t.Errorf("the copied curl command:\n%s\ngave %v:\n%s", curlCmd, err, out)
+	}
+	for _, lang := range []string{"cli", "go"} {
+		run("copy as "+lang, chromedp.Click(`[data-testid="sandbox-copy-`+lang+`"]`))
+		snippet, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('[data-testid="sandbox-copy-code"]').textContent`))
+		if !strings.Contains(snippet, "sb_") || !strings.Contains(snippet, "uname") {
+			t.Errorf("copy as %s: %q, want the sandbox's ID and the command", lang, snippet)
+		}
+	}
+	screenshot(t, tab, "sandbox-copy-as.png")
+
+	// The form's timeout and ports reached the sandbox.
+	var made struct {
+		Timeout int64 // seconds
+		Ports   []struct{ Port int }
+	}
+	if st := apiCall(t, m, token, "GET", "/api/v1/sandboxes/browser-box", nil, &made); st != 200 || made.Timeout != 7200 || len(made.Ports) != 2 || made.Ports[0].Port != 8000 {
+		t.Errorf("the sandbox the form made: %d %+v, want a 2h timeout and ports 8000 and 8001", st, made)
+	}
 
 	// Files: a file a command made shows in the browser and opens.
 	run("make a file", chromedp.SendKeys(`[data-testid="sandbox-command-input"]`, "echo from-the-browser > note.txt\n"))

@@ -45,6 +45,9 @@ type DashboardPage struct {
 	Channels       []ChannelItem // public channels
 	DMs            []ChannelItem // direct-message channels
 	Members        []MemberItem
+	Former         []MemberItem  // fired agents, out of the member list; their messages keep their names
+	FirstRun       *FirstRun     // the guided empty state of a new office; nil once it has served
+	AgentsOn       bool          // the server runs agents (approvals, roles, hiring)
 	Current        ChannelItem   // the open channel; ID 0 means none
 	Messages       []MessageItem // top-level messages of Current, oldest first
 	HasOlder       bool          // more messages exist before Messages[0]
@@ -52,6 +55,15 @@ type DashboardPage struct {
 	LastSeq        int64         // event seq the page is current to; the websocket resumes after it
 	ProviderNotice string        // e.g. "Agents run on a scripted simulation"; shown as a banner when set
 	Timeline       TimelineView  // the Activity tab
+}
+
+// FirstRun is the guided empty state of a new office: add a provider,
+// hire the starter team in one action, then ask @lead something.
+type FirstRun struct {
+	NeedProvider bool   // no model provider: agents cannot think yet
+	HasTeam      bool   // an agent is hired
+	Admin        bool   // the viewer may add providers and hire
+	Lead         string // the handle to suggest a first message to
 }
 
 // MemberItem is a member as lists and headers show it.
