@@ -81,12 +81,12 @@ func MemoryVisibleIn(e MemoryEntry, channelID int64) bool {
 // request body.
 type MemoryInput struct {
 	Text       string `json:"text"`
-	Kind       string `json:"kind"`
-	SourceKind string `json:"source_kind"`
-	SourceID   int64  `json:"source_id"`
-	WikiPage   string `json:"wiki_page"`
-	ChannelID  int64  `json:"channel_id"`
-	Pinned     bool   `json:"pinned"`
+	Kind       string `json:"kind,omitempty"`
+	SourceKind string `json:"source_kind,omitempty"`
+	SourceID   int64  `json:"source_id,omitempty"`
+	WikiPage   string `json:"wiki_page,omitempty"`
+	ChannelID  int64  `json:"channel_id,omitempty"`
+	Pinned     bool   `json:"pinned,omitempty"`
 	// ProposedTo makes the entry a proposal to that human (set by the
 	// agents runtime, never by a request body).
 	ProposedTo int64 `json:"-"`
@@ -146,9 +146,9 @@ func ValidateMemoryKind(k string) error {
 
 // MemoryUpdate changes an entry; nil fields are kept.
 type MemoryUpdate struct {
-	Text   *string `json:"text"`
-	Kind   *string `json:"kind"`
-	Pinned *bool   `json:"pinned"`
+	Text   *string `json:"text,omitempty"`
+	Kind   *string `json:"kind,omitempty"`
+	Pinned *bool   `json:"pinned,omitempty"`
 }
 
 // MemoryListOptions filters an agent's entries.

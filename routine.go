@@ -77,18 +77,18 @@ type Routine struct {
 
 // RoutineInput creates or (with nil fields kept) changes a routine.
 type RoutineInput struct {
-	Name        *string    `json:"name"`
-	Cron        *string    `json:"cron"`
-	TZ          *string    `json:"tz"`
-	IntervalSec *int64     `json:"interval_sec"`
-	Action      *string    `json:"action"`
-	ChannelID   *int64     `json:"channel_id"`
-	AgentID     *int64     `json:"agent_id"`
-	Prompt      *string    `json:"prompt"`
-	Task        *TaskInput `json:"task"`
-	Skip        *string    `json:"skip"`
-	SkipLabel   *string    `json:"skip_label"`
-	Enabled     *bool      `json:"enabled"`
+	Name        *string    `json:"name,omitempty"`
+	Cron        *string    `json:"cron,omitempty"`
+	TZ          *string    `json:"tz,omitempty"`
+	IntervalSec *int64     `json:"interval_sec,omitempty"`
+	Action      *string    `json:"action,omitempty"`
+	ChannelID   *int64     `json:"channel_id,omitempty"`
+	AgentID     *int64     `json:"agent_id,omitempty"`
+	Prompt      *string    `json:"prompt,omitempty"`
+	Task        *TaskInput `json:"task,omitempty"`
+	Skip        *string    `json:"skip,omitempty"`
+	SkipLabel   *string    `json:"skip_label,omitempty"`
+	Enabled     *bool      `json:"enabled,omitempty"`
 }
 
 // RoutineTick is one tick of a routine: fired or skipped, with why.

@@ -129,32 +129,32 @@ type TaskInput struct {
 	ChannelID        int64      `json:"channel_id"`
 	ParentID         int64      `json:"parent_id"`
 	OwnerID          int64      `json:"owner_id"`
-	DependsOn        []int64    `json:"depends_on"`
-	Labels           []string   `json:"labels"`
-	Links            []TaskLink `json:"links"`
-	Due              *time.Time `json:"due"`
+	DependsOn        []int64    `json:"depends_on,omitempty"`
+	Labels           []string   `json:"labels,omitempty"`
+	Links            []TaskLink `json:"links,omitempty"`
+	Due              *time.Time `json:"due,omitempty"`
 	ReviewerID       int64      `json:"reviewer_id"`
 	ReviewHuman      bool       `json:"review_human"`
 	WhenSubtasksDone string     `json:"when_subtasks_done"`
 	// Subtasks are created with the task, in the same transaction, as
 	// its children (their own Subtasks and ChannelID are ignored).
-	Subtasks []TaskInput `json:"subtasks"`
+	Subtasks []TaskInput `json:"subtasks,omitempty"`
 }
 
 // TaskPatch changes a task; nil fields stay as they are. Note is said in
 // the task's thread and the event.
 type TaskPatch struct {
-	Title            *string     `json:"title"`
-	Body             *string     `json:"body"`
-	State            *string     `json:"state"`
-	DependsOn        *[]int64    `json:"depends_on"`
-	Labels           *[]string   `json:"labels"`
-	Links            *[]TaskLink `json:"links"`
-	Due              *time.Time  `json:"due"`
+	Title            *string     `json:"title,omitempty"`
+	Body             *string     `json:"body,omitempty"`
+	State            *string     `json:"state,omitempty"`
+	DependsOn        *[]int64    `json:"depends_on,omitempty"`
+	Labels           *[]string   `json:"labels,omitempty"`
+	Links            *[]TaskLink `json:"links,omitempty"`
+	Due              *time.Time  `json:"due,omitempty"`
 	ClearDue         bool        `json:"clear_due"`
-	ReviewerID       *int64      `json:"reviewer_id"`
-	ReviewHuman      *bool       `json:"review_human"`
-	WhenSubtasksDone *string     `json:"when_subtasks_done"`
+	ReviewerID       *int64      `json:"reviewer_id,omitempty"`
+	ReviewHuman      *bool       `json:"review_human,omitempty"`
+	WhenSubtasksDone *string     `json:"when_subtasks_done,omitempty"`
 	Note             string      `json:"note"`
 }
 

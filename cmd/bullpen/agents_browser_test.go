@@ -60,7 +60,11 @@ func TestBrowserAgentsHireEditFire(t *testing.T) {
 	waitFor("engineer listed idle", q+`('`+sel("agent-engineer")+`') !== null && `+
 		q+`('`+sel("agent-engineer")+`').dataset.status === "idle" && `+
 		q+`('`+sel("agent-status-engineer")+`').textContent === "idle"`)
-	waitFor("token shown once", q+`('`+sel("agent-hire-result")+`').textContent.includes("bp_")`)
+	// A browser hire shows no token: the agent's runtime mints its own.
+	waitFor("hire confirmed", q+`('`+sel("agent-hire-result")+`').textContent.includes("Hired @engineer")`)
+	if shown, _ := chromedp.Run(tab, chromedp.Evaluate[bool](q+`('`+sel("agent-hire-result")+`').textContent.includes("bp_")`)); shown {
+		t.Error("the browser hire shows the agent's token")
+	}
 	if n, _ := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="agents-list"] > li').length`)); n != 1 {
 		t.Errorf("%d agents listed, want 1", n)
 	}

@@ -46,6 +46,7 @@ func TestClientWholeAPI(t *testing.T) {
 	clientOffice(t, ctx, r.m.URL(), c, used, check)
 	clientAgentsAndWiki(t, ctx, c, used, check)
 	clientSandboxes(t, ctx, c, used, check)
+	clientWork(t, ctx, c, used, check)
 
 	var missing []string
 	ty := reflect.TypeOf(c)
