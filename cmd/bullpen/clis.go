@@ -65,7 +65,7 @@ func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
 	m.cli = w
 	in := m.cliInstaller()
 	cfg.CLIs = agents.JoinCLIs(ws.WithCLIs(sandboxes.CLIHost{Dir: in.Dir, Socket: socks.Socket}), in)
-	cfg.TurnTokens = m.Office
+	cfg.TurnTokens, cfg.CLILender = m.Office, socks
 	return nil
 }
 
