@@ -80,7 +80,7 @@ func (s *Server) routineEditor(c *fiber.Ctx) error {
 	}
 	p := views.RoutineForm{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Kind: "cron", Action: bullpen.RoutineWake,
 		Enabled: true, Agents: names.agents, Members: names.members, Channels: names.chans}
-	if c.Params("id") != "new" {
+	if c.Params("id") != "" { // not /routines/new
 		id, err := pathID(c)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // taskServer serves tasks, with two agents and their tokens.
@@ -20,7 +21,7 @@ func taskServer(t *testing.T) (ts *testServer, eng, des string, general bullpen.
 	ctx := context.Background()
 	db, off, token := openOffice(t, store.SQLite)
 	svc := tasks.New(db, off, tasks.Config{})
-	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: svc, Routines: svc})
+	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: svc, Routines: svc, Wiki: wiki.New(db, wiki.Config{})})
 	admin, _ := db.MemberByHandle(ctx, "admin")
 	var toks []string
 	for _, h := range []string{"engineer", "designer"} {
