@@ -58,7 +58,7 @@ func (b steerTab) arrives(step, expr string) {
 	b.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(` + expr + `)`))
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(`+expr+`)`))
 		if err == nil && ok {
 			return
 		}
