@@ -133,6 +133,7 @@
       if (f.closest("[data-live]") && f.dataset.taskAction !== "routine-delete") await refresh(true);
     } catch (x) {
       showError(err, f.dataset.taskAction === "claim" ? claimError(x) : x.message);
+      if (err) err.scrollIntoView({ block: "nearest" });
     } finally {
       buttons.forEach((b) => { b.disabled = false; });
     }

@@ -42,7 +42,7 @@ func (n boardNames) routineRow(r bullpen.Routine) views.RoutineRow {
 		}
 		row.Schedule = fmt.Sprintf("cron %s (%s)", r.Cron, tz)
 	default:
-		row.Schedule = "every " + (time.Duration(r.IntervalSec) * time.Second).String()
+		row.Schedule = "every " + interval(r.IntervalSec)
 	}
 	switch {
 	case r.Action == bullpen.RoutineWake:
@@ -114,4 +114,25 @@ func fillRoutineForm(p *views.RoutineForm, r bullpen.Routine) {
 	if t := r.Task; t != nil {
 		p.TaskTitle, p.TaskBody, p.TaskLabels, p.TaskOwnerID = t.Title, t.Body, strings.Join(t.Labels, ", "), t.OwnerID
 	}
+}
+
+// interval says a number of seconds in the largest whole unit: "1 hour",
+// "7 days", "90 seconds".
+func interval(sec int64) string {
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"day", 86400}, {"hour", 3600}, {"minute", 60}} {
+		if sec%u.n == 0 {
+			return plural(sec/u.n, u.name)
+		}
+	}
+	return plural(sec, "second")
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }

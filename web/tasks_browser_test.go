@@ -253,7 +253,7 @@ func TestRoutineEditorBrowser(t *testing.T) {
 	b.run("the list", chromedp.Navigate(ts.URL+"/routines"), chromedp.WaitVisible(sel(fmt.Sprintf("routine-%d", r.ID))))
 	b.waitFor("the live feed", `document.querySelector("main").dataset.ws === "open"`)
 	row := q(fmt.Sprintf("routine-%d", r.ID))
-	if txt := evalIn[string](b.tab, row+`.textContent`); !strings.Contains(txt, "every 1h0m0s") || !strings.Contains(txt, "wake @engineer") ||
+	if txt := evalIn[string](b.tab, row+`.textContent`); !strings.Contains(txt, "every 1 hour") || !strings.Contains(txt, "wake @engineer") ||
 		!strings.Contains(txt, "never run yet") {
 		t.Errorf("the list row = %q", txt)
 	}
@@ -314,7 +314,7 @@ func TestRememberBrowser(t *testing.T) {
 		ts.do("POST", "/api/v1/channels/1/messages", ts.Token, map[string]any{"body": text}, &msg)
 		b := newSteerTab(t, ts.URL, ts.Token, size[0], size[1])
 		li := fmt.Sprintf(`document.querySelector('[data-testid="message"][data-id="%d"]')`, msg.ID)
-		b.waitFor("the message", "!!"+li)
+		b.waitFor("the message, its scripts loaded", `document.readyState === "complete" && !!`+li)
 		b.run("remember", chromedp.Evaluate[chromedp.Void](li+`.querySelector('[data-testid="message-remember"]').click()`))
 		b.waitFor("the form", q("remember-form")+` && `+q("remember-agent")+fmt.Sprintf(`.value === "%d"`, eng.Agent.ID))
 		if got := evalIn[string](b.tab, q("remember-text")+`.value`); got != text {

@@ -220,7 +220,7 @@ func TestRoutinePages(t *testing.T) {
 		return string(page)
 	}
 	list := get("/routines", 200)
-	for _, want := range []string{"Triage &lt;b&gt;daily&lt;/b&gt;", "every 1s", "task “Triage” in #general", "skipped", "(skipped: ", "inbox", "next 20"} {
+	for _, want := range []string{"Triage &lt;b&gt;daily&lt;/b&gt;", "every 1 second", "task “Triage” in #general", "skipped", "(skipped: ", "inbox", "next 20"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the routines list lacks %q:\n%s", want, list)
 		}
