@@ -127,6 +127,7 @@
     const err = $(".form-error", f);
     const buttons = $$("button", f);
     showError(err, "");
+    f.dataset.busy = "1";
     buttons.forEach((b) => { b.disabled = true; });
     try {
       await act(f, ev.submitter);
@@ -136,6 +137,7 @@
       if (err) err.scrollIntoView({ block: "nearest" });
     } finally {
       buttons.forEach((b) => { b.disabled = false; });
+      delete f.dataset.busy;
     }
   });
 
@@ -158,9 +160,10 @@
   document.addEventListener("change", (ev) => { if (ev.target.closest('[data-testid="routine-form"]')) showChosen(); });
   showChosen();
 
-  // dirty tells whether the user is using a region: focus in it, or
-  // text typed in one of its fields.
+  // dirty tells whether the user is using a region: an action of its in
+  // flight, focus in it, or text typed in one of its fields.
   function dirty(region) {
+    if ($("form[data-busy]", region)) return true; // an answer is on its way to a form in it
     if (region.contains(document.activeElement) && document.activeElement !== document.body) return true;
     return $$("input, textarea", region).some((i) => i.type !== "checkbox" && i.type !== "radio" && i.value !== i.defaultValue);
   }
