@@ -116,7 +116,8 @@
       link.hidden = n === 0;
       main.append(el("div", { class: "msg-foot" }, link));
       if (!m.deleted) {
-        main.append(el("button", { type: "button", class: "msg-action", "data-testid": "message-reply", "data-thread-open": Number(m.id), title: "Reply in thread" }, "Reply"));
+        main.append(el("button", { type: "button", class: "msg-action", "data-testid": "message-reply", "data-thread-open": Number(m.id), title: "Reply in thread" }, "Reply"),
+          el("button", { type: "button", class: "msg-action msg-remember", "data-testid": "message-remember", title: "Remember this for an agent" }, "Remember"));
       }
     }
     li.append(main);

@@ -300,6 +300,7 @@ func (s *Server) routes() {
 	s.turnPages(page)
 	page.Get("/settings", s.settingsPage)
 	s.taskPages(page)
+	s.routinePages(page)
 	app.Use(func(c *fiber.Ctx) error {
 		return bullpen.Errorf(bullpen.ENOTFOUND, "page not found")
 	})

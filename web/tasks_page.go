@@ -17,10 +17,14 @@ func (s *Server) taskPages(page fiber.Router) {
 	page.Get("/tasks/:id", s.needTasks, s.taskPage)
 }
 
-// boardNames names a member and a channel by ID, for the pages.
+// boardNames names a member and a channel by ID, for the pages, and
+// lists them (by handle and by name) for the pages' selects.
 type boardNames struct {
 	handles  map[int64]string
 	channels map[int64]string
+	members  []views.Choice // every member, by handle
+	agents   []views.Choice // the agents among them
+	chans    []views.Choice // the channels the viewer sees, by name
 }
 
 func (s *Server) boardNames(ctx context.Context, me bullpen.Member) (boardNames, error) {
@@ -31,6 +35,10 @@ func (s *Server) boardNames(ctx context.Context, me bullpen.Member) (boardNames,
 	}
 	for _, m := range ms {
 		n.handles[m.ID] = m.Handle
+		n.members = append(n.members, views.Choice{ID: m.ID, Label: "@" + m.Handle})
+		if m.Kind == bullpen.KindAgent {
+			n.agents = append(n.agents, views.Choice{ID: m.ID, Label: "@" + m.Handle})
+		}
 	}
 	cs, err := s.off.Channels(ctx, me)
 	if err != nil {
@@ -38,7 +46,12 @@ func (s *Server) boardNames(ctx context.Context, me bullpen.Member) (boardNames,
 	}
 	for _, c := range cs {
 		n.channels[c.ID] = c.Name
+		n.chans = append(n.chans, views.Choice{ID: c.ID, Label: "#" + c.Name})
 	}
+	byLabel := func(a, b views.Choice) int { return strings.Compare(a.Label, b.Label) }
+	slices.SortFunc(n.members, byLabel)
+	slices.SortFunc(n.agents, byLabel)
+	slices.SortFunc(n.chans, byLabel)
 	return n, nil
 }
 
@@ -66,7 +79,7 @@ func (s *Server) tasksPage(c *fiber.Ctx) error {
 		return err
 	}
 	p := views.TasksPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Owner: strings.TrimPrefix(c.Query("owner"), "@"),
-		Label: c.Query("label"), Channel: strings.TrimPrefix(c.Query("channel"), "#")}
+		Label: c.Query("label"), Channel: strings.TrimPrefix(c.Query("channel"), "#"), Members: names.members, Channels: names.chans}
 	f := bullpen.TaskFilter{Label: p.Label, Limit: 50}
 	if p.Owner != "" {
 		m, err := s.off.MemberByHandle(ctx, p.Owner)
@@ -118,7 +131,8 @@ func (s *Server) taskPage(c *fiber.Ctx) error {
 	}
 	p := views.TaskPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Task: names.card(t), Body: t.Body,
 		Creator: "@" + names.handles[t.CreatorID], Input: t.Tokens.Input, Output: t.Tokens.Output, Calls: t.Tokens.ModelCalls,
-		ThreadURL: fmt.Sprintf("/c/%s#m%d", names.channels[t.ChannelID], t.ThreadID)}
+		ThreadURL: fmt.Sprintf("/c/%s#m%d", names.channels[t.ChannelID], t.ThreadID),
+		OwnerID:   t.OwnerID, Members: names.members, CanReview: t.State == bullpen.TaskInReview && t.NeedsReview()}
 	switch {
 	case t.ReviewHuman:
 		p.Review = "a person"

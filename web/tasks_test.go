@@ -12,6 +12,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/wiki"
 )
 
 // taskServer serves tasks, with two agents and their tokens.
@@ -20,7 +21,7 @@ func taskServer(t *testing.T) (ts *testServer, eng, des string, general bullpen.
 	ctx := context.Background()
 	db, off, token := openOffice(t, store.SQLite)
 	svc := tasks.New(db, off, tasks.Config{})
-	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: svc, Routines: svc})
+	ts = serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: svc, Routines: svc, Wiki: wiki.New(db, wiki.Config{})})
 	admin, _ := db.MemberByHandle(ctx, "admin")
 	var toks []string
 	for _, h := range []string{"engineer", "designer"} {
@@ -180,5 +181,61 @@ func TestTasksPages(t *testing.T) {
 	if !strings.Contains(page, "Sub-tasks") || !strings.Contains(page, ">Form<") || strings.Contains(page, "<script>x") ||
 		!strings.Contains(page, "model calls") {
 		t.Errorf("task page:\n%s", page)
+	}
+}
+
+// The routines list shows each routine's schedule, action, next run and
+// the reason its last tick was skipped; the editor lists its ticks. Names
+// are escaped; an unknown routine is a 404 page; a routine whose tick
+// was skipped says why.
+func TestRoutinePages(t *testing.T) {
+	ctx := context.Background()
+	db, off, token := openOffice(t, store.SQLite)
+	svc := tasks.New(db, off, tasks.Config{})
+	ts := serve(t, db, off, token, web.Config{}, web.Services{Office: off, Tasks: svc, Routines: svc, Wiki: wiki.New(db, wiki.Config{})})
+	admin, _ := db.MemberByHandle(ctx, "admin")
+	general, _ := off.ChannelByName(ctx, admin, bullpen.GeneralChannel)
+	var r bullpen.Routine
+	in := map[string]any{"name": "Triage <b>daily</b>", "interval_sec": 1, "action": "task", "channel_id": general.ID,
+		"task": map[string]any{"title": "Triage"}, "skip": "no_open_label", "skip_label": "inbox", "enabled": true}
+	if st := ts.do("POST", "/api/v1/routines", ts.Token, in, &r); st != http.StatusCreated {
+		t.Fatalf("create = %d", st)
+	}
+	waitUntil(t, func() bool {
+		_, skipped, err := svc.Tick(ctx)
+		return err == nil && skipped > 0
+	})
+	b := ts.login(ts.Token)
+	get := func(path string, want int) string {
+		t.Helper()
+		resp, err := b.client.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("GET %s = %d, want %d", path, resp.StatusCode, want)
+		}
+		return string(page)
+	}
+	list := get("/routines", 200)
+	for _, want := range []string{"Triage &lt;b&gt;daily&lt;/b&gt;", "every 1 second", "task “Triage” in #general", "skipped", "(skipped: ", "inbox", "next 20"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("the routines list lacks %q:\n%s", want, list)
+		}
+	}
+	if strings.Contains(list, "<b>daily") {
+		t.Error("the routine's name is not escaped")
+	}
+	editor := get(fmt.Sprintf("/routines/%d", r.ID), 200)
+	for _, want := range []string{"Recent ticks", `value="1"`, `value="inbox"`, "Delete routine"} {
+		if !strings.Contains(editor, want) {
+			t.Errorf("the editor lacks %q", want)
+		}
+	}
+	get("/routines/999", http.StatusNotFound)
+	if fresh := get("/routines/new", 200); !strings.Contains(fresh, "Create routine") || strings.Contains(fresh, "Delete routine") {
+		t.Error("/routines/new is not an empty form")
 	}
 }

@@ -61,7 +61,12 @@ var shots = []shot{
 	{name: "settings", path: "/settings", optional: true, wait: `document.readyState === "complete"`},
 	{name: "telegram", path: "/telegram", wait: `document.querySelector('[data-testid="telegram-back"]') !== null`},
 	{name: "tasks", path: "/tasks", optional: true, wait: `document.querySelector('[data-testid="tasks-board"]') !== null`},
-	{name: "task", path: "/tasks/1", optional: true, wait: `document.querySelector('[data-testid="task-page"]') !== null`},
+	{name: "task", path: "/tasks/{task}", optional: true, wait: `document.querySelector('[data-testid="task-page"]') !== null`},
+	{name: "task-new", path: "/tasks", optional: true, prep: func(*shooter) []string {
+		return []string{`document.querySelector('[data-testid="task-create-open"]').click()`}
+	}, wait: `document.querySelector('[data-testid="task-create"]').offsetParent !== null`},
+	{name: "routines", path: "/routines", optional: true, wait: `document.querySelector('[data-testid="routine-list"]') !== null`},
+	{name: "routine", path: "/routines/{routine}", optional: true, wait: `document.querySelector('[data-testid="routine-form"]') !== null`},
 }
 
 // shooter holds the seeded office the pictures show.
@@ -71,6 +76,7 @@ type shooter struct {
 	api                      apiClient
 	wikiSlug, sandboxID      string
 	execID, turnID, dir, tok string
+	taskID, routineID        string
 }
 
 // TestScreenshots writes docs/screenshots/*.png (make screenshots). It
@@ -105,7 +111,7 @@ func TestScreenshots(t *testing.T) {
 // take makes one picture.
 func (s *shooter) take(ctx context.Context, sh shot, size [2]int64) {
 	s.t.Helper()
-	path := strings.ReplaceAll(sh.path, "{turn}", s.turnID)
+	path := strings.NewReplacer("{turn}", s.turnID, "{task}", s.taskID, "{routine}", s.routineID).Replace(sh.path)
 	if sh.optional && s.status(path) == http.StatusNotFound {
 		s.t.Logf("%s: %s is not served here; skipped", sh.name, path)
 		return
@@ -185,6 +191,7 @@ func seedOffice(t *testing.T) *shooter {
 	s.api.do("POST", "/channels/1/messages", map[string]string{"body": "Morning all. Release candidate goes out **today** — shout if anything blocks it."}, http.StatusCreated, nil)
 	s.api.do("POST", "/channels/1/messages", map[string]string{"body": "@lead please check that our build machine works"}, http.StatusCreated, nil)
 	s.waitForWork()
+	s.seedTasks()
 	// A person's own commands in the engineer's sandbox, beside the agent's.
 	for _, cmd := range []string{"df -h / | tail -1", "ls /etc | head -5", "cat /nonexistent"} {
 		s.api.do("POST", "/sandboxes/"+s.sandboxID+"/run", map[string]any{"cmd": []string{"/bin/sh", "-c", cmd}}, http.StatusOK, nil)
@@ -223,4 +230,32 @@ func (s *shooter) waitForWork() {
 		time.Sleep(200 * time.Millisecond)
 	}
 	s.t.Fatalf("the demo team did not run a command and write a page in time (exec %q, page %q)", s.execID, s.wikiSlug)
+}
+
+// seedTasks adds a task with sub-tasks (one claimed, one waiting for
+// review) and two routines, for the board, the task page and the routine
+// pictures.
+func (s *shooter) seedTasks() {
+	var ms struct{ Items []bullpen.Member }
+	s.api.do("GET", "/members", nil, http.StatusOK, &ms)
+	id := map[string]int64{}
+	for _, m := range ms.Items {
+		id[m.Handle] = m.ID
+	}
+	var parent bullpen.Task
+	s.api.do("POST", "/tasks", map[string]any{"title": "Ship the sign-up flow", "channel_id": 1, "labels": []string{"web", "release"},
+		"body": "Sign-up with e-mail confirmation, behind the `signup` flag.", "review_human": true, "owner_id": id["lead"],
+		"subtasks": []map[string]any{{"title": "API: POST /signup and the confirmation mail", "owner_id": id["engineer"], "labels": []string{"api"}},
+			{"title": "Form and error states", "owner_id": id["designer"], "labels": []string{"web"}},
+			{"title": "Release note and help page", "labels": []string{"docs"}}}}, http.StatusCreated, &parent)
+	s.taskID = fmt.Sprint(parent.ID)
+	s.api.do("POST", "/tasks", map[string]any{"title": "Rotate the staging database password", "channel_id": 1, "labels": []string{"ops"}},
+		http.StatusCreated, nil)
+	var r bullpen.Routine
+	s.api.do("POST", "/routines", map[string]any{"name": "Morning triage", "cron": "0 9 * * 1-5", "tz": "Europe/Paris", "action": "wake",
+		"channel_id": 1, "agent_id": id["lead"], "prompt": "Triage yesterday's new tasks and assign them.", "skip": "no_new_messages", "enabled": true},
+		http.StatusCreated, &r)
+	s.routineID = fmt.Sprint(r.ID)
+	s.api.do("POST", "/routines", map[string]any{"name": "Weekly review", "interval_sec": 604800, "action": "task", "channel_id": 1,
+		"task": map[string]any{"title": "Review the week", "labels": []string{"review"}}, "enabled": false}, http.StatusCreated, nil)
 }

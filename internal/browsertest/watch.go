@@ -76,6 +76,17 @@ func (p *Problems) see(ev any) {
 	p.mu.Unlock()
 }
 
+// Take returns the problems seen so far and forgets them, for a test
+// that provoked some on purpose (a form the API refuses answers 4xx): it
+// checks they are the ones it expected.
+func (p *Problems) Take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.list
+	p.list = nil
+	return list
+}
+
 // Check fails tb for each problem seen so far and forgets them.
 func (p *Problems) Check(tb testing.TB) {
 	tb.Helper()
