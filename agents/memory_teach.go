@@ -39,29 +39,3 @@ func (s *Service) teach(ctx context.Context, in WakeInput, targets []WakeTarget)
 		}
 	}
 }
-
-// proposer returns the human whose message woke the turn (the latest
-// one), who must confirm a lesson the agent draws from it; 0 when no
-// human's message did.
-func (s *Service) proposer(ctx context.Context, turnID int64) int64 {
-	if turnID == 0 {
-		return 0
-	}
-	ws, err := s.db.Wakes(ctx, turnID)
-	if err != nil {
-		return 0
-	}
-	for i := len(ws) - 1; i >= 0; i-- {
-		if ws[i].MessageID == 0 {
-			continue
-		}
-		m, err := s.db.Message(ctx, ws[i].MessageID)
-		if err != nil {
-			continue
-		}
-		if a, err := s.db.Member(ctx, m.AuthorID); err == nil && a.Kind == bullpen.KindHuman {
-			return a.ID
-		}
-	}
-	return 0
-}

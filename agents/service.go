@@ -247,6 +247,8 @@ type Service struct {
 	db    *store.DB
 	cat   *Catalog
 	tools *Registry
+	dir   directory   // who is who, for prompts
+	mem   memoryTools // the work packet's memory section
 	log   *slog.Logger
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
@@ -290,8 +292,10 @@ func New(cfg Config) (*Service, error) {
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]bullpen.AgentStatus{},
 		modelSem: map[string]chan struct{}{}}
+	s.dir = directory{db: cfg.DB}
+	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
 	var err error
-	if s.tools, err = s.builtinTools(); err != nil {
+	if s.tools, err = builtinTools(cfg); err != nil {
 		return nil, err
 	}
 	return s, nil
