@@ -203,9 +203,7 @@ func clipJSON(raw json.RawMessage, n int) json.RawMessage {
 // runtime holds in memory only, minted on first use. Whatever the agent
 // does in the office, it does as that member and no other.
 func (s *Service) authenticate(ctx context.Context, agent bullpen.Member) (bullpen.Member, error) {
-	s.mu.Lock()
-	secret := s.creds[agent.ID]
-	s.mu.Unlock()
+	secret := s.creds.get(agent.ID)
 	if secret == "" {
 		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, s.runtimeTokenName()) })
 		if err != nil {
@@ -214,15 +212,11 @@ func (s *Service) authenticate(ctx context.Context, agent bullpen.Member) (bullp
 		if secret, _, err = s.off.CreateToken(ctx, agent, 0, s.runtimeTokenName()); err != nil {
 			return agent, fmt.Errorf("agents: credential for @%s: %w", agent.Handle, err)
 		}
-		s.mu.Lock()
-		s.creds[agent.ID] = secret
-		s.mu.Unlock()
+		s.creds.set(agent.ID, secret)
 	}
 	m, err := s.off.Authenticate(ctx, secret)
 	if err != nil {
-		s.mu.Lock()
-		delete(s.creds, agent.ID)
-		s.mu.Unlock()
+		s.creds.drop(agent.ID)
 		return agent, fmt.Errorf("agents: @%s's credential: %w", agent.Handle, err)
 	}
 	if m.ID != agent.ID || m.Kind != bullpen.KindAgent {

@@ -242,21 +242,23 @@ func (c *Config) defaults() {
 // Service is the agents runtime. Start runs the router and the workers;
 // the hire/fire/edit, session and approval methods serve the API.
 type Service struct {
-	cfg   Config
-	off   *office.Office
-	db    *store.DB
-	cat   *Catalog
-	tools *Registry
-	dir   directory   // who is who, for prompts
-	mem   memoryTools // the work packet's memory section
-	log   *slog.Logger
-	owner string // this process's turn-lease owner ID
-	sem   chan struct{}
+	*desk     // hire, edit, fire, sessions, approvals' answers, the demo
+	inspector // the turn inspector
+	cfg       Config
+	off       *office.Office
+	db        *store.DB
+	cat       *Catalog
+	tools     *Registry
+	dir       directory   // who is who, for prompts
+	mem       memoryTools // the work packet's memory section
+	log       *slog.Logger
+	owner     string // this process's turn-lease owner ID
+	sem       chan struct{}
 
-	mu       sync.Mutex
-	workers  map[int64]chan struct{} // agent → poke
-	creds    map[int64]string        // agent → its runtime token secret
-	status   map[int64]bullpen.AgentStatus
+	mu      sync.Mutex
+	workers map[int64]chan struct{} // agent → poke
+	creds   *credentials            // agent → its runtime token secret
+	*statuses
 	modelSem map[string]chan struct{} // provider kind → its model-call slots
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -290,8 +292,10 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]bullpen.AgentStatus{},
+		workers: map[int64]chan struct{}{}, creds: newCredentials(), statuses: newStatuses(cfg.Now),
 		modelSem: map[string]chan struct{}{}}
+	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds, rt: s}
+	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
 	s.dir = directory{db: cfg.DB}
 	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
 	var err error
