@@ -126,7 +126,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -244,6 +243,7 @@ func (c *Config) defaults() {
 type Service struct {
 	*desk     // hire, edit, fire, sessions, approvals' answers, the demo
 	inspector // the turn inspector
+	notifier  // system notices
 	cfg       Config
 	off       *office.Office
 	db        *store.DB
@@ -264,7 +264,7 @@ type Service struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
-	routed atomic.Int64 // the last event sequence the router has handled
+	router *router      // messages → wakes
 	gw     gatewayTurns // CLI turns' model calls through the gateway
 
 	// onRequest, when set (tests and benchmarks), sees each model request
@@ -296,6 +296,9 @@ func New(cfg Config) (*Service, error) {
 		modelSem: map[string]chan struct{}{}}
 	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds, rt: s}
 	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
+	s.notifier = notifier{poster: cfg.Office, log: cfg.Logger}
+	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
+		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s}
 	s.dir = directory{db: cfg.DB}
 	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
 	var err error
@@ -325,7 +328,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.Unlock()
-	lock, err := s.takeRouterLock(ctx) // nil: another replica routes
+	lock, err := s.router.takeRouterLock(ctx) // nil: another replica routes
 	if err != nil {
 		return err
 	}
@@ -341,13 +344,13 @@ func (s *Service) Start(ctx context.Context) error {
 			s.log.Warn("agents: role files are not watched; restart to load changes", "err", err)
 		}
 	}()
-	go func() { defer s.wg.Done(); s.runRouter(s.ctx, lock, since) }()
+	go func() { defer s.wg.Done(); s.router.runRouter(s.ctx, lock, since) }()
 	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
 	go func() { defer s.wg.Done(); s.pruneLoop(s.ctx) }()
 	go func() {
 		defer s.wg.Done()
 		if s.cfg.SharedDatabase {
-			s.watchWakes(s.ctx)
+			s.router.watchWakes(s.ctx)
 		}
 	}()
 	ids, err := s.db.PendingAgents(ctx)
@@ -361,7 +364,7 @@ func (s *Service) Start(ctx context.Context) error {
 }
 
 // Routed returns the last event sequence the router has handled.
-func (s *Service) Routed() int64 { return s.routed.Load() }
+func (s *Service) Routed() int64 { return s.router.routed.Load() }
 
 // Close stops the router and the workers. A turn in flight stops where it
 // is; its wakes stay claimed until a restart (or lease expiry) re-queues
