@@ -241,31 +241,34 @@ func (c *Config) defaults() {
 // Service is the agents runtime. Start runs the router and the workers;
 // the hire/fire/edit, session and approval methods serve the API.
 type Service struct {
-	*desk     // hire, edit, fire, sessions, approvals' answers, the demo
-	inspector // the turn inspector
-	notifier  // system notices
-	cfg       Config
-	off       *office.Office
-	db        *store.DB
-	cat       *Catalog
-	tools     *Registry
-	dir       directory   // who is who, for prompts
-	mem       memoryTools // the work packet's memory section
-	log       *slog.Logger
-	owner     string // this process's turn-lease owner ID
-	sem       chan struct{}
+	// The parts. The embedded ones serve the API through Service.
+	*desk                    // hire, edit, fire, sessions, approvals' answers, the demo
+	inspector                // the turn inspector
+	providerSet              // whether the office can think
+	*statuses                // each agent's live status
+	notifier                 // system notices
+	router      *router      // messages → wakes
+	pruner      pruner       // turn records past retention
+	tools       *Registry    // every tool, each feature's served by its own part
+	dir         directory    // who is who, for prompts
+	mem         memoryTools  // the work packet's memory section
+	creds       *credentials // agent → its runtime token secret
+	gw          gatewayTurns // CLI turns' model calls through the gateway
 
-	mu      sync.Mutex
-	workers map[int64]chan struct{} // agent → poke
-	creds   *credentials            // agent → its runtime token secret
-	*statuses
+	cfg   Config
+	off   *office.Office
+	db    *store.DB
+	cat   *Catalog
+	log   *slog.Logger
+	owner string // this process's turn-lease owner ID
+	sem   chan struct{}
+
+	mu       sync.Mutex
+	workers  map[int64]chan struct{}  // agent → poke
 	modelSem map[string]chan struct{} // provider kind → its model-call slots
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-
-	router *router      // messages → wakes
-	gw     gatewayTurns // CLI turns' model calls through the gateway
 
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
@@ -296,6 +299,8 @@ func New(cfg Config) (*Service, error) {
 		modelSem: map[string]chan struct{}{}}
 	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds, rt: s}
 	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
+	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
+	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
 	s.notifier = notifier{poster: cfg.Office, log: cfg.Logger}
 	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
 		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s}
@@ -346,7 +351,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}()
 	go func() { defer s.wg.Done(); s.router.runRouter(s.ctx, lock, since) }()
 	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
-	go func() { defer s.wg.Done(); s.pruneLoop(s.ctx) }()
+	go func() { defer s.wg.Done(); s.pruner.pruneLoop(s.ctx) }()
 	go func() {
 		defer s.wg.Done()
 		if s.cfg.SharedDatabase {
