@@ -104,7 +104,7 @@ func (d *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, appro
 	if err != nil {
 		return a, err
 	}
-	d.rt.poke(a.AgentID)
+	d.wake.poke(a.AgentID)
 	return a, nil
 }
 

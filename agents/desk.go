@@ -38,12 +38,11 @@ type deskStore interface {
 
 // deskRuntime is what the desk needs of the running agents: *Service
 // provides it (the CLI install, the network approval view, the provider
-// check, waking an agent whose approval was answered).
+// check).
 type deskRuntime interface {
 	installCLI(role bullpen.Role)
 	networkView(ctx context.Context, v *bullpen.AgentView) error
 	checkProviderName(ctx context.Context, name string) error
-	poke(agentID int64)
 }
 
 // desk serves the acts humans do on agents through the API: hire, edit,
@@ -57,4 +56,5 @@ type desk struct {
 	status *statuses
 	creds  *credentials
 	rt     deskRuntime
+	wake   waker // an agent whose approval was answered
 }

@@ -121,7 +121,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // startLocked reclaims turns a previous run left behind and, when this
 // process holds the router lock, returns where its router resumes.
 func (s *Service) startLocked(ctx context.Context, lock *store.SessionLock) (int64, error) {
-	if err := s.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
+	if err := s.workers.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
 		return 0, err
 	}
 	if lock == nil {

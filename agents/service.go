@@ -263,12 +263,10 @@ type Service struct {
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
 
+	life     *lifecycle // from Start to Close
+	workers  *workers   // one per agent with wakes, under sem
 	mu       sync.Mutex
-	workers  map[int64]chan struct{}  // agent → poke
 	modelSem map[string]chan struct{} // provider kind → its model-call slots
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
 
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
@@ -295,15 +293,18 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		workers: map[int64]chan struct{}{}, creds: newCredentials(), statuses: newStatuses(cfg.Now),
+		life: &lifecycle{}, creds: newCredentials(), statuses: newStatuses(cfg.Now),
 		modelSem: map[string]chan struct{}{}}
-	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds, rt: s}
 	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
 	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
 	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
 	s.notifier = notifier{poster: cfg.Office, log: cfg.Logger}
+	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
+		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s, reservations: s,
+		pokes: map[int64]chan struct{}{}}
 	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
-		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s}
+		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s.workers}
+	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds, rt: s, wake: s.workers}
 	s.dir = directory{db: cfg.DB}
 	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
 	var err error
@@ -326,13 +327,9 @@ func (s *Service) RoleProblems() []bullpen.RoleProblem { return s.cat.Problems()
 // the lease sweeper and a worker per agent with pending wakes. It returns
 // at once; Close stops everything.
 func (s *Service) Start(ctx context.Context) error {
-	s.mu.Lock()
-	if s.ctx != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("agents: already started")
+	if _, err := s.life.start(); err != nil {
+		return err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.mu.Unlock()
 	lock, err := s.router.takeRouterLock(ctx) // nil: another replica routes
 	if err != nil {
 		return err
@@ -342,28 +339,23 @@ func (s *Service) Start(ctx context.Context) error {
 		lock.Release()
 		return err
 	}
-	s.wg.Add(5)
-	go func() {
-		defer s.wg.Done()
-		if err := s.cat.Watch(s.ctx, s.log); err != nil {
+	s.life.spawn(func(ctx context.Context) {
+		if err := s.cat.Watch(ctx, s.log); err != nil {
 			s.log.Warn("agents: role files are not watched; restart to load changes", "err", err)
 		}
-	}()
-	go func() { defer s.wg.Done(); s.router.runRouter(s.ctx, lock, since) }()
-	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
-	go func() { defer s.wg.Done(); s.pruner.pruneLoop(s.ctx) }()
-	go func() {
-		defer s.wg.Done()
-		if s.cfg.SharedDatabase {
-			s.router.watchWakes(s.ctx)
-		}
-	}()
+	})
+	s.life.spawn(func(ctx context.Context) { s.router.runRouter(ctx, lock, since) })
+	s.life.spawn(s.workers.sweepLoop)
+	s.life.spawn(s.pruner.pruneLoop)
+	if s.cfg.SharedDatabase {
+		s.life.spawn(s.router.watchWakes)
+	}
 	ids, err := s.db.PendingAgents(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		s.poke(id)
+		s.workers.poke(id)
 	}
 	return nil
 }
@@ -374,84 +366,7 @@ func (s *Service) Routed() int64 { return s.router.routed.Load() }
 // Close stops the router and the workers. A turn in flight stops where it
 // is; its wakes stay claimed until a restart (or lease expiry) re-queues
 // them.
-func (s *Service) Close() {
-	s.mu.Lock()
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	s.wg.Wait()
-}
-
-// poke tells an agent's worker that wakes may be pending, starting the
-// worker on first use.
-func (s *Service) poke(agentID int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ctx == nil || s.ctx.Err() != nil {
-		return
-	}
-	ch, ok := s.workers[agentID]
-	if !ok {
-		ch = make(chan struct{}, 1)
-		s.workers[agentID] = ch
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); s.runWorker(s.ctx, agentID, ch) }()
-	}
-	select {
-	case ch <- struct{}{}:
-	default: // already poked
-	}
-}
-
-// reclaim abandons turns whose process died and re-queues their wakes.
-func (s *Service) reclaim(ctx context.Context, otherOwners bool) error {
-	var turns []bullpen.Turn
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		var err error
-		if turns, err = tx.ReclaimTurns(s.owner, otherOwners); err != nil {
-			return err
-		}
-		for _, t := range turns {
-			c, err := s.db.Channel(ctx, t.ChannelID)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Emit(bullpen.EventTurnAbandoned, t.ChannelID, audience(c), bullpen.TurnEvent{TurnID: t.ID, AgentID: t.AgentID,
-				Error: "the worker stopped mid-turn; its wakes are queued again"}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agents: reclaim turns: %w", err)
-	}
-	for _, t := range turns {
-		s.log.Info("re-queued the wakes of an abandoned turn", "turn", t.ID, "agent", t.AgentID)
-		s.poke(t.AgentID)
-	}
-	return nil
-}
-
-func (s *Service) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Sweep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.reclaim(ctx, false); err != nil && ctx.Err() == nil {
-				s.log.Error("agents: lease sweep", "err", err)
-			}
-			if _, err := s.SweepReservations(ctx); err != nil && ctx.Err() == nil {
-				s.log.Error("agents: reservation sweep", "err", err)
-			}
-		}
-	}
-}
+func (s *Service) Close() { s.life.stop() }
 
 // audience returns who may see events about a channel: nil for public
 // channels, the members of a DM.

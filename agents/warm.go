@@ -46,17 +46,10 @@ func (s *Service) warmSandbox(e *turnEnv) {
 	if !ok || !needsSandbox(e) {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ctx == nil || s.ctx.Err() != nil {
-		return
-	}
-	ctx, agent, spec, log := s.ctx, e.agent, e.role.Sandbox, e.log
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	agent, spec, log := e.agent, e.role.Sandbox, e.log
+	s.life.spawn(func(ctx context.Context) {
 		if err := w.Warm(ctx, agent, spec); err != nil && ctx.Err() == nil {
 			log.Warn("agents: warm up the sandbox", "err", err)
 		}
-	}()
+	})
 }
