@@ -3,7 +3,6 @@ package agents
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -197,32 +196,6 @@ func clipJSON(raw json.RawMessage, n int) json.RawMessage {
 	}
 	b, _ := json.Marshal(clip(string(raw), n))
 	return b
-}
-
-// authenticate resolves the agent through its own credential: a token the
-// runtime holds in memory only, minted on first use. Whatever the agent
-// does in the office, it does as that member and no other.
-func (s *Service) authenticate(ctx context.Context, agent bullpen.Member) (bullpen.Member, error) {
-	secret := s.creds.get(agent.ID)
-	if secret == "" {
-		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, s.runtimeTokenName()) })
-		if err != nil {
-			return agent, err
-		}
-		if secret, _, err = s.off.CreateToken(ctx, agent, 0, s.runtimeTokenName()); err != nil {
-			return agent, fmt.Errorf("agents: credential for @%s: %w", agent.Handle, err)
-		}
-		s.creds.set(agent.ID, secret)
-	}
-	m, err := s.off.Authenticate(ctx, secret)
-	if err != nil {
-		s.creds.drop(agent.ID)
-		return agent, fmt.Errorf("agents: @%s's credential: %w", agent.Handle, err)
-	}
-	if m.ID != agent.ID || m.Kind != bullpen.KindAgent {
-		return agent, bullpen.Errorf(bullpen.EFORBIDDEN, "credential does not belong to agent @%s", agent.Handle)
-	}
-	return m, nil
 }
 
 // runtimeToken names the token the runtime mints for each agent.

@@ -129,14 +129,3 @@ func (s *Service) startLocked(ctx context.Context, lock *store.SessionLock) (int
 	}
 	return s.router.routerStart(ctx)
 }
-
-// runtimeTokenName names the credential this process mints for each
-// agent. Minting one revokes the earlier ones of that name; processes
-// that share the database each use their own name, so that one does not
-// revoke the credential another's running turn holds.
-func (s *Service) runtimeTokenName() string {
-	if s.cfg.SharedDatabase {
-		return runtimeToken + " " + s.owner
-	}
-	return runtimeToken
-}

@@ -293,8 +293,17 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		life: &lifecycle{}, creds: newCredentials(), statuses: newStatuses(cfg.Now),
+		life: &lifecycle{}, statuses: newStatuses(cfg.Now),
 		modelSem: map[string]chan struct{}{}}
+	// The credential this process mints for each agent. Minting one
+	// revokes the earlier ones of that name; processes that share the
+	// database each use their own name, so that one does not revoke the
+	// credential another's running turn holds.
+	tokenName := runtimeToken
+	if cfg.SharedDatabase {
+		tokenName += " " + s.owner
+	}
+	s.creds = newCredentials(cfg.DB, cfg.Office, tokenName)
 	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
 	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
 	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}

@@ -36,30 +36,3 @@ func (b *statuses) Status(agentID int64) bullpen.AgentStatus {
 	}
 	return st
 }
-
-// credentials caches each agent's runtime token secret (call.go mints
-// it on first use; firing an agent drops it).
-type credentials struct {
-	mu sync.Mutex
-	m  map[int64]string
-}
-
-func newCredentials() *credentials { return &credentials{m: map[int64]string{}} }
-
-func (c *credentials) get(agentID int64) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[agentID]
-}
-
-func (c *credentials) set(agentID int64, secret string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[agentID] = secret
-}
-
-func (c *credentials) drop(agentID int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, agentID)
-}

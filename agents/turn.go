@@ -102,7 +102,7 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 	}
 	e.timeouts = e.role.Timeouts.Or(s.cfg.Timeouts).Or(builtinTimeouts)
 	e.deadline = e.started.Add(time.Duration(e.timeouts.Turn))
-	if e.agent, err = s.authenticate(ctx, member); err != nil {
+	if e.agent, err = s.creds.authenticate(ctx, member); err != nil {
 		return nil, err
 	}
 	triggers, err := s.triggers(ctx, wakes)
