@@ -94,7 +94,7 @@ func (h *harness) swap(mut func(*Config)) {
 	if err != nil {
 		h.tb.Fatal(err)
 	}
-	h.svc.tools = tools
+	h.svc.tools, h.svc.toolCalls.tools = tools, tools
 }
 
 func (h *harness) start() {

@@ -246,6 +246,7 @@ type Service struct {
 	inspector                // the turn inspector
 	providerSet              // whether the office can think
 	*statuses                // each agent's live status
+	*toolCalls               // a turn's tool calls under its journal
 	notifier                 // system notices
 	router      *router      // messages → wakes
 	pruner      pruner       // turn records past retention
@@ -271,9 +272,6 @@ type Service struct {
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
 	onRequest func(agentID int64, req llm.Request)
-	// afterTool, when set (tests), runs after a tool's effect and before
-	// its outcome is recorded: where a crash is worst.
-	afterTool func(ctx context.Context, key string)
 }
 
 // New returns a service; Start runs it.
@@ -295,6 +293,10 @@ func New(cfg Config) (*Service, error) {
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		life: &lifecycle{}, statuses: newStatuses(cfg.Now),
 		modelSem: map[string]chan struct{}{}}
+	var err error
+	if s.tools, err = builtinTools(cfg); err != nil {
+		return nil, err
+	}
 	// The credential this process mints for each agent. Minting one
 	// revokes the earlier ones of that name; processes that share the
 	// database each use their own name, so that one does not revoke the
@@ -304,22 +306,20 @@ func New(cfg Config) (*Service, error) {
 		tokenName += " " + s.owner
 	}
 	s.creds = newCredentials(cfg.DB, cfg.Office, tokenName)
-	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
-	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
-	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
 	s.notifier = notifier{poster: cfg.Office, log: cfg.Logger}
+	s.dir = directory{db: cfg.DB}
+	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
+	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
+	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
+	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
+	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now, writes: s}
 	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
 		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s, reservations: s,
 		pokes: map[int64]chan struct{}{}}
 	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
 		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s.workers}
-	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds, rt: s, wake: s.workers}
-	s.dir = directory{db: cfg.DB}
-	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
-	var err error
-	if s.tools, err = builtinTools(cfg); err != nil {
-		return nil, err
-	}
+	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds,
+		rt: s, wake: s.workers}
 	return s, nil
 }
 
