@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -43,12 +42,6 @@ func (r turnRecorder) RecordModelCall(ctx context.Context, c bullpen.ModelCall) 
 		r.log.Error("agents: record model call", "err", err)
 	}
 	return err
-}
-
-// recording returns ctx with the turn's recorder, so that what the
-// provider sends and receives is stored with the turn for the inspector.
-func (s *Service) recording(ctx context.Context, e *turnEnv) context.Context {
-	return llm.WithRecorder(ctx, turnRecorder{rec: s.db, turnID: e.turn.ID, agentID: e.turn.AgentID, log: e.log})
 }
 
 // pruner removes turn records past their retention.

@@ -250,6 +250,7 @@ type Service struct {
 	notifier                 // system notices
 	router      *router      // messages → wakes
 	pruner      pruner       // turn records past retention
+	models      *modelCalls  // a turn's model calls
 	tools       *Registry    // every tool, each feature's served by its own part
 	dir         directory    // who is who, for prompts
 	mem         memoryTools  // the work packet's memory section
@@ -264,10 +265,9 @@ type Service struct {
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
 
-	life     *lifecycle // from Start to Close
-	workers  *workers   // one per agent with wakes, under sem
-	mu       sync.Mutex
-	modelSem map[string]chan struct{} // provider kind → its model-call slots
+	life    *lifecycle // from Start to Close
+	workers *workers   // one per agent with wakes, under sem
+	mu      sync.Mutex
 
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
@@ -292,7 +292,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
 		life: &lifecycle{}, statuses: newStatuses(cfg.Now),
-		modelSem: map[string]chan struct{}{}}
+	}
 	var err error
 	if s.tools, err = builtinTools(cfg); err != nil {
 		return nil, err
@@ -312,6 +312,8 @@ func New(cfg Config) (*Service, error) {
 	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
 	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
 	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
+	s.models = &modelCalls{notifier: s.notifier, hub: cfg.Office.Hub(), rec: cfg.DB, status: s.statuses, now: cfg.Now,
+		sem: s.sem, perProvider: cfg.ProviderConcurrency, slots: map[string]chan struct{}{}}
 	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now, writes: s}
 	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
 		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s, reservations: s,

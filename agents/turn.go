@@ -308,7 +308,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if s.onRequest != nil {
 		s.onRequest(e.agent.ID, req)
 	}
-	resp, err := s.complete(ctx, e, req)
+	resp, err := s.models.complete(ctx, e, req)
 	if err != nil {
 		return resp, err
 	}
