@@ -242,20 +242,21 @@ func (c *Config) defaults() {
 // the hire/fire/edit, session and approval methods serve the API.
 type Service struct {
 	// The parts. The embedded ones serve the API through Service.
-	*desk                    // hire, edit, fire, sessions, approvals' answers, the demo
-	inspector                // the turn inspector
-	providerSet              // whether the office can think
-	*statuses                // each agent's live status
-	*toolCalls               // a turn's tool calls under its journal
-	notifier                 // system notices
-	router      *router      // messages → wakes
-	pruner      pruner       // turn records past retention
-	models      *modelCalls  // a turn's model calls
-	tools       *Registry    // every tool, each feature's served by its own part
-	dir         directory    // who is who, for prompts
-	mem         memoryTools  // the work packet's memory section
-	creds       *credentials // agent → its runtime token secret
-	gw          gatewayTurns // CLI turns' model calls through the gateway
+	*desk                         // hire, edit, fire, sessions, approvals' answers, the demo
+	inspector                     // the turn inspector
+	providerSet                   // whether the office can think
+	*statuses                     // each agent's live status
+	*toolCalls                    // a turn's tool calls under its journal
+	*gatewayBudgets               // the gateway's turn side: reservations, budgets, upstreams
+	notifier                      // system notices
+	router          *router       // messages → wakes
+	pruner          pruner        // turn records past retention
+	models          *modelCalls   // a turn's model calls
+	tools           *Registry     // every tool, each feature's served by its own part
+	dir             directory     // who is who, for prompts
+	mem             memoryTools   // the work packet's memory section
+	creds           *credentials  // agent → its runtime token secret
+	gw              *gatewayTurns // CLI turns' model calls through the gateway
 
 	cfg   Config
 	off   *office.Office
@@ -312,6 +313,9 @@ func New(cfg Config) (*Service, error) {
 	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
 	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
 	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
+	s.gw = &gatewayTurns{}
+	s.gatewayBudgets = &gatewayBudgets{gw: s.gw, db: cfg.DB, now: cfg.Now, log: cfg.Logger,
+		defaultProvider: cfg.DefaultProvider, stops: s}
 	s.models = &modelCalls{notifier: s.notifier, hub: cfg.Office.Hub(), rec: cfg.DB, status: s.statuses, now: cfg.Now,
 		sem: s.sem, perProvider: cfg.ProviderConcurrency, slots: map[string]chan struct{}{}}
 	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now, writes: s}
