@@ -94,7 +94,8 @@ func (h *harness) swap(mut func(*Config)) {
 	if err != nil {
 		h.tb.Fatal(err)
 	}
-	h.svc.tools, h.svc.toolCalls.tools = tools, tools
+	h.svc.tools, h.svc.toolCalls.tools, h.svc.turnLoop.tools = tools, tools, tools
+	h.svc.turnLoop.cfg = h.svc.cfg
 }
 
 func (h *harness) start() {

@@ -49,7 +49,7 @@ func (e *turnEnv) cut(err error) bool {
 // than an outage, ctx ends, or the database has refused it for longer
 // than Config.OutageWait, when the turn is cut off. A turn already cut
 // off writes nothing more: its re-run does the write.
-func (s *Service) retryWrite(ctx context.Context, e *turnEnv, what string, write func() error) error {
+func (s *turnLoop) retryWrite(ctx context.Context, e *turnEnv, what string, write func() error) error {
 	if e.lost != nil {
 		return e.lost
 	}
@@ -76,7 +76,7 @@ func (s *Service) retryWrite(ctx context.Context, e *turnEnv, what string, write
 
 // heldUpNotice says once in the channel that a database outage held the
 // turn up, before the turn's end is stored.
-func (s *Service) heldUpNotice(ctx context.Context, e *turnEnv) {
+func (s *turnLoop) heldUpNotice(ctx context.Context, e *turnEnv) {
 	if e.heldUp < time.Second || e.agent.ID == 0 {
 		return
 	}

@@ -38,7 +38,7 @@ func prefix(role bullpen.Role, me bullpen.Member, roster string) string {
 
 // toolsFor returns the registered tools a role's allow-list names, sorted
 // by name, by name and as the model sees them.
-func (s *Service) toolsFor(role bullpen.Role) (map[string]*Tool, []llm.Tool) {
+func (s *turnLoop) toolsFor(role bullpen.Role) (map[string]*Tool, []llm.Tool) {
 	defs := map[string]*Tool{}
 	var out []llm.Tool
 	for _, t := range s.tools.Offer(role.Tools) {
@@ -58,7 +58,7 @@ type trigger struct {
 
 // workPacket is the turn's first user message: what woke the agent and
 // bounded context around it.
-func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger) string {
+func (s *turnLoop) workPacket(ctx context.Context, e *turnEnv, triggers []trigger) string {
 	handles := s.dir.handles(ctx)
 	var b strings.Builder
 	where := "#" + e.channel.Name

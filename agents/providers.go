@@ -56,7 +56,7 @@ type providerSet struct {
 // pickProvider sets the turn's provider. With none set up it posts a
 // notice (once) naming the provider the agent would use and where an
 // admin sets it up, and returns false.
-func (s *Service) pickProvider(ctx context.Context, e *turnEnv) (bool, error) {
+func (s *turnLoop) pickProvider(ctx context.Context, e *turnEnv) (bool, error) {
 	p, name, err := s.providerSet.src.Provider(ctx, e.role.Provider)
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		s.noticeOnce(ctx, e, "np", noProviderText(e.agent.Handle, e.role.Provider, name))

@@ -242,6 +242,7 @@ func (c *Config) defaults() {
 // the hire/fire/edit, session and approval methods serve the API.
 type Service struct {
 	// The parts. The embedded ones serve the API through Service.
+	*turnLoop                     // the turn: journal, preparation, the built-in loop, finishing
 	*desk                         // hire, edit, fire, sessions, approvals' answers, the demo
 	inspector                     // the turn inspector
 	providerSet                   // whether the office can think
@@ -269,10 +270,6 @@ type Service struct {
 	life    *lifecycle // from Start to Close
 	workers *workers   // one per agent with wakes, under sem
 	mu      sync.Mutex
-
-	// onRequest, when set (tests and benchmarks), sees each model request
-	// just before it is sent.
-	onRequest func(agentID int64, req llm.Request)
 }
 
 // New returns a service; Start runs it.
@@ -315,12 +312,16 @@ func New(cfg Config) (*Service, error) {
 	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
 	s.gw = &gatewayTurns{}
 	s.gatewayBudgets = &gatewayBudgets{gw: s.gw, db: cfg.DB, now: cfg.Now, log: cfg.Logger,
-		defaultProvider: cfg.DefaultProvider, stops: s}
+		defaultProvider: cfg.DefaultProvider}
 	s.models = &modelCalls{notifier: s.notifier, hub: cfg.Office.Hub(), rec: cfg.DB, status: s.statuses, now: cfg.Now,
 		sem: s.sem, perProvider: cfg.ProviderConcurrency, slots: map[string]chan struct{}{}}
-	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now, writes: s}
+	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now}
+	s.turnLoop = &turnLoop{statuses: s.statuses, notifier: s.notifier, toolCalls: s.toolCalls, gatewayBudgets: s.gatewayBudgets,
+		providerSet: s.providerSet, cliTurner: s, cfg: cfg, db: cfg.DB, off: cfg.Office, log: cfg.Logger, tools: s.tools,
+		dir: s.dir, mem: s.mem, creds: s.creds, models: s.models, life: s.life}
+	s.toolCalls.writes, s.gatewayBudgets.stops = s.turnLoop, s.turnLoop
 	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
-		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s, reservations: s,
+		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s.turnLoop, reservations: s,
 		pokes: map[int64]chan struct{}{}}
 	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
 		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s.workers}

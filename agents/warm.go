@@ -41,7 +41,7 @@ func needsSandbox(e *turnEnv) bool {
 // under way is waited for, never repeated. The warm-up runs on the
 // service's context, not the turn's: a turn that ends first must not
 // cancel a start half done.
-func (s *Service) warmSandbox(e *turnEnv) {
+func (s *turnLoop) warmSandbox(e *turnEnv) {
 	w, ok := s.cfg.Sandboxes.(Warmer)
 	if !ok || !needsSandbox(e) {
 		return
