@@ -1,0 +1,55 @@
+package agents
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
+	"testing"
+)
+
+// maxMethods is the most methods one type of the package may declare
+// (issue 22: agents in parts behind a façade). A type that grows past it
+// is a part that wants splitting.
+const maxMethods = 40
+
+// TestNoTypeDeclaresMoreThanMaxMethods counts the methods each type
+// declares in the package's non-test files.
+func TestNoTypeDeclaresMoreThanMaxMethods(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
+					counts[receiverType(fd.Recv.List[0].Type)]++
+				}
+			}
+		}
+	}
+	if counts["Service"] == 0 {
+		t.Fatalf("counted no methods of Service: %v", counts)
+	}
+	for typ, n := range counts {
+		if n > maxMethods {
+			t.Errorf("%s declares %d methods, more than %d: split it into parts", typ, n, maxMethods)
+		}
+	}
+}
+
+func receiverType(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return receiverType(x.X)
+	case *ast.IndexExpr: // a generic receiver
+		return receiverType(x.X)
+	case *ast.Ident:
+		return x.Name
+	}
+	return ""
+}
