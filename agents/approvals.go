@@ -45,20 +45,20 @@ func (tc *toolCalls) requestApproval(ctx context.Context, e *turnEnv, tool strin
 // Answer records a human's answer to an approval and wakes the agent, in
 // one transaction. Only humans may answer; an answered approval is
 // ECONFLICT.
-func (d *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (Approval, error) {
+func (s *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (Approval, error) {
 	if actor.Kind != bullpen.KindHuman {
 		return Approval{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only a human can answer an approval")
 	}
 	if len(note) > 1000 {
 		return Approval{}, bullpen.Errorf(bullpen.EINVALID, "note is longer than 1000 characters")
 	}
-	prev, err := d.db.Approval(ctx, id)
+	prev, err := s.db.Approval(ctx, id)
 	if err != nil {
 		return prev, err
 	}
 	var c bullpen.Channel // none for an approval asked outside a channel
 	if prev.ChannelID != 0 {
-		if c, err = d.db.Channel(ctx, prev.ChannelID); err != nil {
+		if c, err = s.db.Channel(ctx, prev.ChannelID); err != nil {
 			return prev, err
 		}
 	}
@@ -69,7 +69,7 @@ func (d *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, appro
 	if approve {
 		state = bullpen.ApprovalApproved
 	}
-	agent, err := d.db.Member(ctx, prev.AgentID)
+	agent, err := s.db.Member(ctx, prev.AgentID)
 	if err != nil {
 		return prev, err
 	}
@@ -79,7 +79,7 @@ func (d *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, appro
 		return prev, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can answer approval %d: it opens a network to @%s's agent CLI", id, agent.Handle)
 	}
 	var a Approval
-	_, err = d.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if a, err = tx.AnswerApproval(id, state, actor.ID, note); err != nil {
 			return err
 		}
@@ -89,8 +89,8 @@ func (d *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, appro
 		if a.Tool == ToolCLINetwork {
 			return tx.AnswerNetwork(a.ID, state, actor.ID) // applies from the agent's next turn; nothing to wake for
 		}
-		if a.Tool == bullpen.ApprovalTaskReview && d.tasks != nil {
-			return d.tasks.ReviewApproved(tx, actor, a) // requested changes wake the owner through its thread
+		if a.Tool == bullpen.ApprovalTaskReview && s.tasks != nil {
+			return s.tasks.ReviewApproved(tx, actor, a) // requested changes wake the owner through its thread
 		}
 		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: bullpen.ReasonApproval}})
 		for _, w := range ws {
@@ -104,7 +104,7 @@ func (d *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, appro
 	if err != nil {
 		return a, err
 	}
-	d.wake.poke(a.AgentID)
+	s.wake.poke(a.AgentID)
 	return a, nil
 }
 
@@ -175,13 +175,13 @@ func (tc *toolCalls) runApprovedCall(ctx context.Context, e *turnEnv, key string
 }
 
 // Approvals lists approvals in a state ("" for all) that actor may see.
-func (d *desk) Approvals(ctx context.Context, actor bullpen.Member, state string) ([]Approval, error) {
+func (s *desk) Approvals(ctx context.Context, actor bullpen.Member, state string) ([]Approval, error) {
 	switch state {
 	case "", bullpen.ApprovalPending, bullpen.ApprovalApproved, bullpen.ApprovalDenied:
 	default:
 		return nil, bullpen.Errorf(bullpen.EINVALID, "state must be pending, approved or denied")
 	}
-	all, err := d.db.Approvals(ctx, state, 200)
+	all, err := s.db.Approvals(ctx, state, 200)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (d *desk) Approvals(ctx context.Context, actor bullpen.Member, state string
 			out = append(out, a)
 			continue
 		}
-		c, err := d.db.Channel(ctx, a.ChannelID)
+		c, err := s.db.Channel(ctx, a.ChannelID)
 		if err != nil {
 			return nil, err
 		}

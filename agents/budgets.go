@@ -25,8 +25,8 @@ func turnTokensSpent(handle string, b bullpen.Budgets, u llm.Usage) (string, boo
 
 // dailyTokensSpent reports whether an agent has spent its daily token
 // budget (the UTC day's turns, the running one included), and the notice.
-func (gb *gatewayBudgets) dailyTokensSpent(ctx context.Context, agent bullpen.Member, b bullpen.Budgets) (string, bool, error) {
-	day, err := gb.db.UsageSince(ctx, agent.ID, gb.now().UTC().Truncate(24*time.Hour))
+func (s *gatewayBudgets) dailyTokensSpent(ctx context.Context, agent bullpen.Member, b bullpen.Budgets) (string, bool, error) {
+	day, err := s.db.UsageSince(ctx, agent.ID, s.now().UTC().Truncate(24*time.Hour))
 	if err != nil {
 		return "", false, err
 	}

@@ -27,11 +27,11 @@ const demoStartedKey = "demo.started"
 // simulation; it does not check that, so a caller that passes real
 // providers gets a real team. On an office where it already ran it does
 // nothing.
-func (d *desk) StartDemo(ctx context.Context) error {
-	if _, err := d.db.Setting(ctx, demoStartedKey); err == nil {
+func (s *desk) StartDemo(ctx context.Context) error {
+	if _, err := s.db.Setting(ctx, demoStartedKey); err == nil {
 		return nil
 	}
-	members, err := d.off.Members(ctx)
+	members, err := s.off.Members(ctx)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -42,18 +42,18 @@ func (d *desk) StartDemo(ctx context.Context) error {
 			break
 		}
 	}
-	if _, err := d.HireTeam(ctx, admin, "starter"); err != nil {
+	if _, err := s.HireTeam(ctx, admin, "starter"); err != nil {
 		return fmt.Errorf("demo: hire the starter team: %w", err)
 	}
-	general, err := d.off.ChannelByName(ctx, admin, bullpen.GeneralChannel)
+	general, err := s.off.ChannelByName(ctx, admin, bullpen.GeneralChannel)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	_, err = d.off.Post(ctx, admin, bullpen.PostInput{ChannelID: general.ID, Source: bullpen.SourceWeb, Body: DemoRequest})
+	_, err = s.off.Post(ctx, admin, bullpen.PostInput{ChannelID: general.ID, Source: bullpen.SourceWeb, Body: DemoRequest})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	_, err = d.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetSetting(demoStartedKey, time.Now().UTC().Format(time.RFC3339)) })
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetSetting(demoStartedKey, time.Now().UTC().Format(time.RFC3339)) })
 	return err
 }
 

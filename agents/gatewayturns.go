@@ -98,8 +98,8 @@ func (g *gatewayTurns) take(turnID int64) gatewayTurn {
 // attachGateway lets budget notices of the gateway reach the turn's own
 // thread and journal (so a notice is posted once even across a restart).
 // A CLI runtime calls it when its turn starts; finish detaches it.
-func (gb *gatewayBudgets) attachGateway(e *turnEnv) {
-	gb.gw.with(e.turn.ID, func(t *gatewayTurn) { t.env = e })
+func (s *gatewayBudgets) attachGateway(e *turnEnv) {
+	s.gw.with(e.turn.ID, func(t *gatewayTurn) { t.env = e })
 }
 
 // Reserve implements gateway.Turns: it takes one of the turn's call
@@ -108,18 +108,18 @@ func (gb *gatewayBudgets) attachGateway(e *turnEnv) {
 // and the agent's daily budgets leave, in the database, counting every
 // call in flight of the agent on any replica. EFORBIDDEN when the turn is
 // not running.
-func (gb *gatewayBudgets) Reserve(ctx context.Context, turnID int64, input, maxOutput int) (gateway.Budget, gateway.Reservation, error) {
-	t, agent, role, err := gb.runningTurn(ctx, turnID)
+func (s *gatewayBudgets) Reserve(ctx context.Context, turnID int64, input, maxOutput int) (gateway.Budget, gateway.Reservation, error) {
+	t, agent, role, err := s.runningTurn(ctx, turnID)
 	if err != nil {
 		return gateway.Budget{}, gateway.Reservation{}, err
 	}
 	b := gateway.Budget{AgentID: t.AgentID}
-	if err := gb.gw.acquire(ctx, turnID, role.Budgets.ParallelCalls(), callSlotWait); err != nil {
+	if err := s.gw.acquire(ctx, turnID, role.Budgets.ParallelCalls(), callSlotWait); err != nil {
 		return b, gateway.Reservation{}, err
 	}
-	now := gb.now().UTC()
+	now := s.now().UTC()
 	var res store.ReserveResult
-	_, err = gb.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		res, err = tx.ReserveTokens(store.ReserveTokens{AgentID: t.AgentID, TurnID: turnID, Input: input, MaxOutput: maxOutput,
 			TurnLimit: role.Budgets.MaxTurnTokens, DailyLimit: role.Budgets.DailyTokens,
@@ -127,7 +127,7 @@ func (gb *gatewayBudgets) Reserve(ctx context.Context, turnID int64, input, maxO
 		return err
 	})
 	if err != nil || res.Refused != "" {
-		gb.gw.release(turnID)
+		s.gw.release(turnID)
 	}
 	if err != nil {
 		return b, gateway.Reservation{}, fmt.Errorf("agents: reserve tokens of turn %d: %w", turnID, err)
@@ -146,12 +146,12 @@ func (gb *gatewayBudgets) Reserve(ctx context.Context, turnID int64, input, maxO
 // usage did not arrive whole, on its row (so the day's budget and the
 // dashboard see it at once) and in what finish reports. Its slot is
 // freed whatever happens.
-func (gb *gatewayBudgets) Settle(ctx context.Context, turnID int64, r gateway.Reservation, u llm.Usage, complete bool) error {
-	defer gb.gw.release(turnID)
+func (s *gatewayBudgets) Settle(ctx context.Context, turnID int64, r gateway.Reservation, u llm.Usage, complete bool) error {
+	defer s.gw.release(turnID)
 	if !complete {
 		u = llm.Usage{InputTokens: r.Input, OutputTokens: r.Output}
 	}
-	_, err := gb.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.SettleReservation(r.ID, store.TurnTokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens,
 			CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens})
 		return err
@@ -165,9 +165,9 @@ func (gb *gatewayBudgets) Settle(ctx context.Context, turnID int64, r gateway.Re
 // SweepReservations charges in full the token reservations no process
 // will settle: expired ones, and those of turns that ended or whose
 // process died (see store.Tx.SweepReservations). The lease sweep runs it.
-func (gb *gatewayBudgets) SweepReservations(ctx context.Context) (int, error) {
+func (s *gatewayBudgets) SweepReservations(ctx context.Context) (int, error) {
 	var swept []store.Reservation
-	_, err := gb.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		swept, err = tx.SweepReservations(reservationGrace)
 		return err
@@ -176,7 +176,7 @@ func (gb *gatewayBudgets) SweepReservations(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("agents: sweep token reservations: %w", err)
 	}
 	for _, r := range swept {
-		gb.log.Warn("charged a model call's whole token reservation: its call never settled", "turn", r.TurnID,
+		s.log.Warn("charged a model call's whole token reservation: its call never settled", "turn", r.TurnID,
 			"agent", r.AgentID, "tokens", r.Input+r.Output)
 	}
 	return len(swept), nil
@@ -185,14 +185,14 @@ func (gb *gatewayBudgets) SweepReservations(ctx context.Context) (int, error) {
 // BudgetStopped tells the channel that a budget stopped the turn: the
 // limit event and the notice of a built-in turn, once per turn however
 // often the CLI asks again. The turn then ends as limited (see finish).
-func (gb *gatewayBudgets) BudgetStopped(ctx context.Context, turnID int64, b gateway.Budget) error {
+func (s *gatewayBudgets) BudgetStopped(ctx context.Context, turnID int64, b gateway.Budget) error {
 	// ctx is the refused call's request: stopping the run below hangs it
 	// up, which must not cancel the notice.
 	ctx = context.WithoutCancel(ctx)
 	first := false
 	var e *turnEnv
 	var stopRun func()
-	gb.gw.with(turnID, func(t *gatewayTurn) {
+	s.gw.with(turnID, func(t *gatewayTurn) {
 		first, e, stopRun = t.stop.Limit == "", t.env, t.stopRun
 		if first {
 			t.stop = b
@@ -207,19 +207,19 @@ func (gb *gatewayBudgets) BudgetStopped(ctx context.Context, turnID int64, b gat
 		stopRun()
 		b.Detail += " Its CLI run was stopped."
 	}
-	return gb.stops.announceStop(ctx, turnID, e, b)
+	return s.stops.announceStop(ctx, turnID, e, b)
 }
 
 // runningTurn loads a running turn with its agent and role.
-func (gb *gatewayBudgets) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, bullpen.Member, bullpen.Role, error) {
-	t, err := gb.db.Turn(ctx, turnID)
+func (s *gatewayBudgets) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, bullpen.Member, bullpen.Role, error) {
+	t, err := s.db.Turn(ctx, turnID)
 	if err != nil {
 		return t, bullpen.Member{}, bullpen.Role{}, err
 	}
 	if t.State != bullpen.TurnRunning {
 		return t, bullpen.Member{}, bullpen.Role{}, bullpen.Errorf(bullpen.EFORBIDDEN, "turn %d has ended", turnID)
 	}
-	ag, err := gb.db.Agent(ctx, t.AgentID)
+	ag, err := s.db.Agent(ctx, t.AgentID)
 	if err != nil {
 		return t, bullpen.Member{}, bullpen.Role{}, err
 	}
@@ -227,7 +227,7 @@ func (gb *gatewayBudgets) runningTurn(ctx context.Context, turnID int64) (bullpe
 	if err != nil {
 		return t, bullpen.Member{}, bullpen.Role{}, err
 	}
-	m, err := gb.db.Member(ctx, ag.MemberID)
+	m, err := s.db.Member(ctx, ag.MemberID)
 	return t, m, role, err
 }
 
@@ -235,9 +235,9 @@ func (gb *gatewayBudgets) runningTurn(ctx context.Context, turnID int64) (bullpe
 // outcome: the turn ends as limited even though the CLI, refused, may have
 // failed. (The CLI's tokens and model calls are on the turn's row: each
 // call was charged there as it settled.)
-func (gb *gatewayBudgets) gatewayOutcome(e *turnEnv, state, errMsg *string) {
-	gb.gw.awaitIdle(e.turn.ID, settleWait) // calls cut off with the CLI settle first
-	gw := gb.gw.take(e.turn.ID)
+func (s *gatewayBudgets) gatewayOutcome(e *turnEnv, state, errMsg *string) {
+	s.gw.awaitIdle(e.turn.ID, settleWait) // calls cut off with the CLI settle first
+	gw := s.gw.take(e.turn.ID)
 	if gw.stop.Limit != "" && *state == bullpen.TurnFailed {
 		*state, *errMsg = bullpen.TurnDone, "limit: "+gw.stop.Limit
 	}
@@ -262,18 +262,18 @@ func LookupIn(byName map[string]gateway.Upstream) UpstreamLookup {
 // role's provider; a role that names none gets the kind its CLI speaks
 // (claude-code Anthropic, codex OpenAI), else the office's default
 // provider.
-func (gb *gatewayBudgets) GatewayUpstreams(lookup UpstreamLookup) gateway.Upstreams {
-	return roleUpstreams{gb: gb, lookup: lookup}
+func (s *gatewayBudgets) GatewayUpstreams(lookup UpstreamLookup) gateway.Upstreams {
+	return roleUpstreams{s: s, lookup: lookup}
 }
 
 type roleUpstreams struct {
-	gb     *gatewayBudgets
+	s      *gatewayBudgets
 	lookup UpstreamLookup
 }
 
 // Upstream implements gateway.Upstreams.
 func (u roleUpstreams) Upstream(ctx context.Context, agent bullpen.Member) (gateway.Upstream, error) {
-	ag, err := u.gb.db.Agent(ctx, agent.ID)
+	ag, err := u.s.db.Agent(ctx, agent.ID)
 	if err != nil {
 		return gateway.Upstream{}, err
 	}
@@ -289,7 +289,7 @@ func (u roleUpstreams) Upstream(ctx context.Context, agent bullpen.Member) (gate
 	case role.Runtime == bullpen.RuntimeCodex:
 		kind = gateway.KindOpenAI
 	default:
-		kind = u.gb.defaultProvider
+		kind = u.s.defaultProvider
 	}
 	up, ok, err := u.lookup(ctx, kind)
 	if err != nil {

@@ -12,31 +12,31 @@ import (
 // A human may inspect any turn in a channel they can see (an admin any);
 // an agent only its own turns. ENOTFOUND for an unknown turn, EFORBIDDEN
 // for one the actor may not see.
-func (in inspector) InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error) {
-	t, err := in.db.Turn(ctx, id)
+func (s inspector) InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error) {
+	t, err := s.db.Turn(ctx, id)
 	if err != nil {
 		return bullpen.TurnDetail{}, err
 	}
-	if err := in.canInspect(ctx, actor, t); err != nil {
+	if err := s.canInspect(ctx, actor, t); err != nil {
 		return bullpen.TurnDetail{}, err
 	}
 	d := bullpen.TurnDetail{Turn: t, URL: TurnURL(id), InspectURL: TurnPage(id)}
-	if d.Agent, err = in.db.Member(ctx, t.AgentID); err != nil {
+	if d.Agent, err = s.db.Member(ctx, t.AgentID); err != nil {
 		return d, err
 	}
-	if d.Turn.ToolCalls, err = in.db.ToolCalls(ctx, id); err != nil {
+	if d.Turn.ToolCalls, err = s.db.ToolCalls(ctx, id); err != nil {
 		return d, err
 	}
-	if d.ModelCalls, err = in.db.ModelCalls(ctx, id); err != nil {
+	if d.ModelCalls, err = s.db.ModelCalls(ctx, id); err != nil {
 		return d, err
 	}
-	if d.Memory, err = in.db.MemoryRecalls(ctx, id); err != nil {
+	if d.Memory, err = s.db.MemoryRecalls(ctx, id); err != nil {
 		return d, err
 	}
-	if d.Wakes, err = in.turnWakes(ctx, id); err != nil {
+	if d.Wakes, err = s.turnWakes(ctx, id); err != nil {
 		return d, err
 	}
-	if err := in.turnPrompt(ctx, &d); err != nil {
+	if err := s.turnPrompt(ctx, &d); err != nil {
 		return d, err
 	}
 	d.Simulated = t.Provider == "scripted"
@@ -44,7 +44,7 @@ func (in inspector) InspectTurn(ctx context.Context, actor bullpen.Member, id in
 		d.Simulated = d.Simulated || c.Simulated
 	}
 	d.Cost = turnCost(t, d.Simulated)
-	d.Budgets, err = in.budgetsLeft(ctx, t)
+	d.Budgets, err = s.budgetsLeft(ctx, t)
 	return d, err
 }
 
@@ -56,14 +56,14 @@ func TurnPage(id int64) string { return fmt.Sprintf("/turns/%d", id) }
 
 // canInspect applies the inspector's access rule: an agent sees its own
 // turns; a human the turns of channels they can see, as the turn list.
-func (in inspector) canInspect(ctx context.Context, actor bullpen.Member, t bullpen.Turn) error {
+func (s inspector) canInspect(ctx context.Context, actor bullpen.Member, t bullpen.Turn) error {
 	if actor.Kind != bullpen.KindHuman {
 		if actor.ID == t.AgentID {
 			return nil
 		}
 		return bullpen.Errorf(bullpen.EFORBIDDEN, "an agent may inspect only its own turns")
 	}
-	c, err := in.db.Channel(ctx, t.ChannelID)
+	c, err := s.db.Channel(ctx, t.ChannelID)
 	if err != nil {
 		return err
 	}
@@ -74,8 +74,8 @@ func (in inspector) canInspect(ctx context.Context, actor bullpen.Member, t bull
 }
 
 // turnWakes lists a turn's wakes with their trigger messages.
-func (in inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWake, error) {
-	ws, err := in.db.Wakes(ctx, turnID)
+func (s inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWake, error) {
+	ws, err := s.db.Wakes(ctx, turnID)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (in inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.Turn
 	for _, w := range ws {
 		tw := bullpen.TurnWake{ID: w.ID, Reason: w.Reason, MessageID: w.MessageID, ApprovalID: w.ApprovalID}
 		if w.MessageID != 0 {
-			if tw.Message, err = in.wakeMessage(ctx, w.MessageID); err != nil {
+			if tw.Message, err = s.wakeMessage(ctx, w.MessageID); err != nil {
 				return nil, err
 			}
 		}
@@ -94,16 +94,16 @@ func (in inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.Turn
 
 // wakeMessage loads a trigger message with its author and channel; a
 // deleted one keeps no text.
-func (in inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessage, error) {
-	m, err := in.db.Message(ctx, id)
+func (s inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessage, error) {
+	m, err := s.db.Message(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	author, err := in.db.Member(ctx, m.AuthorID)
+	author, err := s.db.Member(ctx, m.AuthorID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := in.db.Channel(ctx, m.ChannelID)
+	ch, err := s.db.Channel(ctx, m.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +117,8 @@ func (in inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMes
 
 // budgetsLeft reads the role's budgets as they stand: this turn's use of
 // the per-turn ones, and today's (UTC) use of the daily token budget.
-func (in inspector) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.TurnBudgets, error) {
-	ag, err := in.db.Agent(ctx, t.AgentID)
+func (s inspector) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.TurnBudgets, error) {
+	ag, err := s.db.Agent(ctx, t.AgentID)
 	if err != nil {
 		return bullpen.TurnBudgets{}, err
 	}
@@ -126,7 +126,7 @@ func (in inspector) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.Tu
 	if err != nil {
 		return bullpen.TurnBudgets{}, err
 	}
-	day, err := in.db.UsageSince(ctx, t.AgentID, in.now().UTC().Truncate(24*time.Hour))
+	day, err := s.db.UsageSince(ctx, t.AgentID, s.now().UTC().Truncate(24*time.Hour))
 	if err != nil {
 		return bullpen.TurnBudgets{}, err
 	}

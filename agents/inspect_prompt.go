@@ -23,8 +23,8 @@ const (
 // recorded request carried it, the packet is the journal's: because the
 // request was cut, or because none was made yet. A turn without a
 // journaled packet shows its first whole request.
-func (in inspector) turnPrompt(ctx context.Context, d *bullpen.TurnDetail) error {
-	packet, journaled, err := in.journalPacket(ctx, d)
+func (s inspector) turnPrompt(ctx context.Context, d *bullpen.TurnDetail) error {
+	packet, journaled, err := s.journalPacket(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -58,11 +58,11 @@ func (in inspector) turnPrompt(ctx context.Context, d *bullpen.TurnDetail) error
 }
 
 // journalPacket is the work packet the turn's journal noted, if any.
-func (in inspector) journalPacket(ctx context.Context, d *bullpen.TurnDetail) (string, bool, error) {
+func (s inspector) journalPacket(ctx context.Context, d *bullpen.TurnDetail) (string, bool, error) {
 	if len(d.Wakes) == 0 {
 		return "", false, nil
 	}
-	steps, err := in.db.Steps(ctx, d.Wakes[0].ID) // the anchor: the oldest wake
+	steps, err := s.db.Steps(ctx, d.Wakes[0].ID) // the anchor: the oldest wake
 	if err != nil {
 		return "", false, err
 	}

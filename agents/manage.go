@@ -14,7 +14,7 @@ import (
 var runtimes = []string{"", bullpen.RuntimeBuiltin, bullpen.RuntimeClaudeCode, bullpen.RuntimeCodex, bullpen.RuntimeOpenCode}
 
 // Hire adds an agent member with its role; admins only.
-func (d *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
+func (s *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
 	if !actor.IsAdmin {
 		return bullpen.Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
 	}
@@ -27,7 +27,7 @@ func (d *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireIn
 		role.Source = "inline"
 	case in.Role != "":
 		var err error
-		if role, err = d.cat.Role(in.Role); err != nil {
+		if role, err = s.cat.Role(in.Role); err != nil {
 			return bullpen.Hired{}, err
 		}
 	default:
@@ -46,13 +46,13 @@ func (d *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireIn
 		return bullpen.Hired{}, err
 	}
 	spec, _ := json.Marshal(role)
-	m, err := d.off.CreateMemberWith(ctx, actor, bullpen.MemberInput{Handle: role.Handle, DisplayName: role.Name,
+	m, err := s.off.CreateMemberWith(ctx, actor, bullpen.MemberInput{Handle: role.Handle, DisplayName: role.Name,
 		Kind: bullpen.KindAgent, Title: role.Title}, func(tx *store.Tx, m bullpen.Member) error {
 		a, err := tx.CreateAgent(bullpen.Agent{MemberID: m.ID, Role: role.Source, Spec: string(spec)})
 		if err != nil {
 			return err
 		}
-		if _, err = tx.Emit(bullpen.EventAgentHired, 0, nil, d.view(m, a)); err != nil {
+		if _, err = tx.Emit(bullpen.EventAgentHired, 0, nil, s.view(m, a)); err != nil {
 			return err
 		}
 		return askNetworkOnHire(tx, m, role)
@@ -60,34 +60,34 @@ func (d *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireIn
 	if err != nil {
 		return bullpen.Hired{}, err
 	}
-	token, _, err := d.off.CreateToken(ctx, actor, m.ID, "agent @"+m.Handle)
+	token, _, err := s.off.CreateToken(ctx, actor, m.ID, "agent @"+m.Handle)
 	if err != nil {
 		return bullpen.Hired{}, err
 	}
-	d.rt.installCLI(role)
-	a, err := d.Get(ctx, m.ID)
+	s.rt.installCLI(role)
+	a, err := s.Get(ctx, m.ID)
 	return bullpen.Hired{Agent: a, Token: token}, err
 }
 
 // HireTeam hires every role of a pack whose handle is free; it returns the
 // agents hired (tokens are not kept: the runtime mints its own).
-func (d *desk) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error) {
+func (s *desk) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error) {
 	if !actor.IsAdmin {
 		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
 	}
 	if pack == "" {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "pack is required (e.g. \"starter\")")
 	}
-	roles := d.cat.Pack(pack)
+	roles := s.cat.Pack(pack)
 	if len(roles) == 0 {
 		return nil, bullpen.Errorf(bullpen.ENOTFOUND, "no role pack %q", pack)
 	}
 	var out []bullpen.AgentView
 	for _, r := range roles {
-		if _, err := d.db.MemberByHandle(ctx, r.Handle); err == nil {
+		if _, err := s.db.MemberByHandle(ctx, r.Handle); err == nil {
 			continue
 		}
-		h, err := d.Hire(ctx, actor, bullpen.HireInput{Role: r.Source})
+		h, err := s.Hire(ctx, actor, bullpen.HireInput{Role: r.Source})
 		if err != nil {
 			return out, err
 		}
@@ -97,11 +97,11 @@ func (d *desk) HireTeam(ctx context.Context, actor bullpen.Member, pack string) 
 }
 
 // Update edits an agent; admins only. The next turn uses the new role.
-func (d *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error) {
+func (s *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error) {
 	if !actor.IsAdmin {
 		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can edit agents")
 	}
-	a, err := d.db.Agent(ctx, id)
+	a, err := s.db.Agent(ctx, id)
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
@@ -124,7 +124,7 @@ func (d *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bu
 		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EINVALID, "runtime %q is not one of builtin, claude-code, codex, opencode", r.Runtime)
 	}
 	if up.Provider != nil {
-		if err := d.rt.checkProviderName(ctx, r.Provider); err != nil {
+		if err := s.rt.checkProviderName(ctx, r.Provider); err != nil {
 			return bullpen.AgentView{}, err
 		}
 	}
@@ -143,13 +143,13 @@ func (d *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bu
 	if err := ValidateRole(&r, ""); err != nil {
 		return bullpen.AgentView{}, err
 	}
-	m, err := d.off.UpdateMember(ctx, actor, id, bullpen.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
+	m, err := s.off.UpdateMember(ctx, actor, id, bullpen.MemberUpdate{DisplayName: &r.Name, Title: &r.Title})
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
 	prev, _ := decodeRole(a.Spec)
 	spec, _ := json.Marshal(r)
-	_, err = d.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateAgent(id, a.Role, string(spec)); err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (d *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bu
 			}
 		}
 		a.Spec = string(spec)
-		if _, err := tx.Emit(bullpen.EventAgentUpdated, 0, nil, d.view(m, a)); err != nil {
+		if _, err := tx.Emit(bullpen.EventAgentUpdated, 0, nil, s.view(m, a)); err != nil {
 			return err
 		}
 		return askNetworkOnHire(tx, m, r)
@@ -168,20 +168,20 @@ func (d *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bu
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	return d.Get(ctx, id)
+	return s.Get(ctx, id)
 }
 
 // Fire deactivates an agent: it never wakes again, its tokens are revoked
 // and its pending wakes dropped. Its messages, turns and pages stay.
-func (d *desk) Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error) {
+func (s *desk) Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error) {
 	if !actor.IsAdmin {
 		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can fire agents")
 	}
-	m, err := d.db.Member(ctx, id)
+	m, err := s.db.Member(ctx, id)
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	_, err = d.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		if err := tx.FireAgent(id); err != nil {
 			return err
 		}
@@ -191,27 +191,27 @@ func (d *desk) Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpe
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	d.creds.drop(id)
-	return d.Get(ctx, id)
+	s.creds.drop(id)
+	return s.Get(ctx, id)
 }
 
 // Get returns one agent.
-func (d *desk) Get(ctx context.Context, id int64) (bullpen.AgentView, error) {
-	a, err := d.db.Agent(ctx, id)
+func (s *desk) Get(ctx context.Context, id int64) (bullpen.AgentView, error) {
+	a, err := s.db.Agent(ctx, id)
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	m, err := d.db.Member(ctx, id)
+	m, err := s.db.Member(ctx, id)
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	v := d.view(m, a)
-	return v, d.rt.networkView(ctx, &v)
+	v := s.view(m, a)
+	return v, s.rt.networkView(ctx, &v)
 }
 
 // List returns every agent, fired ones included, by handle.
-func (d *desk) List(ctx context.Context) ([]bullpen.AgentView, error) {
-	agents, err := d.db.Agents(ctx)
+func (s *desk) List(ctx context.Context) ([]bullpen.AgentView, error) {
+	agents, err := s.db.Agents(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -219,14 +219,14 @@ func (d *desk) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	for i, a := range agents {
 		ids[i] = a.MemberID
 	}
-	members, err := d.db.MembersByID(ctx, ids)
+	members, err := s.db.MembersByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]bullpen.AgentView, 0, len(agents))
 	for _, a := range agents {
-		v := d.view(members[a.MemberID], a)
-		if err := d.rt.networkView(ctx, &v); err != nil {
+		v := s.view(members[a.MemberID], a)
+		if err := s.rt.networkView(ctx, &v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -235,9 +235,9 @@ func (d *desk) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	return out, nil
 }
 
-func (d *desk) view(m bullpen.Member, a bullpen.Agent) bullpen.AgentView {
+func (s *desk) view(m bullpen.Member, a bullpen.Agent) bullpen.AgentView {
 	r, _ := decodeRole(a.Spec)
-	v := bullpen.AgentView{Member: m, Role: a.Role, State: a.State, Spec: r, Status: d.status.Status(m.ID), HiredAt: a.CreatedAt}
+	v := bullpen.AgentView{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.status.Status(m.ID), HiredAt: a.CreatedAt}
 	return v
 }
 
@@ -251,32 +251,32 @@ func sortAgents(as []bullpen.AgentView) {
 
 // OpenSession returns the DM channel between actor and an agent: a
 // session. Messages in it always wake the agent.
-func (d *desk) OpenSession(ctx context.Context, actor bullpen.Member, agentID int64) (bullpen.Channel, error) {
-	a, err := d.db.Agent(ctx, agentID)
+func (s *desk) OpenSession(ctx context.Context, actor bullpen.Member, agentID int64) (bullpen.Channel, error) {
+	a, err := s.db.Agent(ctx, agentID)
 	if err != nil {
 		return bullpen.Channel{}, err
 	}
 	if a.State != bullpen.AgentActive {
 		return bullpen.Channel{}, bullpen.Errorf(bullpen.EINVALID, "agent %d was fired", agentID)
 	}
-	return d.off.OpenDM(ctx, actor, agentID)
+	return s.off.OpenDM(ctx, actor, agentID)
 }
 
 // Turns lists an agent's latest turns with token usage and tool calls.
-func (d *desk) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]bullpen.Turn, error) {
-	if _, err := d.db.Agent(ctx, agentID); err != nil {
+func (s *desk) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]bullpen.Turn, error) {
+	if _, err := s.db.Agent(ctx, agentID); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > 200 {
 		limit = 50
 	}
-	turns, err := d.db.Turns(ctx, agentID, limit)
+	turns, err := s.db.Turns(ctx, agentID, limit)
 	if err != nil {
 		return nil, err
 	}
 	out := turns[:0]
 	for _, t := range turns {
-		c, err := d.db.Channel(ctx, t.ChannelID)
+		c, err := s.db.Channel(ctx, t.ChannelID)
 		if err != nil {
 			return nil, err
 		}
