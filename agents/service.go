@@ -125,7 +125,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -269,7 +268,6 @@ type Service struct {
 
 	life    *lifecycle // from Start to Close
 	workers *workers   // one per agent with wakes, under sem
-	mu      sync.Mutex
 }
 
 // New returns a service; Start runs it.
