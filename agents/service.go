@@ -237,8 +237,12 @@ func (c *Config) defaults() {
 	}
 }
 
-// Service is the agents runtime. Start runs the router and the workers;
-// the hire/fire/edit, session and approval methods serve the API.
+// Service is the agents runtime, a façade over its parts (see
+// docs/architecture.md): Start runs the router, the workers and the
+// sweepers; the embedded parts serve the API (hire/fire/edit, sessions,
+// approvals, the inspector, the gateway's turn side). Service itself
+// declares only the run, the catalog, the tool registry's doors and the
+// CLI runtime.
 type Service struct {
 	// The parts. The embedded ones serve the API through Service.
 	*turnLoop                     // the turn: journal, preparation, the built-in loop, finishing
