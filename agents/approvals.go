@@ -15,13 +15,13 @@ type Approval = bullpen.Approval
 
 // requestApproval stores an approval request for a sensitive call. The
 // turn ends after this step; the answer wakes the agent again.
-func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, args json.RawMessage, reason string) (string, error) {
+func (tc *toolCalls) requestApproval(ctx context.Context, e *turnEnv, tool string, args json.RawMessage, reason string) (string, error) {
 	var a bullpen.Approval
 	result := func() toolOutcome {
 		return toolOutcome{State: "approval", Out: fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason)}
 	}
 	fx, key := e.effect(result), e.callKey
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		a, err = tx.CreateApproval(bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
 			ThreadID: e.thread, Tool: tool, Arguments: string(args), Reason: reason})
@@ -37,7 +37,7 @@ func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, 
 		return "", err
 	}
 	e.asked = true
-	s.noticeOnce(ctx, e, "n"+key, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. Approve or deny it with the buttons on this message.",
+	tc.writes.noticeOnce(ctx, e, "n"+key, fmt.Sprintf("@%s asks for approval #%d: %s `%s` — %s. Approve or deny it with the buttons on this message.",
 		e.agent.Handle, a.ID, tool, clip(strings.ReplaceAll(string(args), "`", "'"), 200), reason))
 	return result().Out, nil
 }
@@ -45,7 +45,7 @@ func (s *Service) requestApproval(ctx context.Context, e *turnEnv, tool string, 
 // Answer records a human's answer to an approval and wakes the agent, in
 // one transaction. Only humans may answer; an answered approval is
 // ECONFLICT.
-func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (Approval, error) {
+func (s *desk) Answer(ctx context.Context, actor bullpen.Member, id int64, approve bool, note string) (Approval, error) {
 	if actor.Kind != bullpen.KindHuman {
 		return Approval{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only a human can answer an approval")
 	}
@@ -89,8 +89,8 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 		if a.Tool == ToolCLINetwork {
 			return tx.AnswerNetwork(a.ID, state, actor.ID) // applies from the agent's next turn; nothing to wake for
 		}
-		if a.Tool == bullpen.ApprovalTaskReview && s.cfg.Tasks != nil {
-			return s.cfg.Tasks.ReviewApproved(tx, actor, a) // requested changes wake the owner through its thread
+		if a.Tool == bullpen.ApprovalTaskReview && s.tasks != nil {
+			return s.tasks.ReviewApproved(tx, actor, a) // requested changes wake the owner through its thread
 		}
 		ws, err := tx.CreateWakes([]bullpen.Wake{{AgentID: a.AgentID, ChannelID: a.ChannelID, ApprovalID: a.ID, Reason: bullpen.ReasonApproval}})
 		for _, w := range ws {
@@ -104,7 +104,7 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 	if err != nil {
 		return a, err
 	}
-	s.poke(a.AgentID)
+	s.wake.poke(a.AgentID)
 	return a, nil
 }
 
@@ -112,7 +112,7 @@ func (s *Service) Answer(ctx context.Context, actor bullpen.Member, id int64, ap
 // result is stored on the approval and in the turn's journal, so a re-run
 // after a crash reuses it, and a sandbox command a crash interrupted is
 // reported so, not run again.
-func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) error {
+func (tc *toolCalls) runApproved(ctx context.Context, e *turnEnv, ts []trigger) error {
 	for i := range ts {
 		a := ts[i].approval
 		if a == nil || a.State != bullpen.ApprovalApproved {
@@ -126,13 +126,13 @@ func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) err
 		var o toolOutcome
 		if !e.j.get(key, &o) {
 			var err error
-			if o, err = s.runApprovedCall(ctx, e, key, a); err != nil {
+			if o, err = tc.runApprovedCall(ctx, e, key, a); err != nil {
 				return err
 			}
 		}
 		ts[i].result = o.Out
 		res := clip(o.Out, 4000)
-		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+		if _, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
 			if err := e.j.note(tx, key, o); err != nil {
 				return err
 			}
@@ -145,8 +145,8 @@ func (s *Service) runApproved(ctx context.Context, e *turnEnv, ts []trigger) err
 }
 
 // runApprovedCall runs one approved call under its journal key.
-func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a *Approval) (toolOutcome, error) {
-	def := s.tools.Lookup(a.Tool) // registered only when its backend is configured
+func (tc *toolCalls) runApprovedCall(ctx context.Context, e *turnEnv, key string, a *Approval) (toolOutcome, error) {
+	def := tc.tools.Lookup(a.Tool) // registered only when its backend is configured
 	switch {
 	case def == nil:
 		return toolOutcome{Out: "error: tool " + a.Tool + " is not available", State: "error"}, nil
@@ -154,11 +154,11 @@ func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a
 		return toolOutcome{Out: interruptedExec, State: "error"}, nil
 	}
 	if def.Outside {
-		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
+		if _, err := tc.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
 			return toolOutcome{}, err
 		}
 	}
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
+	tc.status.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
 	e.callKey = key
 	out, err := def.Run(ctx, e.newCall(json.RawMessage(a.Arguments)))
 	e.callKey = ""
@@ -175,7 +175,7 @@ func (s *Service) runApprovedCall(ctx context.Context, e *turnEnv, key string, a
 }
 
 // Approvals lists approvals in a state ("" for all) that actor may see.
-func (s *Service) Approvals(ctx context.Context, actor bullpen.Member, state string) ([]Approval, error) {
+func (s *desk) Approvals(ctx context.Context, actor bullpen.Member, state string) ([]Approval, error) {
 	switch state {
 	case "", bullpen.ApprovalPending, bullpen.ApprovalApproved, bullpen.ApprovalDenied:
 	default:

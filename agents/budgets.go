@@ -25,8 +25,8 @@ func turnTokensSpent(handle string, b bullpen.Budgets, u llm.Usage) (string, boo
 
 // dailyTokensSpent reports whether an agent has spent its daily token
 // budget (the UTC day's turns, the running one included), and the notice.
-func (s *Service) dailyTokensSpent(ctx context.Context, agent bullpen.Member, b bullpen.Budgets) (string, bool, error) {
-	day, err := s.db.UsageSince(ctx, agent.ID, s.cfg.Now().UTC().Truncate(24*time.Hour))
+func (s *gatewayBudgets) dailyTokensSpent(ctx context.Context, agent bullpen.Member, b bullpen.Budgets) (string, bool, error) {
+	day, err := s.db.UsageSince(ctx, agent.ID, s.now().UTC().Truncate(24*time.Hour))
 	if err != nil {
 		return "", false, err
 	}
@@ -70,7 +70,7 @@ type taskSpend struct {
 
 // taskSpend finds the task whose thread the turn works in, when the role
 // bounds the tokens per task.
-func (s *Service) taskSpend(ctx context.Context, e *turnEnv) (taskSpend, error) {
+func (s *turnLoop) taskSpend(ctx context.Context, e *turnEnv) (taskSpend, error) {
 	limit := e.role.Budgets.TaskTokens
 	if limit <= 0 || e.thread == 0 || s.cfg.Tasks == nil {
 		return taskSpend{}, nil

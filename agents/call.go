@@ -3,7 +3,6 @@ package agents
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -19,26 +18,51 @@ const outageResult = "error: the office's database is not answering; nothing was
 // toolTimeout bounds one tool call (a sandbox command has its own).
 const toolTimeout = 11 * time.Minute
 
+// turnWrites is how a tool call writes as its turn does: retried through
+// a database outage, notices posted once; *Service provides it.
+type turnWrites interface {
+	retryWrite(ctx context.Context, e *turnEnv, what string, write func() error) error
+	noticeOnce(ctx context.Context, e *turnEnv, key, text string)
+}
+
+// toolCalls runs a turn's tool calls under the journal: each call's
+// started and finished records and events, its approval when the role or
+// the tool asks for one, and the approved calls a later turn runs. An
+// office effect commits with its record through Call.Commit (newCall);
+// an effect outside the database is journaled as started before it runs.
+type toolCalls struct {
+	tools *Registry
+	db    interface {
+		Transact(ctx context.Context, fn func(*store.Tx) error) ([]bullpen.Event, error)
+	}
+	status *statuses
+	now    func() time.Time
+	writes turnWrites
+	// afterTool, when set (tests), runs after a tool's effect and before
+	// its outcome is recorded: where a crash is worst.
+	afterTool func(ctx context.Context, key string)
+}
+
 // call runs one tool call the model made and returns its result for the
 // model. Tools outside the role's allow-list are refused; sensitive ones
 // become approval requests. key names the call in the turn's journal: a
 // call an earlier run of the turn finished returns its recorded outcome,
 // and a sandbox command it left running is reported as interrupted.
-func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCall) (string, bool) {
+func (tc *toolCalls) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCall) (string, bool) {
 	var o toolOutcome
 	if e.j.get(key, &o) {
 		e.replayed(c.Name, o)
 		return o.Out, o.State == "error"
 	}
-	def, refused := s.tools.Allowed(e.role.Tools, c.Name)
+	def, refused := tc.tools.Allowed(e.role.Tools, c.Name)
 	args := c.Arguments
 	if !json.Valid(args) {
 		args = json.RawMessage(`{}`)
 	}
 	interrupted := e.j.has("s" + key)
-	reason := s.needsApproval(e, def, c)
+	reason := tc.needsApproval(e, def, c)
 	runsNow := def != nil && def.Outside && !interrupted && reason == ""
-	rec, err := s.toolStarted(ctx, e, c, args, key, runsNow)
+	rec, err := tc.toolStarted(ctx, e, c, args, key, runsNow)
 	if e.cut(err) {
 		return outageResult, true // the turn runs again when the database answers
 	}
@@ -56,11 +80,11 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 	case interrupted:
 		state, out = "error", interruptedExec
 	case reason != "":
-		out, err = s.requestApproval(ctx, e, c.Name, args, reason)
+		out, err = tc.requestApproval(ctx, e, c.Name, args, reason)
 		state = "approval"
 	default:
-		s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: c.Name, TurnID: e.turn.ID})
-		tctx, cancel := context.WithDeadline(ctx, earliest(s.cfg.Now().Add(toolTimeout), e.deadline))
+		tc.status.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: c.Name, TurnID: e.turn.ID})
+		tctx, cancel := context.WithDeadline(ctx, earliest(tc.now().Add(toolTimeout), e.deadline))
 		out, err = def.Run(tctx, e.newCall(args))
 		cancel()
 		if err == nil && c.Name == bullpen.ToolPostMessage {
@@ -68,8 +92,8 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		}
 	}
 	e.callKey = ""
-	if s.afterTool != nil {
-		s.afterTool(ctx, key)
+	if tc.afterTool != nil {
+		tc.afterTool(ctx, key)
 	}
 	if e.cut(err) {
 		// The tool's write did not happen (or happened whole with its
@@ -83,8 +107,8 @@ func (s *Service) call(ctx context.Context, e *turnEnv, key string, c llm.ToolCa
 		}
 	}
 	rec.State, rec.Result = state, clip(out, 4000)
-	rec.DurationMS = s.cfg.Now().Sub(rec.StartedAt).Milliseconds()
-	s.toolFinished(ctx, e, rec, key, toolOutcome{Out: out, State: state})
+	rec.DurationMS = tc.now().Sub(rec.StartedAt).Milliseconds()
+	tc.toolFinished(ctx, e, rec, key, toolOutcome{Out: out, State: state})
 	return out, state == "error"
 }
 
@@ -105,7 +129,7 @@ func earliest(a, b time.Time) time.Time {
 	return b
 }
 
-func (s *Service) needsApproval(e *turnEnv, def *Tool, c llm.ToolCall) string {
+func (tc *toolCalls) needsApproval(e *turnEnv, def *Tool, c llm.ToolCall) string {
 	if def == nil {
 		return ""
 	}
@@ -132,18 +156,18 @@ func (e *turnEnv) newCall(args json.RawMessage) *Call {
 
 // toolStarted records a call as running; mark also journals it as started
 // (sandbox commands), so that a crash before it finishes is known.
-func (s *Service) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
+func (tc *toolCalls) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
 	var rec bullpen.ToolCall
-	err := s.retryWrite(ctx, e, "tool started", func() error {
-		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return s.toolStartedTx(tx, e, c, args, key, mark, &rec) })
+	err := tc.writes.retryWrite(ctx, e, "tool started", func() error {
+		_, err := tc.db.Transact(ctx, func(tx *store.Tx) error { return tc.toolStartedTx(tx, e, c, args, key, mark, &rec) })
 		return err
 	})
-	rec.StartedAt = s.cfg.Now()
+	rec.StartedAt = tc.now()
 	return rec, err
 }
 
 // toolStartedTx is toolStarted's transaction; rec gets the stored call.
-func (s *Service) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
+func (tc *toolCalls) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
 	if mark {
 		if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
 			return err
@@ -163,17 +187,17 @@ func (s *Service) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args j
 
 // toolFinished records a call's outcome with its event and journal entry
 // (a no-op for effects, which journaled it in their own transaction).
-func (s *Service) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) {
-	err := s.retryWrite(ctx, e, "tool finished", func() error { return s.toolFinishedTx(ctx, e, rec, key, o) })
+func (tc *toolCalls) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) {
+	err := tc.writes.retryWrite(ctx, e, "tool finished", func() error { return tc.toolFinishedTx(ctx, e, rec, key, o) })
 	if err != nil && ctx.Err() == nil && !e.cut(err) {
 		e.log.Error("agents: record tool call", "tool", rec.Name, "err", err)
 	}
-	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
+	tc.status.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 }
 
 // toolFinishedTx is toolFinished's transaction.
-func (s *Service) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) error {
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+func (tc *toolCalls) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) error {
+	_, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
 		if rec.ID != 0 {
 			if err := tx.FinishToolCall(rec); err != nil {
 				return err
@@ -197,38 +221,6 @@ func clipJSON(raw json.RawMessage, n int) json.RawMessage {
 	}
 	b, _ := json.Marshal(clip(string(raw), n))
 	return b
-}
-
-// authenticate resolves the agent through its own credential: a token the
-// runtime holds in memory only, minted on first use. Whatever the agent
-// does in the office, it does as that member and no other.
-func (s *Service) authenticate(ctx context.Context, agent bullpen.Member) (bullpen.Member, error) {
-	s.mu.Lock()
-	secret := s.creds[agent.ID]
-	s.mu.Unlock()
-	if secret == "" {
-		_, err := s.db.Transact(ctx, func(tx *store.Tx) error { return tx.RevokeTokensNamed(agent.ID, s.runtimeTokenName()) })
-		if err != nil {
-			return agent, err
-		}
-		if secret, _, err = s.off.CreateToken(ctx, agent, 0, s.runtimeTokenName()); err != nil {
-			return agent, fmt.Errorf("agents: credential for @%s: %w", agent.Handle, err)
-		}
-		s.mu.Lock()
-		s.creds[agent.ID] = secret
-		s.mu.Unlock()
-	}
-	m, err := s.off.Authenticate(ctx, secret)
-	if err != nil {
-		s.mu.Lock()
-		delete(s.creds, agent.ID)
-		s.mu.Unlock()
-		return agent, fmt.Errorf("agents: @%s's credential: %w", agent.Handle, err)
-	}
-	if m.ID != agent.ID || m.Kind != bullpen.KindAgent {
-		return agent, bullpen.Errorf(bullpen.EFORBIDDEN, "credential does not belong to agent @%s", agent.Handle)
-	}
-	return m, nil
 }
 
 // runtimeToken names the token the runtime mints for each agent.

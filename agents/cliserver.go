@@ -192,10 +192,8 @@ func (s *Service) cliAttach(ctx context.Context, e *turnEnv, spec bullpen.Sandbo
 // until it listens. It runs on the service's context: it outlives the
 // turn, and dies with the service.
 func (s *Service) startServer(ctx context.Context, e *turnEnv, spec bullpen.SandboxSpec, p *serverPlan, c *cliServer) error {
-	s.mu.Lock()
-	sctx := s.ctx
-	s.mu.Unlock()
-	if sctx == nil || sctx.Err() != nil {
+	sctx := s.life.running()
+	if sctx == nil {
 		return bullpen.Errorf(bullpen.EUNAVAILABLE, "agents: the service is stopping")
 	}
 	t := p.turn

@@ -27,7 +27,7 @@ const demoStartedKey = "demo.started"
 // simulation; it does not check that, so a caller that passes real
 // providers gets a real team. On an office where it already ran it does
 // nothing.
-func (s *Service) StartDemo(ctx context.Context) error {
+func (s *desk) StartDemo(ctx context.Context) error {
 	if _, err := s.db.Setting(ctx, demoStartedKey); err == nil {
 		return nil
 	}

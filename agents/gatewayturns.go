@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -17,6 +18,38 @@ import (
 // the settlement of its usage after it, and it reports a budget stop so
 // the channel is told just as for a built-in turn.
 var _ gateway.Turns = (*Service)(nil)
+
+var _ gateway.Turns = (*gatewayBudgets)(nil)
+
+// gatewayStore is what the gateway's turn side reads and writes;
+// *store.DB provides it.
+type gatewayStore interface {
+	Transact(ctx context.Context, fn func(*store.Tx) error) ([]bullpen.Event, error)
+	Turn(ctx context.Context, id int64) (bullpen.Turn, error)
+	Agent(ctx context.Context, memberID int64) (bullpen.Agent, error)
+	Member(ctx context.Context, id int64) (bullpen.Member, error)
+	UsageSince(ctx context.Context, agentID int64, t time.Time) (store.TurnUsage, error)
+}
+
+// stopAnnouncer announces a budget stop in the turn's channel; *Service
+// provides it.
+type stopAnnouncer interface {
+	announceStop(ctx context.Context, turnID int64, e *turnEnv, b gateway.Budget) error
+}
+
+// gatewayBudgets is the turn side of the model gateway: it reserves and
+// settles a CLI turn's tokens against its role's budgets, bounds its
+// calls in flight, stops it once when a budget runs out, and picks each
+// agent's upstream. Service embeds it: it is the gateway.Turns main
+// passes to the gateway.
+type gatewayBudgets struct {
+	gw              *gatewayTurns // the same table as Service.gw
+	db              gatewayStore
+	now             func() time.Time
+	log             *slog.Logger
+	defaultProvider string
+	stops           stopAnnouncer
+}
 
 // gatewayTurns is what the gateway has done for the running turns of
 // this process (the gateway serves the sandboxes of the process that runs
@@ -65,7 +98,7 @@ func (g *gatewayTurns) take(turnID int64) gatewayTurn {
 // attachGateway lets budget notices of the gateway reach the turn's own
 // thread and journal (so a notice is posted once even across a restart).
 // A CLI runtime calls it when its turn starts; finish detaches it.
-func (s *Service) attachGateway(e *turnEnv) {
+func (s *gatewayBudgets) attachGateway(e *turnEnv) {
 	s.gw.with(e.turn.ID, func(t *gatewayTurn) { t.env = e })
 }
 
@@ -75,7 +108,7 @@ func (s *Service) attachGateway(e *turnEnv) {
 // and the agent's daily budgets leave, in the database, counting every
 // call in flight of the agent on any replica. EFORBIDDEN when the turn is
 // not running.
-func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput int) (gateway.Budget, gateway.Reservation, error) {
+func (s *gatewayBudgets) Reserve(ctx context.Context, turnID int64, input, maxOutput int) (gateway.Budget, gateway.Reservation, error) {
 	t, agent, role, err := s.runningTurn(ctx, turnID)
 	if err != nil {
 		return gateway.Budget{}, gateway.Reservation{}, err
@@ -84,7 +117,7 @@ func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput in
 	if err := s.gw.acquire(ctx, turnID, role.Budgets.ParallelCalls(), callSlotWait); err != nil {
 		return b, gateway.Reservation{}, err
 	}
-	now := s.cfg.Now().UTC()
+	now := s.now().UTC()
 	// A task's budget leaves the turn what its finished turns did not use.
 	var task taskSpend
 	s.gw.ifPresent(turnID, func(g *gatewayTurn) {
@@ -123,7 +156,7 @@ func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput in
 // usage did not arrive whole, on its row (so the day's budget and the
 // dashboard see it at once) and in what finish reports. Its slot is
 // freed whatever happens.
-func (s *Service) Settle(ctx context.Context, turnID int64, r gateway.Reservation, u llm.Usage, complete bool) error {
+func (s *gatewayBudgets) Settle(ctx context.Context, turnID int64, r gateway.Reservation, u llm.Usage, complete bool) error {
 	defer s.gw.release(turnID)
 	if !complete {
 		u = llm.Usage{InputTokens: r.Input, OutputTokens: r.Output}
@@ -142,7 +175,7 @@ func (s *Service) Settle(ctx context.Context, turnID int64, r gateway.Reservatio
 // SweepReservations charges in full the token reservations no process
 // will settle: expired ones, and those of turns that ended or whose
 // process died (see store.Tx.SweepReservations). The lease sweep runs it.
-func (s *Service) SweepReservations(ctx context.Context) (int, error) {
+func (s *gatewayBudgets) SweepReservations(ctx context.Context) (int, error) {
 	var swept []store.Reservation
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
@@ -162,7 +195,7 @@ func (s *Service) SweepReservations(ctx context.Context) (int, error) {
 // BudgetStopped tells the channel that a budget stopped the turn: the
 // limit event and the notice of a built-in turn, once per turn however
 // often the CLI asks again. The turn then ends as limited (see finish).
-func (s *Service) BudgetStopped(ctx context.Context, turnID int64, b gateway.Budget) error {
+func (s *gatewayBudgets) BudgetStopped(ctx context.Context, turnID int64, b gateway.Budget) error {
 	// ctx is the refused call's request: stopping the run below hangs it
 	// up, which must not cancel the notice.
 	ctx = context.WithoutCancel(ctx)
@@ -184,33 +217,11 @@ func (s *Service) BudgetStopped(ctx context.Context, turnID int64, b gateway.Bud
 		stopRun()
 		b.Detail += " Its CLI run was stopped."
 	}
-	if e == nil {
-		var err error
-		if e, err = s.detachedEnv(ctx, turnID); err != nil {
-			return err
-		}
-	}
-	s.announceLimit(ctx, e, b.Limit, b.Detail)
-	return nil
-}
-
-// detachedEnv is enough of a turn to announce a limit for a turn that
-// was not attached: its notice goes to the channel's top level.
-func (s *Service) detachedEnv(ctx context.Context, turnID int64) (*turnEnv, error) {
-	t, agent, role, err := s.runningTurn(ctx, turnID)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := s.db.Channel(ctx, t.ChannelID)
-	if err != nil {
-		return nil, err
-	}
-	return &turnEnv{s: s, turn: t, agent: agent, role: role, channel: ch, aud: audience(ch),
-		log: s.log.With("turn", t.ID, "agent", agent.Handle)}, nil
+	return s.stops.announceStop(ctx, turnID, e, b)
 }
 
 // runningTurn loads a running turn with its agent and role.
-func (s *Service) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, bullpen.Member, bullpen.Role, error) {
+func (s *gatewayBudgets) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, bullpen.Member, bullpen.Role, error) {
 	t, err := s.db.Turn(ctx, turnID)
 	if err != nil {
 		return t, bullpen.Member{}, bullpen.Role{}, err
@@ -234,7 +245,7 @@ func (s *Service) runningTurn(ctx context.Context, turnID int64) (bullpen.Turn, 
 // outcome: the turn ends as limited even though the CLI, refused, may have
 // failed. (The CLI's tokens and model calls are on the turn's row: each
 // call was charged there as it settled.)
-func (s *Service) gatewayOutcome(e *turnEnv, state, errMsg *string) {
+func (s *gatewayBudgets) gatewayOutcome(e *turnEnv, state, errMsg *string) {
 	s.gw.awaitIdle(e.turn.ID, settleWait) // calls cut off with the CLI settle first
 	gw := s.gw.take(e.turn.ID)
 	if gw.stop.Limit != "" && *state == bullpen.TurnFailed {
@@ -261,12 +272,12 @@ func LookupIn(byName map[string]gateway.Upstream) UpstreamLookup {
 // role's provider; a role that names none gets the kind its CLI speaks
 // (claude-code Anthropic, codex OpenAI), else the office's default
 // provider.
-func (s *Service) GatewayUpstreams(lookup UpstreamLookup) gateway.Upstreams {
+func (s *gatewayBudgets) GatewayUpstreams(lookup UpstreamLookup) gateway.Upstreams {
 	return roleUpstreams{s: s, lookup: lookup}
 }
 
 type roleUpstreams struct {
-	s      *Service
+	s      *gatewayBudgets
 	lookup UpstreamLookup
 }
 
@@ -288,7 +299,7 @@ func (u roleUpstreams) Upstream(ctx context.Context, agent bullpen.Member) (gate
 	case role.Runtime == bullpen.RuntimeCodex:
 		kind = gateway.KindOpenAI
 	default:
-		kind = u.s.cfg.DefaultProvider
+		kind = u.s.defaultProvider
 	}
 	up, ok, err := u.lookup(ctx, kind)
 	if err != nil {

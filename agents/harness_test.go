@@ -84,6 +84,20 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 	h.tb.Cleanup(h.close)
 }
 
+// swap changes the service's backends after New (a test wrapping the
+// harness's fakes). The tool parts hold their backends, so the registry
+// is built again from the changed Config.
+func (h *harness) swap(mut func(*Config)) {
+	h.tb.Helper()
+	mut(&h.svc.cfg)
+	tools, err := builtinTools(h.svc.cfg)
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	h.svc.tools, h.svc.toolCalls.tools, h.svc.turnLoop.tools = tools, tools, tools
+	h.svc.turnLoop.cfg = h.svc.cfg
+}
+
 func (h *harness) start() {
 	h.tb.Helper()
 	if err := h.svc.Start(context.Background()); err != nil {
@@ -151,7 +165,7 @@ func (h *harness) events(since int64) []bullpen.Event {
 // messages returns the bodies of every message after since, as "@handle: body".
 func (h *harness) messages(since int64) []string {
 	var out []string
-	handles := h.svc.handles(context.Background())
+	handles := h.svc.dir.handles(context.Background())
 	for _, ev := range h.events(since) {
 		if ev.Type != bullpen.EventMessagePosted {
 			continue

@@ -12,7 +12,7 @@ import (
 // A human may inspect any turn in a channel they can see (an admin any);
 // an agent only its own turns. ENOTFOUND for an unknown turn, EFORBIDDEN
 // for one the actor may not see.
-func (s *Service) InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error) {
+func (s inspector) InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error) {
 	t, err := s.db.Turn(ctx, id)
 	if err != nil {
 		return bullpen.TurnDetail{}, err
@@ -56,7 +56,7 @@ func TurnPage(id int64) string { return fmt.Sprintf("/turns/%d", id) }
 
 // canInspect applies the inspector's access rule: an agent sees its own
 // turns; a human the turns of channels they can see, as the turn list.
-func (s *Service) canInspect(ctx context.Context, actor bullpen.Member, t bullpen.Turn) error {
+func (s inspector) canInspect(ctx context.Context, actor bullpen.Member, t bullpen.Turn) error {
 	if actor.Kind != bullpen.KindHuman {
 		if actor.ID == t.AgentID {
 			return nil
@@ -74,7 +74,7 @@ func (s *Service) canInspect(ctx context.Context, actor bullpen.Member, t bullpe
 }
 
 // turnWakes lists a turn's wakes with their trigger messages.
-func (s *Service) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWake, error) {
+func (s inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWake, error) {
 	ws, err := s.db.Wakes(ctx, turnID)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (s *Service) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWa
 
 // wakeMessage loads a trigger message with its author and channel; a
 // deleted one keeps no text.
-func (s *Service) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessage, error) {
+func (s inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessage, error) {
 	m, err := s.db.Message(ctx, id)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (s *Service) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessa
 
 // budgetsLeft reads the role's budgets as they stand: this turn's use of
 // the per-turn ones, and today's (UTC) use of the daily token budget.
-func (s *Service) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.TurnBudgets, error) {
+func (s inspector) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.TurnBudgets, error) {
 	ag, err := s.db.Agent(ctx, t.AgentID)
 	if err != nil {
 		return bullpen.TurnBudgets{}, err
@@ -126,7 +126,7 @@ func (s *Service) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.Turn
 	if err != nil {
 		return bullpen.TurnBudgets{}, err
 	}
-	day, err := s.db.UsageSince(ctx, t.AgentID, s.cfg.Now().UTC().Truncate(24*time.Hour))
+	day, err := s.db.UsageSince(ctx, t.AgentID, s.now().UTC().Truncate(24*time.Hour))
 	if err != nil {
 		return bullpen.TurnBudgets{}, err
 	}

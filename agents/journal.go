@@ -80,7 +80,7 @@ func (j *journal) note(tx *store.Tx, key string, v any) error {
 // openJournal loads the journal of a turn's anchor wake. When an earlier
 // run of the turn started, the turn resumes with that run's wakes: wakes
 // claimed on top go back to pending for a turn of their own.
-func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]bullpen.Wake, error) {
+func (s *turnLoop) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]bullpen.Wake, error) {
 	anchor := anchorOf(wakes)
 	steps, err := s.db.Steps(ctx, anchor)
 	if err != nil {
@@ -113,7 +113,7 @@ func (s *Service) openJournal(ctx context.Context, e *turnEnv, wakes []bullpen.W
 
 // noticeOnce posts a system notice as the agent unless this turn (in any
 // run) already posted the one named key.
-func (s *Service) noticeOnce(ctx context.Context, e *turnEnv, key, text string) {
+func (s *turnLoop) noticeOnce(ctx context.Context, e *turnEnv, key, text string) {
 	if e.j == nil {
 		s.notice(ctx, e.agent, e.channel.ID, e.thread, text)
 		return

@@ -14,7 +14,7 @@ import (
 var runtimes = []string{"", bullpen.RuntimeBuiltin, bullpen.RuntimeClaudeCode, bullpen.RuntimeCodex, bullpen.RuntimeOpenCode}
 
 // Hire adds an agent member with its role; admins only.
-func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
+func (s *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
 	if !actor.IsAdmin {
 		return bullpen.Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
 	}
@@ -64,14 +64,14 @@ func (s *Service) Hire(ctx context.Context, actor bullpen.Member, in bullpen.Hir
 	if err != nil {
 		return bullpen.Hired{}, err
 	}
-	s.installCLI(role)
+	s.rt.installCLI(role)
 	a, err := s.Get(ctx, m.ID)
 	return bullpen.Hired{Agent: a, Token: token}, err
 }
 
 // HireTeam hires every role of a pack whose handle is free; it returns the
 // agents hired (tokens are not kept: the runtime mints its own).
-func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error) {
+func (s *desk) HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error) {
 	if !actor.IsAdmin {
 		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
 	}
@@ -97,7 +97,7 @@ func (s *Service) HireTeam(ctx context.Context, actor bullpen.Member, pack strin
 }
 
 // Update edits an agent; admins only. The next turn uses the new role.
-func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error) {
+func (s *desk) Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error) {
 	if !actor.IsAdmin {
 		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can edit agents")
 	}
@@ -124,7 +124,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EINVALID, "runtime %q is not one of builtin, claude-code, codex, opencode", r.Runtime)
 	}
 	if up.Provider != nil {
-		if err := s.checkProviderName(ctx, r.Provider); err != nil {
+		if err := s.rt.checkProviderName(ctx, r.Provider); err != nil {
 			return bullpen.AgentView{}, err
 		}
 	}
@@ -173,7 +173,7 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, id int64, up
 
 // Fire deactivates an agent: it never wakes again, its tokens are revoked
 // and its pending wakes dropped. Its messages, turns and pages stay.
-func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error) {
+func (s *desk) Fire(ctx context.Context, actor bullpen.Member, id int64) (bullpen.AgentView, error) {
 	if !actor.IsAdmin {
 		return bullpen.AgentView{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can fire agents")
 	}
@@ -191,14 +191,12 @@ func (s *Service) Fire(ctx context.Context, actor bullpen.Member, id int64) (bul
 	if err != nil {
 		return bullpen.AgentView{}, err
 	}
-	s.mu.Lock()
-	delete(s.creds, id)
-	s.mu.Unlock()
+	s.creds.drop(id)
 	return s.Get(ctx, id)
 }
 
 // Get returns one agent.
-func (s *Service) Get(ctx context.Context, id int64) (bullpen.AgentView, error) {
+func (s *desk) Get(ctx context.Context, id int64) (bullpen.AgentView, error) {
 	a, err := s.db.Agent(ctx, id)
 	if err != nil {
 		return bullpen.AgentView{}, err
@@ -208,11 +206,11 @@ func (s *Service) Get(ctx context.Context, id int64) (bullpen.AgentView, error) 
 		return bullpen.AgentView{}, err
 	}
 	v := s.view(m, a)
-	return v, s.networkView(ctx, &v)
+	return v, s.rt.networkView(ctx, &v)
 }
 
 // List returns every agent, fired ones included, by handle.
-func (s *Service) List(ctx context.Context) ([]bullpen.AgentView, error) {
+func (s *desk) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	agents, err := s.db.Agents(ctx)
 	if err != nil {
 		return nil, err
@@ -228,7 +226,7 @@ func (s *Service) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	out := make([]bullpen.AgentView, 0, len(agents))
 	for _, a := range agents {
 		v := s.view(members[a.MemberID], a)
-		if err := s.networkView(ctx, &v); err != nil {
+		if err := s.rt.networkView(ctx, &v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -237,9 +235,9 @@ func (s *Service) List(ctx context.Context) ([]bullpen.AgentView, error) {
 	return out, nil
 }
 
-func (s *Service) view(m bullpen.Member, a bullpen.Agent) bullpen.AgentView {
+func (s *desk) view(m bullpen.Member, a bullpen.Agent) bullpen.AgentView {
 	r, _ := decodeRole(a.Spec)
-	v := bullpen.AgentView{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.Status(m.ID), HiredAt: a.CreatedAt}
+	v := bullpen.AgentView{Member: m, Role: a.Role, State: a.State, Spec: r, Status: s.status.Status(m.ID), HiredAt: a.CreatedAt}
 	return v
 }
 
@@ -253,7 +251,7 @@ func sortAgents(as []bullpen.AgentView) {
 
 // OpenSession returns the DM channel between actor and an agent: a
 // session. Messages in it always wake the agent.
-func (s *Service) OpenSession(ctx context.Context, actor bullpen.Member, agentID int64) (bullpen.Channel, error) {
+func (s *desk) OpenSession(ctx context.Context, actor bullpen.Member, agentID int64) (bullpen.Channel, error) {
 	a, err := s.db.Agent(ctx, agentID)
 	if err != nil {
 		return bullpen.Channel{}, err
@@ -265,7 +263,7 @@ func (s *Service) OpenSession(ctx context.Context, actor bullpen.Member, agentID
 }
 
 // Turns lists an agent's latest turns with token usage and tool calls.
-func (s *Service) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]bullpen.Turn, error) {
+func (s *desk) Turns(ctx context.Context, actor bullpen.Member, agentID int64, limit int) ([]bullpen.Turn, error) {
 	if _, err := s.db.Agent(ctx, agentID); err != nil {
 		return nil, err
 	}

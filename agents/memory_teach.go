@@ -26,42 +26,16 @@ func rememberText(body string) string {
 // thread), with the message as its source and, in a DM, the DM as its
 // audience. A router that sees the message twice merges the repeat into
 // the first entry. Failures are logged: routing goes on.
-func (s *Service) teach(ctx context.Context, in WakeInput, targets []WakeTarget) {
+func (r *router) teach(ctx context.Context, in WakeInput, targets []WakeTarget) {
 	text := rememberText(in.Message.Body)
-	if s.cfg.Memory == nil || text == "" || in.Author.Kind != bullpen.KindHuman {
+	if r.mem == nil || text == "" || in.Author.Kind != bullpen.KindHuman {
 		return
 	}
 	for _, t := range targets {
-		_, _, err := s.cfg.Memory.WriteWith(ctx, in.Author, t.AgentID, bullpen.MemoryInput{Text: text,
+		_, _, err := r.mem.WriteWith(ctx, in.Author, t.AgentID, bullpen.MemoryInput{Text: text,
 			SourceKind: bullpen.MemorySourceMessage, SourceID: in.Message.ID, ChannelID: in.Message.ChannelID}, nil)
 		if err != nil && ctx.Err() == nil {
-			s.log.Warn("agents: remember", "agent", t.AgentID, "message", in.Message.ID, "err", err)
+			r.log.Warn("agents: remember", "agent", t.AgentID, "message", in.Message.ID, "err", err)
 		}
 	}
-}
-
-// proposer returns the human whose message woke the turn (the latest
-// one), who must confirm a lesson the agent draws from it; 0 when no
-// human's message did.
-func (s *Service) proposer(ctx context.Context, turnID int64) int64 {
-	if turnID == 0 {
-		return 0
-	}
-	ws, err := s.db.Wakes(ctx, turnID)
-	if err != nil {
-		return 0
-	}
-	for i := len(ws) - 1; i >= 0; i-- {
-		if ws[i].MessageID == 0 {
-			continue
-		}
-		m, err := s.db.Message(ctx, ws[i].MessageID)
-		if err != nil {
-			continue
-		}
-		if a, err := s.db.Member(ctx, m.AuthorID); err == nil && a.Kind == bullpen.KindHuman {
-			return a.ID
-		}
-	}
-	return 0
 }

@@ -49,7 +49,7 @@ func (e *turnEnv) cut(err error) bool {
 // than an outage, ctx ends, or the database has refused it for longer
 // than Config.OutageWait, when the turn is cut off. A turn already cut
 // off writes nothing more: its re-run does the write.
-func (s *Service) retryWrite(ctx context.Context, e *turnEnv, what string, write func() error) error {
+func (s *turnLoop) retryWrite(ctx context.Context, e *turnEnv, what string, write func() error) error {
 	if e.lost != nil {
 		return e.lost
 	}
@@ -76,7 +76,7 @@ func (s *Service) retryWrite(ctx context.Context, e *turnEnv, what string, write
 
 // heldUpNotice says once in the channel that a database outage held the
 // turn up, before the turn's end is stored.
-func (s *Service) heldUpNotice(ctx context.Context, e *turnEnv) {
+func (s *turnLoop) heldUpNotice(ctx context.Context, e *turnEnv) {
 	if e.heldUp < time.Second || e.agent.ID == 0 {
 		return
 	}
@@ -88,14 +88,14 @@ func (s *Service) heldUpNotice(ctx context.Context, e *turnEnv) {
 // pending as soon as the database takes the write, polling with backoff
 // (the write is the probe). The caller, the agent's worker, then claims
 // them again at once, before any newer wake of the agent.
-func (s *Service) redrive(ctx context.Context, e *turnEnv) {
+func (w *workers) redrive(ctx context.Context, e *turnEnv) {
 	start := time.Now()
 	e.log.Warn("agents: a database outage cut the turn off; re-driving its wakes when the database answers", "err", e.lost)
 	for n := 0; ; n++ {
 		var requeued bool
-		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
+		_, err := w.db.Transact(ctx, func(tx *store.Tx) error {
 			var err error
-			if requeued, err = tx.RequeueTurn(e.turn.ID, s.owner); err != nil || !requeued {
+			if requeued, err = tx.RequeueTurn(e.turn.ID, w.owner); err != nil || !requeued {
 				return err
 			}
 			_, err = tx.Emit(bullpen.EventTurnAbandoned, e.turn.ChannelID, e.aud, bullpen.TurnEvent{TurnID: e.turn.ID, AgentID: e.turn.AgentID,
@@ -106,7 +106,7 @@ func (s *Service) redrive(ctx context.Context, e *turnEnv) {
 		case err == nil:
 			if requeued {
 				e.log.Info("agents: re-driving the wakes of a turn a database outage cut off", "waited", time.Since(start).Round(time.Millisecond))
-				s.redriveNotice(ctx, e, time.Since(start))
+				w.redriveNotice(ctx, e, time.Since(start))
 			}
 			return
 		case !store.IsOutage(err):
@@ -121,15 +121,15 @@ func (s *Service) redrive(ctx context.Context, e *turnEnv) {
 }
 
 // redriveNotice tells the channel that the turn starts again.
-func (s *Service) redriveNotice(ctx context.Context, e *turnEnv, waited time.Duration) {
+func (w *workers) redriveNotice(ctx context.Context, e *turnEnv, waited time.Duration) {
 	agent := e.agent
 	if agent.ID == 0 {
-		m, err := s.db.Member(ctx, e.turn.AgentID)
+		m, err := w.db.Member(ctx, e.turn.AgentID)
 		if err != nil {
 			return
 		}
 		agent = m
 	}
-	s.notice(ctx, agent, e.turn.ChannelID, e.thread, fmt.Sprintf("@%s's turn was cut off by a database outage (%s); it runs again from where it stopped.",
+	w.notice(ctx, agent, e.turn.ChannelID, e.thread, fmt.Sprintf("@%s's turn was cut off by a database outage (%s); it runs again from where it stopped.",
 		agent.Handle, max(waited, time.Second).Round(time.Second)))
 }

@@ -36,80 +36,9 @@ func prefix(role bullpen.Role, me bullpen.Member, roster string) string {
 	return b.String()
 }
 
-// rosterFull is the most members the prompt's roster lists in full. A
-// larger office's roster lists the turn's channel's members and counts
-// the others, so that a prompt grows with the channel, not the office;
-// list_members still names everyone.
-const rosterFull = 40
-
-// roster lists the office's members by handle, fired agents left out: all
-// of them when channel is nil or the office has at most rosterFull,
-// otherwise those in channel, and how many more there are.
-func (s *Service) roster(ctx context.Context, channel *bullpen.Channel) (string, error) {
-	members, err := s.db.Members(ctx)
-	if err != nil {
-		return "", err
-	}
-	agents, err := s.db.Agents(ctx)
-	if err != nil {
-		return "", err
-	}
-	fired := map[int64]bool{}
-	for _, a := range agents {
-		fired[a.MemberID] = a.State == bullpen.AgentFired
-	}
-	var listed []bullpen.Member
-	for _, m := range members { // ordered by handle
-		if !fired[m.ID] {
-			listed = append(listed, m)
-		}
-	}
-	others := 0
-	if channel != nil && len(listed) > rosterFull {
-		in := map[int64]bool{}
-		for _, id := range channel.MemberIDs {
-			in[id] = true
-		}
-		all := listed
-		listed = listed[:0:0]
-		for _, m := range all {
-			if in[m.ID] {
-				listed = append(listed, m)
-			}
-		}
-		others = len(all) - len(listed)
-	}
-	var b strings.Builder
-	for _, m := range listed {
-		fmt.Fprintf(&b, "@%s — %s", m.Handle, m.DisplayName)
-		if m.Title != "" {
-			fmt.Fprintf(&b, ", %s", m.Title)
-		}
-		fmt.Fprintf(&b, " (%s", m.Kind)
-		if m.Muted {
-			b.WriteString(", muted")
-		}
-		b.WriteString(")\n")
-	}
-	if others > 0 {
-		fmt.Fprintf(&b, "(and %d more members of the office, not in this channel: list_members names everyone)\n", others)
-	}
-	return b.String(), nil
-}
-
-// handles maps member IDs to handles, for compact message lines.
-func (s *Service) handles(ctx context.Context) map[int64]string {
-	out := map[int64]string{}
-	members, _ := s.db.Members(ctx)
-	for _, m := range members {
-		out[m.ID] = m.Handle
-	}
-	return out
-}
-
 // toolsFor returns the registered tools a role's allow-list names, sorted
 // by name, by name and as the model sees them.
-func (s *Service) toolsFor(role bullpen.Role) (map[string]*Tool, []llm.Tool) {
+func (s *turnLoop) toolsFor(role bullpen.Role) (map[string]*Tool, []llm.Tool) {
 	defs := map[string]*Tool{}
 	var out []llm.Tool
 	for _, t := range s.tools.Offer(role.Tools) {
@@ -129,8 +58,8 @@ type trigger struct {
 
 // workPacket is the turn's first user message: what woke the agent and
 // bounded context around it.
-func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger) string {
-	handles := s.handles(ctx)
+func (s *turnLoop) workPacket(ctx context.Context, e *turnEnv, triggers []trigger) string {
+	handles := s.dir.handles(ctx)
 	var b strings.Builder
 	where := "#" + e.channel.Name
 	if e.channel.Kind == bullpen.ChannelDM {
@@ -185,7 +114,7 @@ func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger
 			}
 		}
 	}
-	b.WriteString(s.recallSection(ctx, e, query))
+	b.WriteString(s.mem.recallSection(ctx, e, query))
 	fmt.Fprintf(&b, "\npost_message without channel and thread_id posts in %s", where)
 	if e.thread != 0 {
 		fmt.Fprintf(&b, ", thread %d", e.thread)

@@ -38,18 +38,26 @@ func (s staticProviders) Provider(_ context.Context, name string) (llm.Provider,
 
 // providers is the source turns use: Config.ProviderSource, else the
 // fixed Config.Providers.
-func (s *Service) providers() ProviderSource {
-	if s.cfg.ProviderSource != nil {
-		return s.cfg.ProviderSource
+func providersOf(cfg Config) ProviderSource {
+	if cfg.ProviderSource != nil {
+		return cfg.ProviderSource
 	}
-	return staticProviders{ps: s.cfg.Providers, def: s.cfg.DefaultProvider}
+	return staticProviders{ps: cfg.Providers, def: cfg.DefaultProvider}
+}
+
+// providerSet answers whether the office can think: the notice the
+// dashboard shows when it cannot, and whether a provider name an agent
+// edit gives is set up.
+type providerSet struct {
+	src        ProviderSource
+	simulation bool // bullpen demo: the scripted provider stands in
 }
 
 // pickProvider sets the turn's provider. With none set up it posts a
 // notice (once) naming the provider the agent would use and where an
 // admin sets it up, and returns false.
-func (s *Service) pickProvider(ctx context.Context, e *turnEnv) (bool, error) {
-	p, name, err := s.providers().Provider(ctx, e.role.Provider)
+func (s *turnLoop) pickProvider(ctx context.Context, e *turnEnv) (bool, error) {
+	p, name, err := s.providerSet.src.Provider(ctx, e.role.Provider)
 	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		s.noticeOnce(ctx, e, "np", noProviderText(e.agent.Handle, e.role.Provider, name))
 		return false, nil
@@ -73,11 +81,11 @@ func noProviderText(handle, asked, resolved string) string {
 
 // Notice says what the dashboard should show about model providers, now:
 // "" when the office has a default provider.
-func (s *Service) Notice(ctx context.Context) string {
-	if s.cfg.Simulation {
+func (ps providerSet) Notice(ctx context.Context) string {
+	if ps.simulation {
 		return "Simulation: agents run on a scripted model, not a real one. Try asking @lead to run the tests, check a deploy or write something up on the wiki."
 	}
-	if _, _, err := s.providers().Provider(ctx, ""); bullpen.IsCode(err, bullpen.ENOTFOUND) {
+	if _, _, err := ps.src.Provider(ctx, ""); bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return "No default model provider is set up: agents cannot think. An admin can add one in Settings → Providers (or set BULLPEN_OPENAI_API_KEY or BULLPEN_ANTHROPIC_API_KEY)."
 	}
 	return ""
@@ -85,25 +93,25 @@ func (s *Service) Notice(ctx context.Context) string {
 
 // HasProvider tells whether agents have a default model provider to
 // think with (the simulation counts as one).
-func (s *Service) HasProvider(ctx context.Context) bool {
-	if s.cfg.Simulation {
+func (ps providerSet) HasProvider(ctx context.Context) bool {
+	if ps.simulation {
 		return true
 	}
-	_, _, err := s.providers().Provider(ctx, "")
+	_, _, err := ps.src.Provider(ctx, "")
 	return err == nil
 }
 
 // ProviderNotice is Notice at this moment.
-func (s *Service) ProviderNotice() string { return s.Notice(context.Background()) }
+func (ps providerSet) ProviderNotice() string { return ps.Notice(context.Background()) }
 
 // checkProviderName refuses an agent edit naming a provider that is not
 // set up, so that the mistake shows in the form rather than as a notice
 // on the agent's next turn.
-func (s *Service) checkProviderName(ctx context.Context, name string) error {
-	if name == "" || name == "scripted" && s.cfg.Simulation {
+func (ps providerSet) checkProviderName(ctx context.Context, name string) error {
+	if name == "" || name == "scripted" && ps.simulation {
 		return nil
 	}
-	if _, _, err := s.providers().Provider(ctx, name); bullpen.IsCode(err, bullpen.ENOTFOUND) {
+	if _, _, err := ps.src.Provider(ctx, name); bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return bullpen.Errorf(bullpen.EINVALID, "no model provider named %q is set up (see Settings → Providers)", name)
 	} else if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/store"
 )
 
@@ -45,20 +44,25 @@ func (r turnRecorder) RecordModelCall(ctx context.Context, c bullpen.ModelCall) 
 	return err
 }
 
-// recording returns ctx with the turn's recorder, so that what the
-// provider sends and receives is stored with the turn for the inspector.
-func (s *Service) recording(ctx context.Context, e *turnEnv) context.Context {
-	return llm.WithRecorder(ctx, turnRecorder{rec: s.db, turnID: e.turn.ID, agentID: e.turn.AgentID, log: e.log})
+// pruner removes turn records past their retention.
+type pruner struct {
+	db interface {
+		PruneTurnRecords(ctx context.Context, cutoff time.Time, bigResult int) (store.PruneResult, error)
+	}
+	retention time.Duration
+	every     time.Duration
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // pruneLoop applies the retention now and then every PruneEvery, until
 // ctx ends.
-func (s *Service) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.PruneEvery)
+func (p pruner) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(p.every)
 	defer t.Stop()
 	for {
-		if _, err := s.prune(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("agents: prune turn records", "err", err)
+		if _, err := p.prune(ctx); err != nil && ctx.Err() == nil {
+			p.log.Error("agents: prune turn records", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -70,11 +74,11 @@ func (s *Service) pruneLoop(ctx context.Context) {
 
 // prune deletes the model calls, and large tool results, of turns that
 // started more than TurnRetention ago (by the service's clock).
-func (s *Service) prune(ctx context.Context) (store.PruneResult, error) {
-	res, err := s.db.PruneTurnRecords(ctx, s.cfg.Now().Add(-s.cfg.TurnRetention), bigToolResult)
+func (p pruner) prune(ctx context.Context) (store.PruneResult, error) {
+	res, err := p.db.PruneTurnRecords(ctx, p.now().Add(-p.retention), bigToolResult)
 	if err == nil && res != (store.PruneResult{}) {
-		s.log.Info("pruned turn records past retention", "model_calls", res.ModelCalls, "tool_results", res.ToolResults, "responses", res.Responses,
-			"retention", s.cfg.TurnRetention.String())
+		p.log.Info("pruned turn records past retention", "model_calls", res.ModelCalls, "tool_results", res.ToolResults, "responses", res.Responses,
+			"retention", p.retention.String())
 	}
 	return res, err
 }

@@ -130,11 +130,11 @@ func TestPruneByRetention(t *testing.T) {
 	runScenario(t, h)
 	before, _ := allModelCalls(t, h, "lead", "engineer")
 	ctx := context.Background()
-	if res, err := h.svc.prune(ctx); err != nil || res.ModelCalls != 0 || len(before) != 8 {
+	if res, err := h.svc.pruner.prune(ctx); err != nil || res.ModelCalls != 0 || len(before) != 8 {
 		t.Fatalf("prune at once = %+v, %v with %d calls; want nothing pruned of 8", res, err, len(before))
 	}
 	clock = func() time.Time { return now.Add(49 * time.Hour) }
-	if res, err := h.svc.prune(ctx); err != nil || res.ModelCalls != 8 {
+	if res, err := h.svc.pruner.prune(ctx); err != nil || res.ModelCalls != 8 {
 		t.Fatalf("prune after 49 h = %+v, %v; want 8 model calls", res, err)
 	}
 	if after, _ := allModelCalls(t, h, "lead", "engineer"); len(after) != 0 {

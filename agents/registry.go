@@ -123,20 +123,22 @@ func (r *Registry) Allowed(allow []string, name string) (*Tool, error) {
 
 // builtinTools registers every tool the runtime has a backend for: the
 // office tools always, the wiki, sandbox and task tools when configured.
-func (s *Service) builtinTools() (*Registry, error) {
+// Each feature's tools are a part holding only its own backend.
+func builtinTools(cfg Config) (*Registry, error) {
 	r := NewRegistry()
-	regs := []func(*Registry) error{s.registerOfficeTools}
-	if s.cfg.Wiki != nil {
-		regs = append(regs, s.registerWikiTools)
+	dir := directory{db: cfg.DB}
+	regs := []func(*Registry) error{officeTools{off: cfg.Office, dir: dir}.registerOfficeTools}
+	if cfg.Wiki != nil {
+		regs = append(regs, wikiTools{wiki: cfg.Wiki}.registerWikiTools)
 	}
-	if s.cfg.Sandboxes != nil {
-		regs = append(regs, s.registerSandboxTools)
+	if cfg.Sandboxes != nil {
+		regs = append(regs, boxTools{box: cfg.Sandboxes}.registerSandboxTools)
 	}
-	if s.cfg.Memory != nil {
-		regs = append(regs, s.registerMemoryTools)
+	if cfg.Memory != nil {
+		regs = append(regs, memoryTools{mem: cfg.Memory, dir: dir}.registerMemoryTools)
 	}
-	if s.cfg.Tasks != nil {
-		regs = append(regs, s.registerTaskTools)
+	if cfg.Tasks != nil {
+		regs = append(regs, taskTools{tasks: cfg.Tasks, dir: dir}.registerTaskTools)
 	}
 	for _, reg := range regs {
 		if err := reg(r); err != nil {
@@ -144,6 +146,11 @@ func (s *Service) builtinTools() (*Registry, error) {
 		}
 	}
 	return r, nil
+}
+
+// roster is the directory's roster, for the turn runtimes' prompts.
+func (s *Service) roster(ctx context.Context, channel *bullpen.Channel) (string, error) {
+	return s.dir.roster(ctx, channel)
 }
 
 // Tools returns the service's tool registry, for other front doors to the

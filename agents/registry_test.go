@@ -69,14 +69,14 @@ func TestToolsOfferedAreTheRolesAllowList(t *testing.T) {
 // only those with a backend otherwise, and refuses any name outside the
 // caller's allow-list.
 func TestRegistryAllowed(t *testing.T) {
-	full, err := (&Service{cfg: Config{Wiki: newMemWiki(), Sandboxes: newFakeBox(), Memory: memory.New(nil, memory.Config{}), Tasks: &tasks.Service{}}}).builtinTools()
+	full, err := builtinTools(Config{Wiki: newMemWiki(), Sandboxes: newFakeBox(), Memory: memory.New(nil, memory.Config{}), Tasks: &tasks.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(full.Names(), ToolNames) {
 		t.Errorf("registry = %v, want ToolNames %v", full.Names(), ToolNames)
 	}
-	bare, err := (&Service{}).builtinTools()
+	bare, err := builtinTools(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,11 @@ const pendingPoll = 2 * time.Second
 // takeRouterLock is called by Start. A process that shares the database
 // may start without the lock (nil: it stands by); one that does not must
 // get it, or refuse to run a second router with a clear message.
-func (s *Service) takeRouterLock(ctx context.Context) (*store.SessionLock, error) {
+func (r *router) takeRouterLock(ctx context.Context) (*store.SessionLock, error) {
 	deadline := time.Now().Add(routerLockWait)
 	for {
-		lock, err := s.db.TryLock(ctx, routerLockKey)
-		if err != nil || lock != nil || s.cfg.SharedDatabase {
+		lock, err := r.db.TryLock(ctx, routerLockKey)
+		if err != nil || lock != nil || r.shared {
 			return lock, err
 		}
 		if time.Now().After(deadline) {
@@ -45,11 +45,11 @@ func (s *Service) takeRouterLock(ctx context.Context) (*store.SessionLock, error
 
 // awaitRouterLock waits until this process holds the router lock; nil
 // when ctx ends first.
-func (s *Service) awaitRouterLock(ctx context.Context) *store.SessionLock {
+func (r *router) awaitRouterLock(ctx context.Context) *store.SessionLock {
 	for {
-		lock, err := s.db.TryLock(ctx, routerLockKey)
+		lock, err := r.db.TryLock(ctx, routerLockKey)
 		if err != nil && ctx.Err() == nil {
-			s.log.Error("agents: router lock", "err", err)
+			r.log.Error("agents: router lock", "err", err)
 		}
 		if lock != nil {
 			return lock
@@ -63,10 +63,10 @@ func (s *Service) awaitRouterLock(ctx context.Context) *store.SessionLock {
 // watchRouterLock cancels routing when the lock's session is lost, so
 // that a process cut off from the database stops routing before another
 // one takes over.
-func (s *Service) watchRouterLock(ctx context.Context, lock *store.SessionLock, lost context.CancelFunc) {
+func (r *router) watchRouterLock(ctx context.Context, lock *store.SessionLock, lost context.CancelFunc) {
 	for sleepCtx(ctx, 2*time.Second) {
 		if !lock.Held(ctx) && ctx.Err() == nil {
-			s.log.Warn("agents: lost the wake router lock; standing by")
+			r.log.Warn("agents: lost the wake router lock; standing by")
 			lost()
 			return
 		}
@@ -76,19 +76,19 @@ func (s *Service) watchRouterLock(ctx context.Context, lock *store.SessionLock, 
 // watchWakes pokes this process's workers for wakes queued by whichever
 // replica routes: it follows the wake events of the shared log, and polls
 // for pending wakes as a fallback.
-func (s *Service) watchWakes(ctx context.Context) {
+func (r *router) watchWakes(ctx context.Context) {
 	go func() {
 		for sleepCtx(ctx, pendingPoll) {
-			ids, err := s.db.PendingAgents(ctx)
+			ids, err := r.db.PendingAgents(ctx)
 			if err != nil {
 				continue
 			}
 			for _, id := range ids {
-				s.poke(id)
+				r.poke(id)
 			}
 		}
 	}()
-	feed := s.off.Subscribe(s.off.Hub().Last())
+	feed := r.off.Subscribe(r.off.Hub().Last())
 	defer feed.Close()
 	for {
 		evs, err := feed.Next(ctx, 200)
@@ -100,7 +100,7 @@ func (s *Service) watchWakes(ctx context.Context) {
 				continue
 			}
 			if p, err := bullpen.WakeQueuedOf(ev); err == nil {
-				s.poke(p.AgentID)
+				r.poke(p.AgentID)
 			}
 		}
 	}
@@ -121,22 +121,11 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // startLocked reclaims turns a previous run left behind and, when this
 // process holds the router lock, returns where its router resumes.
 func (s *Service) startLocked(ctx context.Context, lock *store.SessionLock) (int64, error) {
-	if err := s.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
+	if err := s.workers.reclaim(ctx, !s.cfg.SharedDatabase); err != nil {
 		return 0, err
 	}
 	if lock == nil {
 		return 0, nil
 	}
-	return s.routerStart(ctx)
-}
-
-// runtimeTokenName names the credential this process mints for each
-// agent. Minting one revokes the earlier ones of that name; processes
-// that share the database each use their own name, so that one does not
-// revoke the credential another's running turn holds.
-func (s *Service) runtimeTokenName() string {
-	if s.cfg.SharedDatabase {
-		return runtimeToken + " " + s.owner
-	}
-	return runtimeToken
+	return s.router.routerStart(ctx)
 }

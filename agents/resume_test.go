@@ -101,7 +101,7 @@ func TestResumeReportsInterruptedCommand(t *testing.T) {
 			p1 := &stepModel{first: first}
 			h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
 			box := &blockingBox{fakeBox: h.box, started: make(chan struct{}, 1)}
-			h.svc.cfg.Sandboxes = box
+			h.swap(func(c *Config) { c.Sandboxes = box })
 			eng := h.hire("starter/engineer")
 			h.start()
 			h.post(h.admin, h.general.ID, 0, "@"+eng.Handle+" deploy")
@@ -155,7 +155,7 @@ func TestResumeAfterCrashWritesWikiOnce(t *testing.T) {
 			p1 := &stepModel{first: first, hung: make(chan struct{}, 1)}
 			h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
 			w := &txWiki{memWiki: h.wiki, db: h.db}
-			h.svc.cfg.Wiki = w
+			h.swap(func(c *Config) { c.Wiki = w })
 			h.hire("starter/lead")
 			h.start()
 			h.post(h.admin, h.general.ID, 0, "@lead write the plan")
@@ -237,7 +237,7 @@ func TestResumeAfterCrashRightAfterEffect(t *testing.T) {
 				p1 := &stepModel{first: tc.call}
 				h := newHarness(t, d, map[string]llm.Provider{"scripted": p1}, nil)
 				w := &txWiki{memWiki: h.wiki, db: h.db}
-				h.svc.cfg.Wiki = w
+				h.swap(func(c *Config) { c.Wiki = w })
 				crashed := make(chan struct{})
 				h.svc.afterTool = func(ctx context.Context, key string) { close(crashed); <-ctx.Done() }
 				r, err := h.svc.Catalog().Role("starter/lead")

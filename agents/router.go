@@ -19,41 +19,41 @@ const cursorEvery = 256
 // routerStart returns where the router resumes: its stored cursor, or the
 // current end of the log on the very first start (old messages wake
 // nobody).
-func (s *Service) routerStart(ctx context.Context) (int64, error) {
-	seq, err := s.db.Cursor(ctx, routerCursor)
+func (r *router) routerStart(ctx context.Context) (int64, error) {
+	seq, err := r.db.Cursor(ctx, routerCursor)
 	if err == nil {
 		return seq, nil
 	}
 	if !bullpen.IsCode(err, bullpen.ENOTFOUND) {
 		return 0, err
 	}
-	last := s.off.Hub().Last()
-	_, err = s.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, last) })
+	last := r.off.Hub().Last()
+	_, err = r.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, last) })
 	return last, err
 }
 
 // runRouter routes while this process holds the router lock, from since
 // when it already does (lock not nil), and otherwise stands by until the
 // lock comes free: one router per database, whichever replica it is in.
-func (s *Service) runRouter(ctx context.Context, lock *store.SessionLock, since int64) {
+func (r *router) runRouter(ctx context.Context, lock *store.SessionLock, since int64) {
 	for ctx.Err() == nil {
 		if lock == nil {
-			if lock = s.awaitRouterLock(ctx); lock == nil {
+			if lock = r.awaitRouterLock(ctx); lock == nil {
 				return
 			}
 			var err error
-			if since, err = s.routerStart(ctx); err != nil {
-				s.log.Error("agents: router cursor", "err", err)
+			if since, err = r.routerStart(ctx); err != nil {
+				r.log.Error("agents: router cursor", "err", err)
 				lock.Release()
 				lock = nil
 				sleepCtx(ctx, time.Second)
 				continue
 			}
-			s.log.Info("agents: this process now routes wakes", "from", since)
+			r.log.Info("agents: this process now routes wakes", "from", since)
 		}
 		lctx, cancel := context.WithCancel(ctx)
-		go s.watchRouterLock(lctx, lock, cancel)
-		s.routeFrom(lctx, since)
+		go r.watchRouterLock(lctx, lock, cancel)
+		r.routeFrom(lctx, since)
 		cancel()
 		lock.Release()
 		lock = nil
@@ -63,16 +63,16 @@ func (s *Service) runRouter(ctx context.Context, lock *store.SessionLock, since 
 
 // routeFrom consumes the event feed from since and turns messages into
 // wakes. It blocks on the feed: nothing runs while nothing happens.
-func (s *Service) routeFrom(ctx context.Context, since int64) {
-	feed := s.off.Subscribe(since)
+func (r *router) routeFrom(ctx context.Context, since int64) {
+	feed := r.off.Subscribe(since)
 	defer feed.Close()
 	saved, pending := since, since
-	s.routed.Store(since)
+	r.routed.Store(since)
 	for {
 		evs, err := feed.Next(ctx, 200)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Error("agents: router feed", "err", err)
+				r.log.Error("agents: router feed", "err", err)
 			}
 			return
 		}
@@ -85,7 +85,7 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 				continue
 			}
 			for attempt := 0; ; attempt++ {
-				wrote, err := s.route(ctx, ev)
+				wrote, err := r.route(ctx, ev)
 				if err == nil {
 					if wrote {
 						saved = ev.Seq
@@ -95,7 +95,7 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 				if ctx.Err() != nil {
 					return
 				}
-				s.log.Error("agents: route message", "seq", ev.Seq, "err", err)
+				r.log.Error("agents: route message", "seq", ev.Seq, "err", err)
 				if store.IsOutage(err) {
 					// The database is out: every message waits for it, so
 					// none is skipped; try again as soon as it answers.
@@ -110,9 +110,9 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 				time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 			}
 		}
-		s.routed.Store(pending)
+		r.routed.Store(pending)
 		if pending-saved >= cursorEvery {
-			if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
+			if _, err := r.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
 				saved = pending
 			}
 		}
@@ -122,12 +122,12 @@ func (s *Service) routeFrom(ctx context.Context, since int64) {
 // route applies the wake rules to one message.posted event. Wakes, their
 // events, limit events and the cursor commit in one transaction, so a
 // restart neither loses nor repeats a wake. It reports whether it wrote.
-func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
+func (r *router) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	msg, err := bullpen.MessageOf(ev)
 	if err != nil {
 		return false, fmt.Errorf("agents: route: %w", err)
 	}
-	in, err := s.wakeInput(ctx, msg)
+	in, err := r.wakeInput(ctx, msg)
 	if err != nil {
 		return false, err
 	}
@@ -135,27 +135,27 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	if len(targets) == 0 {
 		return false, nil
 	}
-	s.teach(ctx, in, targets)
+	r.teach(ctx, in, targets)
 	hopStop, hops := false, 0
 	if in.Author.Kind == bullpen.KindAgent {
-		if hops, err = s.hops(ctx, msg); err != nil {
+		if hops, err = r.hops(ctx, msg); err != nil {
 			return false, err
 		}
-		hopStop = hops >= s.cfg.HopBudget
+		hopStop = hops >= r.hopBudget
 	}
 	var queued []bullpen.Wake
 	aud := audience(in.Channel)
-	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
+	_, err = r.db.Transact(ctx, func(tx *store.Tx) error {
 		if hopStop {
-			if hops > s.cfg.HopBudget {
+			if hops > r.hopBudget {
 				return tx.SetCursor(routerCursor, ev.Seq) // already announced for this chain
 			}
 			for _, t := range targets {
 				detail := fmt.Sprintf("@%s was not woken: %d agent-to-agent messages in a row in this thread without a human (hop budget %d). A human message resets it.",
-					in.Members[t.AgentID].Handle, hops, s.cfg.HopBudget)
+					in.Members[t.AgentID].Handle, hops, r.hopBudget)
 				if _, err := tx.Emit(bullpen.EventLimitReached, msg.ChannelID, aud, bullpen.LimitEvent{AgentID: t.AgentID,
 					Handle: in.Members[t.AgentID].Handle, Limit: bullpen.LimitHops, Detail: detail, MessageID: msg.ID,
-					Budget: s.cfg.HopBudget, ThreadID: rootOf(msg)}); err != nil {
+					Budget: r.hopBudget, ThreadID: rootOf(msg)}); err != nil {
 					return err
 				}
 			}
@@ -180,24 +180,24 @@ func (s *Service) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if hopStop && hops == s.cfg.HopBudget {
-		s.notice(ctx, in.Members[targets[0].AgentID], msg.ChannelID, threadOf(msg),
-			fmt.Sprintf("Stopped an agent chain: hop budget reached (%d agent-to-agent messages in a row in this thread without a human message). Post a message to continue.", s.cfg.HopBudget))
+	if hopStop && hops == r.hopBudget {
+		r.notice(ctx, in.Members[targets[0].AgentID], msg.ChannelID, threadOf(msg),
+			fmt.Sprintf("Stopped an agent chain: hop budget reached (%d agent-to-agent messages in a row in this thread without a human message). Post a message to continue.", r.hopBudget))
 	}
 	for _, w := range queued {
-		s.poke(w.AgentID)
+		r.poke(w.AgentID)
 	}
 	return true, nil
 }
 
 // wakeInput loads what the wake rules need about a message.
-func (s *Service) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput, error) {
+func (r *router) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput, error) {
 	in := WakeInput{Message: msg, Members: map[int64]bullpen.Member{}, Active: map[int64]bool{}}
 	var err error
-	if in.Channel, err = s.db.Channel(ctx, msg.ChannelID); err != nil {
+	if in.Channel, err = r.db.Channel(ctx, msg.ChannelID); err != nil {
 		return in, err
 	}
-	members, err := s.db.Members(ctx)
+	members, err := r.db.Members(ctx)
 	if err != nil {
 		return in, err
 	}
@@ -205,7 +205,7 @@ func (s *Service) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput
 		in.Members[m.ID] = m
 	}
 	in.Author = in.Members[msg.AuthorID]
-	agents, err := s.db.Agents(ctx)
+	agents, err := r.db.Agents(ctx)
 	if err != nil {
 		return in, err
 	}
@@ -213,7 +213,7 @@ func (s *Service) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput
 		in.Active[a.MemberID] = a.State == bullpen.AgentActive
 	}
 	if msg.ThreadID != 0 {
-		if in.ThreadAuthors, err = s.db.ThreadAuthors(ctx, msg.ThreadID); err != nil {
+		if in.ThreadAuthors, err = r.db.ThreadAuthors(ctx, msg.ThreadID); err != nil {
 			return in, err
 		}
 	}
@@ -223,8 +223,8 @@ func (s *Service) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput
 // hops counts the agent-written messages at the end of msg's thread (or
 // of its channel's top level), msg included, back to the last human one.
 // System notices neither count nor break a chain.
-func (s *Service) hops(ctx context.Context, msg bullpen.Message) (int, error) {
-	tail, err := s.db.ChainTail(ctx, msg.ChannelID, msg.ThreadID, msg.ID, 4*s.cfg.HopBudget+4)
+func (r *router) hops(ctx context.Context, msg bullpen.Message) (int, error) {
+	tail, err := r.db.ChainTail(ctx, msg.ChannelID, msg.ThreadID, msg.ID, 4*r.hopBudget+4)
 	if err != nil {
 		return 0, err
 	}
@@ -244,16 +244,6 @@ func (s *Service) hops(ctx context.Context, msg bullpen.Message) (int, error) {
 // threadOf returns the thread a reply to msg belongs in: msg's thread, or
 // none for a top-level message.
 func threadOf(msg bullpen.Message) int64 { return msg.ThreadID }
-
-// notice posts a visible system message as the agent concerned: a limit,
-// a failure, a missing provider. It never wakes anyone.
-func (s *Service) notice(ctx context.Context, agent bullpen.Member, channelID, threadID int64, text string) {
-	_, err := s.off.Post(ctx, agent, bullpen.PostInput{ChannelID: channelID, ThreadID: threadID,
-		Body: "⚠️ " + text, Source: bullpen.SourceSystem})
-	if err != nil && ctx.Err() == nil {
-		s.log.Error("agents: post notice", "agent", agent.Handle, "err", err)
-	}
-}
 
 // rootOf is the thread a message belongs to: its root, or itself.
 func rootOf(m bullpen.Message) int64 {

@@ -14,8 +14,7 @@ import (
 // offers none and a call that asks for one is refused before it runs.
 func TestSandboxExecHasNoNetworkSwitch(t *testing.T) {
 	box := newFakeBox()
-	s := &Service{cfg: Config{Sandboxes: box}}
-	reg, err := s.builtinTools()
+	reg, err := builtinTools(Config{Sandboxes: box})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,8 +125,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -242,37 +240,42 @@ func (c *Config) defaults() {
 	}
 }
 
-// Service is the agents runtime. Start runs the router and the workers;
-// the hire/fire/edit, session and approval methods serve the API.
+// Service is the agents runtime, a façade over its parts (see
+// docs/architecture.md): Start runs the router, the workers and the
+// sweepers; the embedded parts serve the API (hire/fire/edit, sessions,
+// approvals, the inspector, the gateway's turn side). Service itself
+// declares only the run, the catalog, the tool registry's doors and the
+// CLI runtime.
 type Service struct {
+	// The parts. The embedded ones serve the API through Service.
+	*turnLoop                     // the turn: journal, preparation, the built-in loop, finishing
+	*desk                         // hire, edit, fire, sessions, approvals' answers, the demo
+	inspector                     // the turn inspector
+	providerSet                   // whether the office can think
+	*statuses                     // each agent's live status
+	*toolCalls                    // a turn's tool calls under its journal
+	*gatewayBudgets               // the gateway's turn side: reservations, budgets, upstreams
+	notifier                      // system notices
+	router          *router       // messages → wakes
+	pruner          pruner        // turn records past retention
+	models          *modelCalls   // a turn's model calls
+	tools           *Registry     // every tool, each feature's served by its own part
+	dir             directory     // who is who, for prompts
+	mem             memoryTools   // the work packet's memory section
+	creds           *credentials  // agent → its runtime token secret
+	gw              *gatewayTurns // CLI turns' model calls through the gateway
+
 	cfg   Config
 	off   *office.Office
 	db    *store.DB
 	cat   *Catalog
-	tools *Registry
 	log   *slog.Logger
 	owner string // this process's turn-lease owner ID
 	sem   chan struct{}
 
-	mu       sync.Mutex
-	workers  map[int64]chan struct{} // agent → poke
-	creds    map[int64]string        // agent → its runtime token secret
-	status   map[int64]bullpen.AgentStatus
-	modelSem map[string]chan struct{} // provider kind → its model-call slots
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-
-	routed  atomic.Int64 // the last event sequence the router has handled
-	gw      gatewayTurns // CLI turns' model calls through the gateway
-	servers cliServers   // agent CLIs running as servers (cliserver.go)
-
-	// onRequest, when set (tests and benchmarks), sees each model request
-	// just before it is sent.
-	onRequest func(agentID int64, req llm.Request)
-	// afterTool, when set (tests), runs after a tool's effect and before
-	// its outcome is recorded: where a crash is worst.
-	afterTool func(ctx context.Context, key string)
+	life    *lifecycle // from Start to Close
+	workers *workers   // one per agent with wakes, under sem
+	servers cliServers // agent CLIs running as servers (cliserver.go)
 }
 
 // New returns a service; Start runs it.
@@ -292,12 +295,44 @@ func New(cfg Config) (*Service, error) {
 	rand.Read(b)
 	s := &Service{cfg: cfg, off: cfg.Office, db: cfg.DB, cat: cfg.Catalog, log: cfg.Logger,
 		owner: hex.EncodeToString(b), sem: make(chan struct{}, cfg.Concurrency),
-		workers: map[int64]chan struct{}{}, creds: map[int64]string{}, status: map[int64]bullpen.AgentStatus{},
-		modelSem: map[string]chan struct{}{}}
+		life: &lifecycle{}, statuses: newStatuses(cfg.Now),
+	}
 	var err error
-	if s.tools, err = s.builtinTools(); err != nil {
+	if s.tools, err = builtinTools(cfg); err != nil {
 		return nil, err
 	}
+	// The credential this process mints for each agent. Minting one
+	// revokes the earlier ones of that name; processes that share the
+	// database each use their own name, so that one does not revoke the
+	// credential another's running turn holds.
+	tokenName := runtimeToken
+	if cfg.SharedDatabase {
+		tokenName += " " + s.owner
+	}
+	s.creds = newCredentials(cfg.DB, cfg.Office, tokenName)
+	s.notifier = notifier{poster: cfg.Office, log: cfg.Logger}
+	s.dir = directory{db: cfg.DB}
+	s.mem = memoryTools{mem: cfg.Memory, dir: s.dir}
+	s.providerSet = providerSet{src: providersOf(cfg), simulation: cfg.Simulation}
+	s.inspector = inspector{db: cfg.DB, now: cfg.Now}
+	s.pruner = pruner{db: cfg.DB, retention: cfg.TurnRetention, every: cfg.PruneEvery, now: cfg.Now, log: cfg.Logger}
+	s.gw = &gatewayTurns{}
+	s.gatewayBudgets = &gatewayBudgets{gw: s.gw, db: cfg.DB, now: cfg.Now, log: cfg.Logger,
+		defaultProvider: cfg.DefaultProvider}
+	s.models = &modelCalls{notifier: s.notifier, hub: cfg.Office.Hub(), rec: cfg.DB, status: s.statuses, now: cfg.Now,
+		sem: s.sem, perProvider: cfg.ProviderConcurrency, slots: map[string]chan struct{}{}}
+	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now}
+	s.turnLoop = &turnLoop{statuses: s.statuses, notifier: s.notifier, toolCalls: s.toolCalls, gatewayBudgets: s.gatewayBudgets,
+		providerSet: s.providerSet, cliTurner: s, cfg: cfg, db: cfg.DB, off: cfg.Office, log: cfg.Logger, tools: s.tools,
+		dir: s.dir, mem: s.mem, creds: s.creds, models: s.models, life: s.life}
+	s.toolCalls.writes, s.gatewayBudgets.stops = s.turnLoop, s.turnLoop
+	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
+		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s.turnLoop, reservations: s,
+		pokes: map[int64]chan struct{}{}}
+	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
+		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s.workers}
+	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds,
+		rt: s, wake: s.workers}
 	return s, nil
 }
 
@@ -314,14 +349,10 @@ func (s *Service) RoleProblems() []bullpen.RoleProblem { return s.cat.Problems()
 // the lease sweeper and a worker per agent with pending wakes. It returns
 // at once; Close stops everything.
 func (s *Service) Start(ctx context.Context) error {
-	s.mu.Lock()
-	if s.ctx != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("agents: already started")
+	if _, err := s.life.start(); err != nil {
+		return err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.mu.Unlock()
-	lock, err := s.takeRouterLock(ctx) // nil: another replica routes
+	lock, err := s.router.takeRouterLock(ctx) // nil: another replica routes
 	if err != nil {
 		return err
 	}
@@ -330,116 +361,34 @@ func (s *Service) Start(ctx context.Context) error {
 		lock.Release()
 		return err
 	}
-	s.wg.Add(5)
-	go func() {
-		defer s.wg.Done()
-		if err := s.cat.Watch(s.ctx, s.log); err != nil {
+	s.life.spawn(func(ctx context.Context) {
+		if err := s.cat.Watch(ctx, s.log); err != nil {
 			s.log.Warn("agents: role files are not watched; restart to load changes", "err", err)
 		}
-	}()
-	go func() { defer s.wg.Done(); s.runRouter(s.ctx, lock, since) }()
-	go func() { defer s.wg.Done(); s.sweepLoop(s.ctx) }()
-	go func() { defer s.wg.Done(); s.pruneLoop(s.ctx) }()
-	go func() {
-		defer s.wg.Done()
-		if s.cfg.SharedDatabase {
-			s.watchWakes(s.ctx)
-		}
-	}()
+	})
+	s.life.spawn(func(ctx context.Context) { s.router.runRouter(ctx, lock, since) })
+	s.life.spawn(s.workers.sweepLoop)
+	s.life.spawn(s.pruner.pruneLoop)
+	if s.cfg.SharedDatabase {
+		s.life.spawn(s.router.watchWakes)
+	}
 	ids, err := s.db.PendingAgents(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		s.poke(id)
+		s.workers.poke(id)
 	}
 	return nil
 }
 
 // Routed returns the last event sequence the router has handled.
-func (s *Service) Routed() int64 { return s.routed.Load() }
+func (s *Service) Routed() int64 { return s.router.routed.Load() }
 
 // Close stops the router and the workers. A turn in flight stops where it
 // is; its wakes stay claimed until a restart (or lease expiry) re-queues
 // them.
-func (s *Service) Close() {
-	s.mu.Lock()
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	s.wg.Wait()
-}
-
-// poke tells an agent's worker that wakes may be pending, starting the
-// worker on first use.
-func (s *Service) poke(agentID int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ctx == nil || s.ctx.Err() != nil {
-		return
-	}
-	ch, ok := s.workers[agentID]
-	if !ok {
-		ch = make(chan struct{}, 1)
-		s.workers[agentID] = ch
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); s.runWorker(s.ctx, agentID, ch) }()
-	}
-	select {
-	case ch <- struct{}{}:
-	default: // already poked
-	}
-}
-
-// reclaim abandons turns whose process died and re-queues their wakes.
-func (s *Service) reclaim(ctx context.Context, otherOwners bool) error {
-	var turns []bullpen.Turn
-	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		var err error
-		if turns, err = tx.ReclaimTurns(s.owner, otherOwners); err != nil {
-			return err
-		}
-		for _, t := range turns {
-			c, err := s.db.Channel(ctx, t.ChannelID)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Emit(bullpen.EventTurnAbandoned, t.ChannelID, audience(c), bullpen.TurnEvent{TurnID: t.ID, AgentID: t.AgentID,
-				Error: "the worker stopped mid-turn; its wakes are queued again"}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agents: reclaim turns: %w", err)
-	}
-	for _, t := range turns {
-		s.log.Info("re-queued the wakes of an abandoned turn", "turn", t.ID, "agent", t.AgentID)
-		s.poke(t.AgentID)
-	}
-	return nil
-}
-
-func (s *Service) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Sweep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.reclaim(ctx, false); err != nil && ctx.Err() == nil {
-				s.log.Error("agents: lease sweep", "err", err)
-			}
-			if _, err := s.SweepReservations(ctx); err != nil && ctx.Err() == nil {
-				s.log.Error("agents: reservation sweep", "err", err)
-			}
-		}
-	}
-}
+func (s *Service) Close() { s.life.stop() }
 
 // audience returns who may see events about a channel: nil for public
 // channels, the members of a DM.

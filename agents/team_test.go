@@ -165,7 +165,7 @@ func teamTasks(t *testing.T, h *harness) (bullpen.Task, map[string]bullpen.Task)
 	}
 	var parent bullpen.Task
 	subs := map[string]bullpen.Task{}
-	handles := h.svc.handles(ctx)
+	handles := h.svc.dir.handles(ctx)
 	for _, task := range all {
 		if task.ParentID == 0 {
 			parent = task

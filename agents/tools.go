@@ -25,20 +25,36 @@ const (
 	clipMessage  = 800
 )
 
+// officeDoor is what the messaging tools do through the office, as the
+// calling member; *office.Office provides it.
+type officeDoor interface {
+	ChannelByName(ctx context.Context, actor bullpen.Member, name string) (bullpen.Channel, error)
+	PostWith(ctx context.Context, actor bullpen.Member, in bullpen.PostInput,
+		fn func(tx *store.Tx, msg bullpen.Message) error) (bullpen.Message, error)
+	ListMessages(ctx context.Context, actor bullpen.Member, channelID int64, cursor string, limit int) (bullpen.MessagePage, error)
+	Thread(ctx context.Context, actor bullpen.Member, rootID int64) (bullpen.Message, []bullpen.Message, error)
+}
+
+// officeTools serves the messaging tools.
+type officeTools struct {
+	off officeDoor
+	dir directory
+}
+
 // registerOfficeTools registers the messaging tools, served by the office
 // as the calling member.
-func (s *Service) registerOfficeTools(r *Registry) error {
+func (o officeTools) registerOfficeTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolPostMessage, Run: s.postMessage,
+		Tool{Name: bullpen.ToolPostMessage, Run: o.postMessage,
 			Description: "Post a message as yourself. Omit channel and thread_id to reply where you were woken. @mention whoever should act next; mentions wake agents.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"body":{"type":"string","description":"Markdown text"},"channel":{"type":"string","description":"channel name, e.g. general"},"thread_id":{"type":"integer","description":"root message id to reply in; 0 posts at top level"}},"required":["body"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolReadChannel, Run: s.readChannel,
+		Tool{Name: bullpen.ToolReadChannel, Run: o.readChannel,
 			Description: "Read the latest top-level messages of a channel.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"channel":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":30}},"required":["channel"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolReadThread, Run: s.readThread,
+		Tool{Name: bullpen.ToolReadThread, Run: o.readThread,
 			Description: "Read a thread: its root message and replies.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"message_id":{"type":"integer"}},"required":["message_id"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolListMembers, Run: s.listMembers,
+		Tool{Name: bullpen.ToolListMembers, Run: o.listMembers,
 			Description: "List the office's members with their handles, titles and kinds.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
 	)
@@ -58,7 +74,7 @@ func args(raw json.RawMessage, v any) error {
 	return nil
 }
 
-func (s *Service) postMessage(ctx context.Context, c *Call) (string, error) {
+func (o officeTools) postMessage(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Body     string `json:"body"`
 		Channel  string `json:"channel"`
@@ -73,7 +89,7 @@ func (s *Service) postMessage(ctx context.Context, c *Call) (string, error) {
 	}
 	in := bullpen.PostInput{ChannelID: c.Channel.ID, ThreadID: c.Thread, Body: body, Source: bullpen.SourceAgent, TurnID: c.TurnID}
 	if name := strings.TrimPrefix(a.Channel, "#"); name != "" && name != c.Channel.Name {
-		ch, err := s.off.ChannelByName(ctx, c.Member, name)
+		ch, err := o.off.ChannelByName(ctx, c.Member, name)
 		if err != nil {
 			return "", err
 		}
@@ -89,14 +105,14 @@ func (s *Service) postMessage(ctx context.Context, c *Call) (string, error) {
 	if c.Commit != nil {
 		hook = func(tx *store.Tx, msg bullpen.Message) error { return c.Commit(tx, result(msg)) }
 	}
-	m, err := s.off.PostWith(ctx, c.Member, in, hook)
+	m, err := o.off.PostWith(ctx, c.Member, in, hook)
 	if err != nil {
 		return "", err
 	}
 	return result(m), nil
 }
 
-func (s *Service) readChannel(ctx context.Context, c *Call) (string, error) {
+func (o officeTools) readChannel(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Channel string `json:"channel"`
 		Limit   int    `json:"limit"`
@@ -107,39 +123,39 @@ func (s *Service) readChannel(ctx context.Context, c *Call) (string, error) {
 	if a.Limit <= 0 || a.Limit > maxReadLimit {
 		a.Limit = 15
 	}
-	ch, err := s.off.ChannelByName(ctx, c.Member, strings.TrimPrefix(a.Channel, "#"))
+	ch, err := o.off.ChannelByName(ctx, c.Member, strings.TrimPrefix(a.Channel, "#"))
 	if err != nil {
 		return "", err
 	}
-	page, err := s.off.ListMessages(ctx, c.Member, ch.ID, "", a.Limit)
+	page, err := o.off.ListMessages(ctx, c.Member, ch.ID, "", a.Limit)
 	if err != nil {
 		return "", err
 	}
-	return formatMessages(page.Items, s.handles(ctx)), nil
+	return formatMessages(page.Items, o.dir.handles(ctx)), nil
 }
 
-func (s *Service) readThread(ctx context.Context, c *Call) (string, error) {
+func (o officeTools) readThread(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		MessageID int64 `json:"message_id"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	root, replies, err := s.off.Thread(ctx, c.Member, a.MessageID)
+	root, replies, err := o.off.Thread(ctx, c.Member, a.MessageID)
 	if err != nil {
 		return "", err
 	}
 	if len(replies) > maxReadLimit {
 		replies = replies[len(replies)-maxReadLimit:]
 	}
-	return formatMessages(append([]bullpen.Message{root}, replies...), s.handles(ctx)), nil
+	return formatMessages(append([]bullpen.Message{root}, replies...), o.dir.handles(ctx)), nil
 }
 
-func (s *Service) listMembers(ctx context.Context, c *Call) (string, error) {
+func (o officeTools) listMembers(ctx context.Context, c *Call) (string, error) {
 	if err := args(c.Args, &struct{}{}); err != nil {
 		return "", err
 	}
-	return s.roster(ctx, nil)
+	return o.dir.roster(ctx, nil)
 }
 
 // formatMessages renders messages compactly for a prompt or a tool result.

@@ -24,25 +24,32 @@ type Memory interface {
 	Forget(ctx context.Context, actor bullpen.Member, agentID, id int64) error
 }
 
+// memoryTools serves the memory tools and recalls the work packet's
+// memory section; mem nil: no memory.
+type memoryTools struct {
+	mem Memory
+	dir directory
+}
+
 // registerMemoryTools registers the memory tools, served by Config.Memory
 // as the calling agent on its own memory. Their schemas are kept short
 // (every token of them is in every prompt of a role that lists them);
 // args still refuses unknown fields.
-func (s *Service) registerMemoryTools(r *Registry) error {
+func (mt memoryTools) registerMemoryTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolMemoryWrite, Run: s.memoryWrite,
+		Tool{Name: bullpen.ToolMemoryWrite, Run: mt.memoryWrite,
 			Description: "Remember one short sentence for later turns.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"kind":{"enum":["fact","lesson","preference","procedure"]}},"required":["text"]}`)},
-		Tool{Name: bullpen.ToolMemorySearch, Run: s.memorySearch,
+		Tool{Name: bullpen.ToolMemorySearch, Run: mt.memorySearch,
 			Description: "Search your memory.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
-		Tool{Name: bullpen.ToolMemoryForget, Run: s.memoryForget,
+		Tool{Name: bullpen.ToolMemoryForget, Run: mt.memoryForget,
 			Description: "Forget a wrong memory entry by id.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
 	)
 }
 
-func (s *Service) memoryWrite(ctx context.Context, c *Call) (string, error) {
+func (mt memoryTools) memoryWrite(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Text string `json:"text"`
 		Kind string `json:"kind"`
@@ -57,7 +64,7 @@ func (s *Service) memoryWrite(ctx context.Context, c *Call) (string, error) {
 	// A lesson drawn from a human's words is theirs to word: it waits
 	// for that human's Save (or Edit) before it counts.
 	if a.Kind == bullpen.MemoryLesson {
-		in.ProposedTo = s.proposer(ctx, c.TurnID)
+		in.ProposedTo = mt.dir.proposer(ctx, c.TurnID)
 	}
 	result := func(e bullpen.MemoryEntry, merged bool) string {
 		switch {
@@ -72,7 +79,7 @@ func (s *Service) memoryWrite(ctx context.Context, c *Call) (string, error) {
 	if c.Commit != nil {
 		fn = func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error { return c.Commit(tx, result(e, merged)) }
 	}
-	e, merged, err := s.cfg.Memory.WriteWith(ctx, c.Member, c.Member.ID, in, fn)
+	e, merged, err := mt.mem.WriteWith(ctx, c.Member, c.Member.ID, in, fn)
 	if err != nil {
 		return "", memoryToolError(err)
 	}
@@ -86,14 +93,14 @@ type memoryHit struct {
 	Text string `json:"text"`
 }
 
-func (s *Service) memorySearch(ctx context.Context, c *Call) (string, error) {
+func (mt memoryTools) memorySearch(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Query string `json:"query"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	hits, err := s.cfg.Memory.Search(ctx, c.Member, c.Member.ID, a.Query, "", 8)
+	hits, err := mt.mem.Search(ctx, c.Member, c.Member.ID, a.Query, "", 8)
 	if err != nil {
 		return "", memoryToolError(err)
 	}
@@ -108,14 +115,14 @@ func (s *Service) memorySearch(ctx context.Context, c *Call) (string, error) {
 	return jsonString(out), nil
 }
 
-func (s *Service) memoryForget(ctx context.Context, c *Call) (string, error) {
+func (mt memoryTools) memoryForget(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		ID int64 `json:"id"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	if err := s.cfg.Memory.Forget(ctx, c.Member, c.Member.ID, a.ID); err != nil {
+	if err := mt.mem.Forget(ctx, c.Member, c.Member.ID, a.ID); err != nil {
 		return "", memoryToolError(err)
 	}
 	return fmt.Sprintf(`{"forgotten":%d}`, a.ID), nil
@@ -139,12 +146,12 @@ func memoryToolError(err error) error {
 // renders them for the work packet, after everything else the packet
 // holds; "" when memory is off or nothing was recalled. A failed recall
 // is logged and leaves the section out: a turn never fails for it.
-func (s *Service) recallSection(ctx context.Context, e *turnEnv, query []string) string {
+func (mt memoryTools) recallSection(ctx context.Context, e *turnEnv, query []string) string {
 	budget := e.role.Budgets.MemoryBudget()
-	if s.cfg.Memory == nil || budget == 0 || len(query) == 0 {
+	if mt.mem == nil || budget == 0 || len(query) == 0 {
 		return ""
 	}
-	rs, err := s.cfg.Memory.Recall(ctx, e.agent.ID, e.channel.ID, e.turn.ID, clip(strings.Join(query, " "), 1000), budget)
+	rs, err := mt.mem.Recall(ctx, e.agent.ID, e.channel.ID, e.turn.ID, clip(strings.Join(query, " "), 1000), budget)
 	if err != nil {
 		e.log.Warn("agents: memory recall", "err", err)
 		return ""

@@ -10,20 +10,23 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
+// boxTools serves the sandbox tools.
+type boxTools struct{ box Sandboxes }
+
 // registerSandboxTools registers the sandbox tools, served by
 // Config.Sandboxes in the calling agent's own workspace.
-func (s *Service) registerSandboxTools(r *Registry) error {
+func (sb boxTools) registerSandboxTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolSandboxExec, Run: s.sandboxExec, Approval: execNeedsApproval, Outside: true,
+		Tool{Name: bullpen.ToolSandboxExec, Run: sb.sandboxExec, Approval: execNeedsApproval, Outside: true,
 			Description: "Run a shell command in your own sandbox (files persist between turns). It has your role's network policy; if that allows any network, each command needs a human's approval.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600}},"required":["command"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolSandboxReadFile, Run: s.sandboxReadFile,
+		Tool{Name: bullpen.ToolSandboxReadFile, Run: sb.sandboxReadFile,
 			Description: "Read a text file from your sandbox (first 64 KiB).",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolSandboxWriteFile, Run: s.sandboxWriteFile,
+		Tool{Name: bullpen.ToolSandboxWriteFile, Run: sb.sandboxWriteFile,
 			Description: "Write a text file in your sandbox, creating or replacing it.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolSandboxListFiles, Run: s.sandboxListFiles,
+		Tool{Name: bullpen.ToolSandboxListFiles, Run: sb.sandboxListFiles,
 			Description: "List a directory of your sandbox.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`)},
 	)
@@ -44,7 +47,7 @@ func execNeedsApproval(c *Call) string {
 	return "the sandbox has network access (" + c.Role.Sandbox.Network + " policy)"
 }
 
-func (s *Service) sandboxExec(ctx context.Context, c *Call) (string, error) {
+func (sb boxTools) sandboxExec(ctx context.Context, c *Call) (string, error) {
 	var a execArgs
 	if err := args(c.Args, &a); err != nil {
 		return "", err
@@ -55,7 +58,7 @@ func (s *Service) sandboxExec(ctx context.Context, c *Call) (string, error) {
 	if a.TimeoutSeconds <= 0 || a.TimeoutSeconds > 600 {
 		a.TimeoutSeconds = 120
 	}
-	res, err := s.cfg.Sandboxes.Exec(ctx, c.Member, c.Role.Sandbox,
+	res, err := sb.box.Exec(ctx, c.Member, c.Role.Sandbox,
 		bullpen.WorkspaceExec{Command: a.Command, Timeout: time.Duration(a.TimeoutSeconds) * time.Second})
 	if err != nil {
 		return "", err
@@ -64,21 +67,21 @@ func (s *Service) sandboxExec(ctx context.Context, c *Call) (string, error) {
 	return jsonString(res), nil
 }
 
-func (s *Service) sandboxReadFile(ctx context.Context, c *Call) (string, error) {
+func (sb boxTools) sandboxReadFile(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Path string `json:"path"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	b, err := s.cfg.Sandboxes.ReadFile(ctx, c.Member, c.Role.Sandbox, a.Path, maxFileBytes)
+	b, err := sb.box.ReadFile(ctx, c.Member, c.Role.Sandbox, a.Path, maxFileBytes)
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
 }
 
-func (s *Service) sandboxWriteFile(ctx context.Context, c *Call) (string, error) {
+func (sb boxTools) sandboxWriteFile(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Path    string `json:"path"`
 		Content string `json:"content"`
@@ -86,13 +89,13 @@ func (s *Service) sandboxWriteFile(ctx context.Context, c *Call) (string, error)
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	if err := s.cfg.Sandboxes.WriteFile(ctx, c.Member, c.Role.Sandbox, a.Path, []byte(a.Content)); err != nil {
+	if err := sb.box.WriteFile(ctx, c.Member, c.Role.Sandbox, a.Path, []byte(a.Content)); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(`{"written":%d}`, len(a.Content)), nil
 }
 
-func (s *Service) sandboxListFiles(ctx context.Context, c *Call) (string, error) {
+func (sb boxTools) sandboxListFiles(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Path string `json:"path"`
 	}
@@ -102,7 +105,7 @@ func (s *Service) sandboxListFiles(ctx context.Context, c *Call) (string, error)
 	if a.Path == "" {
 		a.Path = "."
 	}
-	files, err := s.cfg.Sandboxes.ListFiles(ctx, c.Member, c.Role.Sandbox, a.Path)
+	files, err := sb.box.ListFiles(ctx, c.Member, c.Role.Sandbox, a.Path)
 	if err != nil {
 		return "", err
 	}

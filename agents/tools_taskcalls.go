@@ -7,7 +7,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 )
 
-func (s *Service) taskCreate(ctx context.Context, c *Call) (string, error) {
+func (tt taskTools) taskCreate(ctx context.Context, c *Call) (string, error) {
 	var a taskArgs
 	if err := args(c.Args, &a); err != nil {
 		return "", err
@@ -15,11 +15,11 @@ func (s *Service) taskCreate(ctx context.Context, c *Call) (string, error) {
 	if c.Channel.ID == 0 {
 		return "", bullpen.Errorf(bullpen.EINVALID, "task_create works inside a turn: the task's thread opens in its channel")
 	}
-	in, err := s.taskInput(ctx, a, c.Channel.ID)
+	in, err := tt.taskInput(ctx, a, c.Channel.ID)
 	if err != nil {
 		return "", err
 	}
-	handles := s.handles(ctx)
+	handles := tt.dir.handles(ctx)
 	result := func(t bullpen.Task) string {
 		out := "created " + taskLine(t, handles)
 		if len(in.Subtasks) > 0 {
@@ -27,14 +27,14 @@ func (s *Service) taskCreate(ctx context.Context, c *Call) (string, error) {
 		}
 		return out
 	}
-	t, err := s.cfg.Tasks.CreateWith(ctx, c.Member, in, taskCommit(c, result))
+	t, err := tt.tasks.CreateWith(ctx, c.Member, in, taskCommit(c, result))
 	if err != nil {
 		return "", err
 	}
 	return result(t), nil
 }
 
-func (s *Service) taskList(ctx context.Context, c *Call) (string, error) {
+func (tt taskTools) taskList(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Filter string `json:"filter"`
 		Label  string `json:"label"`
@@ -55,14 +55,14 @@ func (s *Service) taskList(ctx context.Context, c *Call) (string, error) {
 	default:
 		return "", bullpen.Errorf(bullpen.EINVALID, "filter must be mine, open, blocked or review")
 	}
-	ts, err := s.cfg.Tasks.List(ctx, c.Member, f)
+	ts, err := tt.tasks.List(ctx, c.Member, f)
 	if err != nil {
 		return "", err
 	}
 	if len(ts) == 0 {
 		return "(no tasks)", nil
 	}
-	handles := s.handles(ctx)
+	handles := tt.dir.handles(ctx)
 	lines := make([]string, len(ts))
 	for i, t := range ts {
 		lines[i] = taskLine(t, handles)
@@ -70,22 +70,22 @@ func (s *Service) taskList(ctx context.Context, c *Call) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-func (s *Service) taskClaim(ctx context.Context, c *Call) (string, error) {
+func (tt taskTools) taskClaim(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		TaskID int64 `json:"task_id"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	res := s.taskResult(ctx)
-	t, err := s.cfg.Tasks.ClaimWith(ctx, c.Member, a.TaskID, taskCommit(c, func(t bullpen.Task) string { return "claimed " + res(t) }))
+	res := tt.taskResult(ctx)
+	t, err := tt.tasks.ClaimWith(ctx, c.Member, a.TaskID, taskCommit(c, func(t bullpen.Task) string { return "claimed " + res(t) }))
 	if err != nil {
 		return "", err
 	}
 	return "claimed " + res(t), nil
 }
 
-func (s *Service) taskUpdate(ctx context.Context, c *Call) (string, error) {
+func (tt taskTools) taskUpdate(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		TaskID    int64    `json:"task_id"`
 		State     string   `json:"state"`
@@ -106,15 +106,15 @@ func (s *Service) taskUpdate(ctx context.Context, c *Call) (string, error) {
 		}
 		p.Links = &links
 	}
-	res := s.taskResult(ctx)
-	t, err := s.cfg.Tasks.UpdateWith(ctx, c.Member, a.TaskID, p, taskCommit(c, func(t bullpen.Task) string { return "updated " + res(t) }))
+	res := tt.taskResult(ctx)
+	t, err := tt.tasks.UpdateWith(ctx, c.Member, a.TaskID, p, taskCommit(c, func(t bullpen.Task) string { return "updated " + res(t) }))
 	if err != nil {
 		return "", err
 	}
 	return "updated " + res(t), nil
 }
 
-func (s *Service) taskHandoff(ctx context.Context, c *Call) (string, error) {
+func (tt taskTools) taskHandoff(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		TaskID  int64  `json:"task_id"`
 		To      string `json:"to"`
@@ -123,19 +123,19 @@ func (s *Service) taskHandoff(ctx context.Context, c *Call) (string, error) {
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	to, err := s.memberNamed(ctx, a.To)
+	to, err := tt.dir.memberNamed(ctx, a.To)
 	if err != nil {
 		return "", err
 	}
-	res := s.taskResult(ctx)
-	t, err := s.cfg.Tasks.HandoffWith(ctx, c.Member, a.TaskID, to, a.Message, taskCommit(c, func(t bullpen.Task) string { return "handed off " + res(t) }))
+	res := tt.taskResult(ctx)
+	t, err := tt.tasks.HandoffWith(ctx, c.Member, a.TaskID, to, a.Message, taskCommit(c, func(t bullpen.Task) string { return "handed off " + res(t) }))
 	if err != nil {
 		return "", err
 	}
 	return "handed off " + res(t), nil
 }
 
-func (s *Service) taskSubmit(ctx context.Context, c *Call) (string, error) {
+func (tt taskTools) taskSubmit(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		TaskID int64  `json:"task_id"`
 		Note   string `json:"note"`
@@ -143,8 +143,8 @@ func (s *Service) taskSubmit(ctx context.Context, c *Call) (string, error) {
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	res := s.taskResult(ctx)
-	t, err := s.cfg.Tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, c.TurnID, taskCommit(c, func(t bullpen.Task) string { return "submitted " + res(t) }))
+	res := tt.taskResult(ctx)
+	t, err := tt.tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, c.TurnID, taskCommit(c, func(t bullpen.Task) string { return "submitted " + res(t) }))
 	if err != nil {
 		return "", err
 	}

@@ -33,27 +33,33 @@ var _ Tasks = (*tasks.Service)(nil)
 
 const taskInputSchema = `"title":{"type":"string"},"body":{"type":"string","description":"Markdown"},"owner":{"type":"string","description":"handle of the member to assign; they are woken"},"labels":{"type":"array","items":{"type":"string"}},"depends_on":{"type":"array","items":{"type":"integer"},"description":"ids of tasks that must be done first"}`
 
+// taskTools serves the task tools.
+type taskTools struct {
+	tasks Tasks
+	dir   directory
+}
+
 // registerTaskTools registers the task tools, served by Config.Tasks as
 // the calling member.
-func (s *Service) registerTaskTools(r *Registry) error {
+func (tt taskTools) registerTaskTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolTaskCreate, Run: s.taskCreate,
+		Tool{Name: bullpen.ToolTaskCreate, Run: tt.taskCreate,
 			Description: "Create a task (its thread opens where you were woken), optionally with sub-tasks, each assigned to a member.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` + taskInputSchema + `,"review":{"type":"string","description":"who approves a submission: human, or a handle"},"subtasks":{"type":"array","items":{"type":"object","properties":{` +
 				taskInputSchema + `,"review":{"type":"string"}},"required":["title"],"additionalProperties":false}}},"required":["title"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskList, Run: s.taskList,
+		Tool{Name: bullpen.ToolTaskList, Run: tt.taskList,
 			Description: "List tasks: mine (default), open, blocked or review, optionally by label.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"filter":{"type":"string","enum":["mine","open","blocked","review"]},"label":{"type":"string"}},"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskClaim, Run: s.taskClaim,
+		Tool{Name: bullpen.ToolTaskClaim, Run: tt.taskClaim,
 			Description: "Claim a task: it becomes yours, unless someone else holds it.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"}},"required":["task_id"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskUpdate, Run: s.taskUpdate,
+		Tool{Name: bullpen.ToolTaskUpdate, Run: tt.taskUpdate,
 			Description: "Change a task's state (open, in_progress, blocked, done, cancelled), add a note to its thread, or set its wiki links (replacing them).",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"},"state":{"type":"string"},"note":{"type":"string"},"wiki_links":{"type":"array","items":{"type":"string"}}},"required":["task_id"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskHandoff, Run: s.taskHandoff,
+		Tool{Name: bullpen.ToolTaskHandoff, Run: tt.taskHandoff,
 			Description: "Hand a task to another member with a message; they are woken.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"},"to":{"type":"string","description":"handle"},"message":{"type":"string"}},"required":["task_id","to","message"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskSubmit, Run: s.taskSubmit,
+		Tool{Name: bullpen.ToolTaskSubmit, Run: tt.taskSubmit,
 			Description: "Submit your work on a task you own: to review when it needs one, else it is done.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"},"note":{"type":"string"}},"required":["task_id"],"additionalProperties":false}`)},
 	)
@@ -71,11 +77,11 @@ type taskArgs struct {
 }
 
 // input turns a model's task into a TaskInput, handles into members.
-func (s *Service) taskInput(ctx context.Context, a taskArgs, channelID int64) (bullpen.TaskInput, error) {
+func (tt taskTools) taskInput(ctx context.Context, a taskArgs, channelID int64) (bullpen.TaskInput, error) {
 	in := bullpen.TaskInput{Title: a.Title, Body: a.Body, ChannelID: channelID, Labels: a.Labels, DependsOn: a.DependsOn}
 	var err error
 	if a.Owner != "" {
-		if in.OwnerID, err = s.memberNamed(ctx, a.Owner); err != nil {
+		if in.OwnerID, err = tt.dir.memberNamed(ctx, a.Owner); err != nil {
 			return in, err
 		}
 	}
@@ -83,12 +89,12 @@ func (s *Service) taskInput(ctx context.Context, a taskArgs, channelID int64) (b
 	case a.Review == "human":
 		in.ReviewHuman = true
 	case a.Review != "":
-		if in.ReviewerID, err = s.memberNamed(ctx, a.Review); err != nil {
+		if in.ReviewerID, err = tt.dir.memberNamed(ctx, a.Review); err != nil {
 			return in, err
 		}
 	}
 	for _, sub := range a.Subtasks {
-		si, err := s.taskInput(ctx, sub, channelID)
+		si, err := tt.taskInput(ctx, sub, channelID)
 		if err != nil {
 			return in, err
 		}
@@ -98,14 +104,6 @@ func (s *Service) taskInput(ctx context.Context, a taskArgs, channelID int64) (b
 		in.WhenSubtasksDone = bullpen.SubtasksDoneClose
 	}
 	return in, nil
-}
-
-func (s *Service) memberNamed(ctx context.Context, handle string) (int64, error) {
-	m, err := s.db.MemberByHandle(ctx, strings.TrimPrefix(handle, "@"))
-	if bullpen.IsCode(err, bullpen.ENOTFOUND) {
-		return 0, bullpen.Errorf(bullpen.EINVALID, "no member @%s", strings.TrimPrefix(handle, "@"))
-	}
-	return m.ID, err
 }
 
 // taskCommit adapts a call's record to the task layer's commit hook.
@@ -132,7 +130,7 @@ func taskLine(t bullpen.Task, handles map[int64]string) string {
 	return line
 }
 
-func (s *Service) taskResult(ctx context.Context) func(bullpen.Task) string {
-	handles := s.handles(ctx)
+func (tt taskTools) taskResult(ctx context.Context) func(bullpen.Task) string {
+	handles := tt.dir.handles(ctx)
 	return func(t bullpen.Task) string { return taskLine(t, handles) }
 }

@@ -19,17 +19,20 @@ type WikiTx interface {
 		fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error)
 }
 
+// wikiTools serves the wiki tools.
+type wikiTools struct{ wiki Wiki }
+
 // registerWikiTools registers the wiki tools, served by Config.Wiki as the
 // calling member (who becomes the author of what it writes).
-func (s *Service) registerWikiTools(r *Registry) error {
+func (wk wikiTools) registerWikiTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolWikiSearch, Run: s.wikiSearch,
+		Tool{Name: bullpen.ToolWikiSearch, Run: wk.wikiSearch,
 			Description: "Full-text search of the shared wiki.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolWikiRead, Run: s.wikiRead,
+		Tool{Name: bullpen.ToolWikiRead, Run: wk.wikiRead,
 			Description: "Read a wiki page and its current revision number.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolWikiWrite, Run: s.wikiWrite,
+		Tool{Name: bullpen.ToolWikiWrite, Run: wk.wikiWrite,
 			Description: "Create or update a wiki page (Markdown). To edit, pass the revision you read as base_revision; 0 creates a page.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"},"base_revision":{"type":"integer"}},"required":["title","body"],"additionalProperties":false}`)},
 	)
@@ -48,14 +51,14 @@ type wikiPage struct {
 	Revision int    `json:"revision"`
 }
 
-func (s *Service) wikiSearch(ctx context.Context, c *Call) (string, error) {
+func (wk wikiTools) wikiSearch(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Query string `json:"query"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	hits, err := s.cfg.Wiki.SearchPages(ctx, c.Member, a.Query, 5)
+	hits, err := wk.wiki.SearchPages(ctx, c.Member, a.Query, 5)
 	if err != nil {
 		return "", err
 	}
@@ -66,21 +69,21 @@ func (s *Service) wikiSearch(ctx context.Context, c *Call) (string, error) {
 	return jsonString(out), nil
 }
 
-func (s *Service) wikiRead(ctx context.Context, c *Call) (string, error) {
+func (wk wikiTools) wikiRead(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Title string `json:"title"`
 	}
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	p, err := s.cfg.Wiki.ReadPage(ctx, c.Member, a.Title)
+	p, err := wk.wiki.ReadPage(ctx, c.Member, a.Title)
 	if err != nil {
 		return "", err
 	}
 	return jsonString(wikiPage{Title: p.Title, Body: p.Body, Revision: p.Revision}), nil
 }
 
-func (s *Service) wikiWrite(ctx context.Context, c *Call) (string, error) {
+func (wk wikiTools) wikiWrite(ctx context.Context, c *Call) (string, error) {
 	var a struct {
 		Title        string `json:"title"`
 		Body         string `json:"body"`
@@ -94,12 +97,12 @@ func (s *Service) wikiWrite(ctx context.Context, c *Call) (string, error) {
 		p   bullpen.WikiPage
 		err error
 	)
-	if wt, ok := s.cfg.Wiki.(WikiTx); ok && c.Commit != nil {
+	if wt, ok := wk.wiki.(WikiTx); ok && c.Commit != nil {
 		p, err = wt.WritePageWith(ctx, c.Member, a.Title, a.Body, a.BaseRevision, func(tx *store.Tx, saved bullpen.WikiPage) error {
 			return c.Commit(tx, result(saved))
 		})
 	} else {
-		p, err = s.cfg.Wiki.WritePage(ctx, c.Member, a.Title, a.Body, a.BaseRevision)
+		p, err = wk.wiki.WritePage(ctx, c.Member, a.Title, a.Body, a.BaseRevision)
 	}
 	if err != nil {
 		return "", err

@@ -16,7 +16,7 @@ import (
 
 // turnEnv is one turn in progress.
 type turnEnv struct {
-	s         *Service
+	s         *Service // set by the MCP door (mcpcall.go); the runtime does not read it
 	turn      bullpen.Turn
 	agent     bullpen.Member // authenticated with the agent's own credential
 	role      bullpen.Role
@@ -49,8 +49,8 @@ type turnEnv struct {
 // turnLogger). When ctx ends (shutdown) it returns without finishing the
 // turn, so a restart re-queues its wakes. It returns the turn's state:
 // lost set means a database outage cut it off (outage.go).
-func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) *turnEnv {
-	e := &turnEnv{s: s, turn: turn, started: s.cfg.Now(), log: log}
+func (s *turnLoop) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Turn, wakes []bullpen.Wake) *turnEnv {
+	e := &turnEnv{turn: turn, started: s.cfg.Now(), log: log}
 	defer s.setStatus(turn.AgentID, bullpen.AgentStatus{State: bullpen.StatusIdle})
 	wakes, err := s.openJournal(ctx, e, wakes)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Service) runTurn(ctx context.Context, log *slog.Logger, turn bullpen.Tu
 
 // prepare authenticates the agent, checks its budgets and provider, and
 // loads the triggers. A nil slice with a nil error means the turn is over.
-func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]trigger, error) {
+func (s *turnLoop) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) ([]trigger, error) {
 	ag, err := s.db.Agent(ctx, e.turn.AgentID)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 	}
 	e.timeouts = e.role.Timeouts.Or(s.cfg.Timeouts).Or(builtinTimeouts)
 	e.deadline = e.started.Add(time.Duration(e.timeouts.Turn))
-	if e.agent, err = s.authenticate(ctx, member); err != nil {
+	if e.agent, err = s.creds.authenticate(ctx, member); err != nil {
 		return nil, err
 	}
 	triggers, err := s.triggers(ctx, wakes)
@@ -136,7 +136,7 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 }
 
 // triggers loads the messages and approvals behind a turn's wakes.
-func (s *Service) triggers(ctx context.Context, wakes []bullpen.Wake) ([]trigger, error) {
+func (s *turnLoop) triggers(ctx context.Context, wakes []bullpen.Wake) ([]trigger, error) {
 	out := make([]trigger, 0, len(wakes))
 	for _, w := range wakes {
 		t := trigger{wake: w}
@@ -181,7 +181,7 @@ func replyThread(c bullpen.Channel, ts []trigger) int64 {
 	}
 }
 
-func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) error {
+func (s *turnLoop) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wake) error {
 	p := bullpen.TurnEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Handle: e.agent.Handle, Provider: e.providerName(),
 		Model: e.role.Model, Simulated: e.simulated, ThreadID: e.thread}
 	for _, w := range wakes {
@@ -212,7 +212,7 @@ func (s *Service) startEvent(ctx context.Context, e *turnEnv, wakes []bullpen.Wa
 // loop is the tool loop: call the model, run the tools it asks for, until
 // it answers without tools, asks for an approval, or hits a limit. Steps
 // an earlier run of the turn recorded are replayed, not redone.
-func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
+func (s *turnLoop) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 	req, err := s.firstRequest(ctx, e, triggers)
 	if err != nil {
 		s.fail(ctx, e, err)
@@ -266,8 +266,8 @@ func (s *Service) loop(ctx context.Context, e *turnEnv, triggers []trigger) {
 // firstRequest builds the turn's first model request. A resumed turn reuses
 // the work packet of its first run, so the replayed steps answer the same
 // prompt and the provider's prompt cache stays warm.
-func (s *Service) firstRequest(ctx context.Context, e *turnEnv, triggers []trigger) (llm.Request, error) {
-	roster, err := s.roster(ctx, &e.channel)
+func (s *turnLoop) firstRequest(ctx context.Context, e *turnEnv, triggers []trigger) (llm.Request, error) {
+	roster, err := s.dir.roster(ctx, &e.channel)
 	if err != nil {
 		return llm.Request{}, err
 	}
@@ -284,7 +284,7 @@ func (s *Service) firstRequest(ctx context.Context, e *turnEnv, triggers []trigg
 }
 
 // overLimit stops the turn when a step, token or time limit is reached.
-func (s *Service) overLimit(ctx context.Context, e *turnEnv) bool {
+func (s *turnLoop) overLimit(ctx context.Context, e *turnEnv) bool {
 	b := e.role.Budgets
 	tokens, spent := turnTokensSpent(e.agent.Handle, b, e.usage)
 	switch {
@@ -304,7 +304,7 @@ func (s *Service) overLimit(ctx context.Context, e *turnEnv) bool {
 
 // modelStep returns the model's answer for the next step: the recorded one
 // when an earlier run got it, else a new call, recorded at once.
-func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
+func (s *turnLoop) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
 	key := fmt.Sprintf("m%d", e.steps)
 	var resp llm.Response
 	if e.j.get(key, &resp) {
@@ -314,7 +314,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if s.onRequest != nil {
 		s.onRequest(e.agent.ID, req)
 	}
-	resp, err := s.complete(ctx, e, req)
+	resp, err := s.models.complete(ctx, e, req)
 	if err != nil {
 		return resp, err
 	}
@@ -330,7 +330,7 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 
 // postText posts a final answer the model gave as text instead of through
 // post_message, so the human sees it.
-func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
+func (s *turnLoop) postText(ctx context.Context, e *turnEnv, key, text string) {
 	if e.j.has(key) {
 		return // posted by an earlier run of this turn
 	}
@@ -354,7 +354,7 @@ func (s *Service) postText(ctx context.Context, e *turnEnv, key, text string) {
 const simLabel = "🧪 *simulation* — "
 
 // limit stops the turn because of a budget: a visible event and message.
-func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
+func (s *turnLoop) limit(ctx context.Context, e *turnEnv, which, detail string) {
 	s.announceLimit(ctx, e, which, detail)
 	wakeState := bullpen.WakeDone
 	if e.steps == 0 {
@@ -366,7 +366,7 @@ func (s *Service) limit(ctx context.Context, e *turnEnv, which, detail string) {
 }
 
 // announceLimit is the limit event and the notice of a budget stop.
-func (s *Service) announceLimit(ctx context.Context, e *turnEnv, which, detail string) {
+func (s *turnLoop) announceLimit(ctx context.Context, e *turnEnv, which, detail string) {
 	err := s.retryWrite(ctx, e, "limit event", func() error {
 		_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.Emit(bullpen.EventLimitReached, e.channel.ID, e.aud, bullpen.LimitEvent{AgentID: e.agent.ID, Handle: e.agent.Handle,
@@ -383,7 +383,7 @@ func (s *Service) announceLimit(ctx context.Context, e *turnEnv, which, detail s
 
 // fail ends a turn with an error; an outage does not end it but cuts it
 // off, to run again when the database answers.
-func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
+func (s *turnLoop) fail(ctx context.Context, e *turnEnv, cause error) {
 	if e.cut(cause) {
 		return
 	}
@@ -398,7 +398,7 @@ func (s *Service) fail(ctx context.Context, e *turnEnv, cause error) {
 // finish stores the turn's outcome and its event in one transaction,
 // trying again while the database is out (retryWrite). A turn an outage
 // cut off is not finished: its re-run finishes it.
-func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errMsg string) error {
+func (s *turnLoop) finish(ctx context.Context, e *turnEnv, state, wakeState, errMsg string) error {
 	if e.lost != nil {
 		return e.lost
 	}
@@ -447,7 +447,7 @@ func (s *Service) finish(ctx context.Context, e *turnEnv, state, wakeState, errM
 
 // checkBudgets applies the per-agent rate limit and daily token budget
 // before any model call. It reports whether the turn was stopped.
-func (s *Service) checkBudgets(ctx context.Context, e *turnEnv) (bool, error) {
+func (s *turnLoop) checkBudgets(ctx context.Context, e *turnEnv) (bool, error) {
 	now := s.cfg.Now().UTC()
 	b := e.role.Budgets
 	hour, err := s.db.UsageSince(ctx, e.agent.ID, now.Add(-time.Hour))

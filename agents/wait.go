@@ -14,26 +14,45 @@ import (
 // waitTick is how often the live status of a waiting agent is refreshed.
 const waitTick = time.Second
 
+// modelCalls makes a turn's model calls: within the office-wide turn
+// slots (sem, given back while the model is asked) and its provider's
+// own share, with the waiting status, the stall notice, the streamed
+// text and the call's record for the inspector.
+type modelCalls struct {
+	notifier
+	hub interface {
+		PublishEphemeral(ev bullpen.Event)
+	}
+	rec         ModelCallRecorder
+	status      *statuses
+	now         func() time.Time
+	sem         chan struct{} // the office-wide turn slots, shared with the workers
+	perProvider int           // model calls one provider kind may hold at once
+
+	mu    sync.Mutex
+	slots map[string]chan struct{} // provider kind → its model-call slots
+}
+
 // complete makes one model call for a turn. While the call is only waiting
 // on the network, the turn's office-wide slot goes back to the pool and a
 // slot of its provider's own share is held instead: a provider that hangs
 // can fill its share, never the office. The agent's live status counts the
 // wait, and a wait longer than the notice time is said in the channel.
-func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
-	release, err := s.modelSlot(ctx, e)
+func (m *modelCalls) complete(ctx context.Context, e *turnEnv, req llm.Request) (llm.Response, error) {
+	release, err := m.modelSlot(ctx, e)
 	if err != nil {
 		return llm.Response{}, err
 	}
 	defer release()
-	cctx, cancel := context.WithDeadline(llm.WithTimeouts(s.recording(ctx, e), llmTimeouts(e.timeouts)), e.deadline)
+	cctx, cancel := context.WithDeadline(llm.WithTimeouts(m.recording(ctx, e), llmTimeouts(e.timeouts)), e.deadline)
 	defer cancel()
-	w := s.watchWait(ctx, e)
+	w := m.watchWait(ctx, e)
 	defer w.stop()
 	return e.provider.Complete(cctx, req, func(text string) {
 		w.answered()
 		body, _ := json.Marshal(bullpen.DeltaEvent{TurnID: e.turn.ID, AgentID: e.agent.ID, Text: text})
-		s.off.Hub().PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentDelta, ChannelID: e.channel.ID, Audience: e.aud,
-			Payload: body, At: s.cfg.Now().UTC()})
+		m.hub.PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentDelta, ChannelID: e.channel.ID, Audience: e.aud,
+			Payload: body, At: m.now().UTC()})
 	})
 }
 
@@ -41,39 +60,39 @@ func (s *Service) complete(ctx context.Context, e *turnEnv, req llm.Request) (ll
 // one of the provider's; the returned func swaps back. While every slot
 // of the provider is taken, the agent's live status says it waits for
 // one.
-func (s *Service) modelSlot(ctx context.Context, e *turnEnv) (func(), error) {
-	s.mu.Lock()
-	ps := s.modelSem[e.kind]
+func (m *modelCalls) modelSlot(ctx context.Context, e *turnEnv) (func(), error) {
+	m.mu.Lock()
+	ps := m.slots[e.kind]
 	if ps == nil {
-		ps = make(chan struct{}, s.cfg.ProviderConcurrency)
-		s.modelSem[e.kind] = ps
+		ps = make(chan struct{}, m.perProvider)
+		m.slots[e.kind] = ps
 	}
-	s.mu.Unlock()
-	<-s.sem
+	m.mu.Unlock()
+	<-m.sem
 	select {
 	case ps <- struct{}{}:
 	default:
 		st := bullpen.AgentStatus{State: bullpen.StatusWaiting, TurnID: e.turn.ID,
 			Detail: fmt.Sprintf("waiting for a slot: provider %q runs %d calls at a time", e.providerName(), cap(ps))}
-		s.setStatus(e.agent.ID, st)
-		s.publishStatus(e, s.Status(e.agent.ID))
+		m.status.setStatus(e.agent.ID, st)
+		m.publishStatus(e, m.status.Status(e.agent.ID))
 		select {
 		case ps <- struct{}{}:
 		case <-ctx.Done():
-			s.sem <- struct{}{}
+			m.sem <- struct{}{}
 			return nil, ctx.Err()
 		}
 	}
 	return func() {
 		<-ps
-		s.sem <- struct{}{} // never blocks for ever: holders of slots do not wait for one
+		m.sem <- struct{}{} // never blocks for ever: holders of slots do not wait for one
 	}, nil
 }
 
 // waiter shows a model call's wait: a live status with the seconds waited,
 // and once per call a notice in the channel.
 type waiter struct {
-	s     *Service
+	s     *modelCalls
 	e     *turnEnv
 	start time.Time
 	done  chan struct{}
@@ -84,8 +103,8 @@ type waiter struct {
 	wg    sync.WaitGroup
 }
 
-func (s *Service) watchWait(ctx context.Context, e *turnEnv) *waiter {
-	w := &waiter{s: s, e: e, start: s.cfg.Now(), done: make(chan struct{})}
+func (m *modelCalls) watchWait(ctx context.Context, e *turnEnv) *waiter {
+	w := &waiter{s: m, e: e, start: m.now(), done: make(chan struct{})}
 	w.publish(0)
 	w.wg.Add(1)
 	go func() { defer w.wg.Done(); w.run(ctx) }()
@@ -104,7 +123,7 @@ func (w *waiter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			w.publish(w.s.cfg.Now().Sub(w.start))
+			w.publish(w.s.now().Sub(w.start))
 		case <-notice.C:
 			// Once per call: before the first text, or when a stream
 			// that began has said nothing new for the notice time.
@@ -138,9 +157,9 @@ func (w *waiter) quiet() (time.Duration, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.got {
-		return w.s.cfg.Now().Sub(w.start), false
+		return w.s.now().Sub(w.start), false
 	}
-	return w.s.cfg.Now().Sub(w.last), true
+	return w.s.now().Sub(w.last), true
 }
 
 // answered ends the wait at the first delta: the model is writing now.
@@ -148,11 +167,11 @@ func (w *waiter) quiet() (time.Duration, bool) {
 func (w *waiter) answered() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.last = w.s.cfg.Now()
+	w.last = w.s.now()
 	if !w.got {
 		w.got = true
-		w.s.setStatus(w.e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: w.e.turn.ID})
-		w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
+		w.s.status.setStatus(w.e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: w.e.turn.ID})
+		w.s.publishStatus(w.e, w.s.status.Status(w.e.agent.ID))
 	}
 }
 
@@ -174,14 +193,20 @@ func (w *waiter) publish(waited time.Duration) {
 	secs := int64(waited / time.Second)
 	st := bullpen.AgentStatus{State: bullpen.StatusWaiting, TurnID: w.e.turn.ID, WaitedS: secs,
 		Detail: fmt.Sprintf("waiting for the model, %d s", secs)}
-	w.s.setStatus(w.e.agent.ID, st)
-	w.s.publishStatus(w.e, w.s.Status(w.e.agent.ID))
+	w.s.status.setStatus(w.e.agent.ID, st)
+	w.s.publishStatus(w.e, w.s.status.Status(w.e.agent.ID))
 }
 
 // publishStatus sends an agent's live status as an ephemeral event: the
 // dashboard's agent card shows it; it is not stored.
-func (s *Service) publishStatus(e *turnEnv, st bullpen.AgentStatus) {
+func (m *modelCalls) publishStatus(e *turnEnv, st bullpen.AgentStatus) {
 	body, _ := json.Marshal(bullpen.AgentStatusEvent{AgentID: e.agent.ID, Handle: e.agent.Handle, Status: st})
-	s.off.Hub().PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentStatus, ChannelID: e.channel.ID, Audience: e.aud,
-		Payload: body, At: s.cfg.Now().UTC()})
+	m.hub.PublishEphemeral(bullpen.Event{Type: bullpen.EventAgentStatus, ChannelID: e.channel.ID, Audience: e.aud,
+		Payload: body, At: m.now().UTC()})
+}
+
+// recording returns ctx with the turn's recorder, so that what the
+// provider sends and receives is stored with the turn for the inspector.
+func (m *modelCalls) recording(ctx context.Context, e *turnEnv) context.Context {
+	return llm.WithRecorder(ctx, turnRecorder{rec: m.rec, turnID: e.turn.ID, agentID: e.turn.AgentID, log: e.log})
 }

@@ -41,22 +41,15 @@ func needsSandbox(e *turnEnv) bool {
 // under way is waited for, never repeated. The warm-up runs on the
 // service's context, not the turn's: a turn that ends first must not
 // cancel a start half done.
-func (s *Service) warmSandbox(e *turnEnv) {
+func (s *turnLoop) warmSandbox(e *turnEnv) {
 	w, ok := s.cfg.Sandboxes.(Warmer)
 	if !ok || !needsSandbox(e) {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ctx == nil || s.ctx.Err() != nil {
-		return
-	}
-	ctx, agent, spec, log := s.ctx, e.agent, e.role.Sandbox, e.log
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	agent, spec, log := e.agent, e.role.Sandbox, e.log
+	s.life.spawn(func(ctx context.Context) {
 		if err := w.Warm(ctx, agent, spec); err != nil && ctx.Err() == nil {
 			log.Warn("agents: warm up the sandbox", "err", err)
 		}
-	}()
+	})
 }
