@@ -56,7 +56,7 @@ func TestWebsocketFramesPaced(t *testing.T) {
 // together stay within the budget, each holding more events, still in
 // order, none missing or doubled.
 func TestWebsocketFrameBudgetShared(t *testing.T) {
-	const feeds, budget, posts = 4, 100, 40 // 4 feeds at 100 frames/s: one frame per 40 ms each
+	const feeds, budget, posts = 4, 8, 40 // 4 feeds sharing 8 frames/s: one frame per 500 ms each
 	interval := feeds * time.Second / budget
 	ts := newServer(t, web.Config{FrameInterval: time.Millisecond, FrameBudget: budget})
 	conn := ts.dial(ts.Token, "")
