@@ -266,6 +266,9 @@ type Service struct {
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
 	onRequest func(agentID int64, req llm.Request)
+	// onFirstRequest, when set (benchmarks), sees when a turn that is
+	// about to send its first model request started.
+	onFirstRequest func(turnStarted time.Time)
 	// afterTool, when set (tests), runs after a tool's effect and before
 	// its outcome is recorded: where a crash is worst.
 	afterTool func(ctx context.Context, key string)

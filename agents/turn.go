@@ -308,6 +308,9 @@ func (s *Service) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (l
 	if s.onRequest != nil {
 		s.onRequest(e.agent.ID, req)
 	}
+	if s.onFirstRequest != nil && e.steps == 0 {
+		s.onFirstRequest(e.started)
+	}
 	resp, err := s.complete(ctx, e, req)
 	if err != nil {
 		return resp, err
