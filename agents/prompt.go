@@ -46,38 +46,43 @@ const rosterFull = 40
 // of them when channel is nil or the office has at most rosterFull,
 // otherwise those in channel, and how many more there are.
 func (s *Service) roster(ctx context.Context, channel *bullpen.Channel) (string, error) {
-	members, err := s.db.Members(ctx)
+	// Neither the agents' specs nor, past rosterFull, the members outside
+	// the channel are read: a turn's start costs the same in an office of
+	// 200 as in one of 10 (BenchmarkManyAgents).
+	fired, err := s.db.FiredAgentMembers(ctx)
 	if err != nil {
 		return "", err
-	}
-	agents, err := s.db.Agents(ctx)
-	if err != nil {
-		return "", err
-	}
-	fired := map[int64]bool{}
-	for _, a := range agents {
-		fired[a.MemberID] = a.State == bullpen.AgentFired
 	}
 	var listed []bullpen.Member
-	for _, m := range members { // ordered by handle
-		if !fired[m.ID] {
-			listed = append(listed, m)
+	others, full := 0, true
+	if channel != nil {
+		n, err := s.db.CountMembers(ctx)
+		if err != nil {
+			return "", err
+		}
+		if office := int(n) - len(fired); office > rosterFull {
+			in, err := s.db.MembersIn(ctx, channel.MemberIDs) // ordered by handle
+			if err != nil {
+				return "", err
+			}
+			for _, m := range in {
+				if !fired[m.ID] {
+					listed = append(listed, m)
+				}
+			}
+			others, full = office-len(listed), false
 		}
 	}
-	others := 0
-	if channel != nil && len(listed) > rosterFull {
-		in := map[int64]bool{}
-		for _, id := range channel.MemberIDs {
-			in[id] = true
+	if full {
+		members, err := s.db.Members(ctx) // ordered by handle
+		if err != nil {
+			return "", err
 		}
-		all := listed
-		listed = listed[:0:0]
-		for _, m := range all {
-			if in[m.ID] {
+		for _, m := range members {
+			if !fired[m.ID] {
 				listed = append(listed, m)
 			}
 		}
-		others = len(all) - len(listed)
 	}
 	var b strings.Builder
 	for _, m := range listed {
@@ -107,6 +112,17 @@ func (s *Service) handles(ctx context.Context) map[int64]string {
 	return out
 }
 
+// handlesOf maps the given member IDs to handles, reading only those
+// members (a work packet names a few authors, whatever the office's size).
+func (s *Service) handlesOf(ctx context.Context, ids []int64) map[int64]string {
+	out := map[int64]string{}
+	byID, _ := s.db.MembersByID(ctx, ids)
+	for id, m := range byID {
+		out[id] = m.Handle
+	}
+	return out
+}
+
 // toolsFor returns the registered tools a role's allow-list names, sorted
 // by name, by name and as the model sees them.
 func (s *Service) toolsFor(role bullpen.Role) (map[string]*Tool, []llm.Tool) {
@@ -130,7 +146,34 @@ type trigger struct {
 // workPacket is the turn's first user message: what woke the agent and
 // bounded context around it.
 func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger) string {
-	handles := s.handles(ctx)
+	seen := map[int64]bool{}
+	for _, t := range triggers {
+		seen[t.msg.ID] = true
+	}
+	// Woken in a thread, the thread is the context; at top level (or in
+	// a DM), the latest top-level messages are. read_channel and
+	// read_thread reach further.
+	thread, limit := e.thread, s.cfg.ThreadContext
+	if e.thread == 0 || !inThread(triggers) {
+		thread, limit = 0, s.cfg.ChannelContext
+	}
+	recent, recentErr := s.db.RecentMessages(ctx, e.channel.ID, thread, 0, limit+len(seen))
+	// Only the members the packet names are read.
+	var ids []int64
+	for _, t := range triggers {
+		if t.approval != nil {
+			ids = append(ids, t.approval.AnsweredBy)
+		} else {
+			ids = append(ids, t.msg.AuthorID)
+		}
+	}
+	for _, m := range recent {
+		ids = append(ids, m.AuthorID)
+	}
+	if e.channel.Kind == bullpen.ChannelDM {
+		ids = append(ids, e.channel.MemberIDs...)
+	}
+	handles := s.handlesOf(ctx, ids)
 	var b strings.Builder
 	where := "#" + e.channel.Name
 	if e.channel.Kind == bullpen.ChannelDM {
@@ -156,18 +199,11 @@ func (s *Service) workPacket(ctx context.Context, e *turnEnv, triggers []trigger
 		writeMessage(&b, t.msg, handles)
 		query = append(query, t.msg.Body)
 	}
-	seen := map[int64]bool{}
-	for _, t := range triggers {
-		seen[t.msg.ID] = true
+	title := fmt.Sprintf("Thread %d", e.thread)
+	if thread == 0 {
+		title = "Recent in " + where
 	}
-	// Woken in a thread, the thread is the context; at top level (or in
-	// a DM), the latest top-level messages are. read_channel and
-	// read_thread reach further.
-	thread, limit, title := e.thread, s.cfg.ThreadContext, fmt.Sprintf("Thread %d", e.thread)
-	if e.thread == 0 || !inThread(triggers) {
-		thread, limit, title = 0, s.cfg.ChannelContext, "Recent in "+where
-	}
-	if msgs, err := s.db.RecentMessages(ctx, e.channel.ID, thread, 0, limit+len(seen)); err == nil {
+	if msgs := recent; recentErr == nil {
 		msgs = slices.DeleteFunc(msgs, func(m bullpen.Message) bool { return seen[m.ID] })
 		if len(msgs) > limit {
 			msgs = msgs[len(msgs)-limit:]
