@@ -59,7 +59,34 @@ type trigger struct {
 // workPacket is the turn's first user message: what woke the agent and
 // bounded context around it.
 func (s *turnLoop) workPacket(ctx context.Context, e *turnEnv, triggers []trigger) string {
-	handles := s.dir.handles(ctx)
+	seen := map[int64]bool{}
+	for _, t := range triggers {
+		seen[t.msg.ID] = true
+	}
+	// Woken in a thread, the thread is the context; at top level (or in
+	// a DM), the latest top-level messages are. read_channel and
+	// read_thread reach further.
+	thread, limit := e.thread, s.cfg.ThreadContext
+	if e.thread == 0 || !inThread(triggers) {
+		thread, limit = 0, s.cfg.ChannelContext
+	}
+	recent, recentErr := s.db.RecentMessages(ctx, e.channel.ID, thread, 0, limit+len(seen))
+	// Only the members the packet names are read.
+	var ids []int64
+	for _, t := range triggers {
+		if t.approval != nil {
+			ids = append(ids, t.approval.AnsweredBy)
+		} else {
+			ids = append(ids, t.msg.AuthorID)
+		}
+	}
+	for _, m := range recent {
+		ids = append(ids, m.AuthorID)
+	}
+	if e.channel.Kind == bullpen.ChannelDM {
+		ids = append(ids, e.channel.MemberIDs...)
+	}
+	handles := s.dir.handlesOf(ctx, ids)
 	var b strings.Builder
 	where := "#" + e.channel.Name
 	if e.channel.Kind == bullpen.ChannelDM {
@@ -85,18 +112,11 @@ func (s *turnLoop) workPacket(ctx context.Context, e *turnEnv, triggers []trigge
 		writeMessage(&b, t.msg, handles)
 		query = append(query, t.msg.Body)
 	}
-	seen := map[int64]bool{}
-	for _, t := range triggers {
-		seen[t.msg.ID] = true
+	title := fmt.Sprintf("Thread %d", e.thread)
+	if thread == 0 {
+		title = "Recent in " + where
 	}
-	// Woken in a thread, the thread is the context; at top level (or in
-	// a DM), the latest top-level messages are. read_channel and
-	// read_thread reach further.
-	thread, limit, title := e.thread, s.cfg.ThreadContext, fmt.Sprintf("Thread %d", e.thread)
-	if e.thread == 0 || !inThread(triggers) {
-		thread, limit, title = 0, s.cfg.ChannelContext, "Recent in "+where
-	}
-	if msgs, err := s.db.RecentMessages(ctx, e.channel.ID, thread, 0, limit+len(seen)); err == nil {
+	if msgs := recent; recentErr == nil {
 		msgs = slices.DeleteFunc(msgs, func(m bullpen.Message) bool { return seen[m.ID] })
 		if len(msgs) > limit {
 			msgs = msgs[len(msgs)-limit:]

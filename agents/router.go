@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -190,32 +191,44 @@ func (r *router) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	return true, nil
 }
 
-// wakeInput loads what the wake rules need about a message.
+// wakeInput loads what the wake rules need about a message: of the
+// members, only those the rules can name (the author, the channel's
+// members, the thread's authors and the mentioned handles), so that
+// routing a message costs the same in an office of 200 agents as in one
+// of 10.
 func (r *router) wakeInput(ctx context.Context, msg bullpen.Message) (WakeInput, error) {
 	in := WakeInput{Message: msg, Members: map[int64]bullpen.Member{}, Active: map[int64]bool{}}
 	var err error
 	if in.Channel, err = r.db.Channel(ctx, msg.ChannelID); err != nil {
 		return in, err
 	}
-	members, err := r.db.Members(ctx)
-	if err != nil {
-		return in, err
-	}
-	for _, m := range members {
-		in.Members[m.ID] = m
-	}
-	in.Author = in.Members[msg.AuthorID]
-	agents, err := r.db.Agents(ctx)
-	if err != nil {
-		return in, err
-	}
-	for _, a := range agents {
-		in.Active[a.MemberID] = a.State == bullpen.AgentActive
-	}
 	if msg.ThreadID != 0 {
 		if in.ThreadAuthors, err = r.db.ThreadAuthors(ctx, msg.ThreadID); err != nil {
 			return in, err
 		}
+	}
+	ids := append([]int64{msg.AuthorID}, in.Channel.MemberIDs...)
+	if in.Members, err = r.db.MembersByID(ctx, append(ids, in.ThreadAuthors...)); err != nil {
+		return in, err
+	}
+	var handles []string
+	for _, h := range msg.Mentions {
+		if h != "all" && h != "here" {
+			handles = append(handles, h)
+		}
+	}
+	mentioned, err := r.db.MembersByHandle(ctx, handles)
+	if err != nil {
+		return in, err
+	}
+	maps.Copy(in.Members, mentioned)
+	in.Author = in.Members[msg.AuthorID]
+	states, err := r.db.AgentStates(ctx) // not Agents: no spec is needed here
+	if err != nil {
+		return in, err
+	}
+	for id, state := range states {
+		in.Active[id] = state == bullpen.AgentActive
 	}
 	return in, nil
 }

@@ -314,6 +314,9 @@ func (s *turnLoop) modelStep(ctx context.Context, e *turnEnv, req llm.Request) (
 	if s.onRequest != nil {
 		s.onRequest(e.agent.ID, req)
 	}
+	if s.onFirstRequest != nil && e.steps == 0 {
+		s.onFirstRequest(e.started)
+	}
 	resp, err := s.models.complete(ctx, e, req)
 	if err != nil {
 		return resp, err

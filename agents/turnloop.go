@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"time"
 	"context"
 	"log/slog"
 
@@ -42,4 +43,7 @@ type turnLoop struct {
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.
 	onRequest func(agentID int64, req llm.Request)
+	// onFirstRequest, when set (benchmarks), sees when a turn that is
+	// about to send its first model request started.
+	onFirstRequest func(turnStarted time.Time)
 }

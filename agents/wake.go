@@ -11,8 +11,10 @@ type WakeInput struct {
 	Message bullpen.Message
 	Author  bullpen.Member
 	Channel bullpen.Channel // with MemberIDs
-	// Members are all members by ID; Active says which agents work here
-	// (hired and not fired).
+	// Members are the members the rules can name, by ID: at least the
+	// author, the channel's members, the thread's authors and every
+	// member a mention names. Active says which agents work here (hired
+	// and not fired).
 	Members map[int64]bullpen.Member
 	Active  map[int64]bool
 	// ThreadAuthors are the authors of the thread's root and replies when

@@ -6,7 +6,8 @@ import (
 )
 
 // flatSteps are the figures of how cost grows with the work (issue 29):
-// the timeline filtered by category from 10k to 1M events, fan-out at 10
+// the timeline filtered by category from 10k to 1M events, a turn's
+// start in an office of 200 agents beside one of 10, fan-out at 10
 // and 300 subscribers, the dashboard's first load and an idle
 // subscriber's memory.
 func flatSteps(o options) []step {
@@ -21,6 +22,8 @@ func flatSteps(o options) []step {
 	return []step{
 		{name: "eventcategory", runs: 1, needs: "postgres", argv: []string{"go", "test", "-run", "^$", "-bench",
 			"BenchmarkEventCategory", "-benchtime", "1x", "-count=" + strconv.Itoa(o.runs), "-timeout", "60m", "./store/"}},
+		{name: "manyagents", runs: 1, argv: []string{"go", "test", "-run", "^$", "-bench", "BenchmarkManyAgents",
+			"-benchtime", "1x", "-count=" + strconv.Itoa(o.runs), "./agents/"}},
 		loadbench("fanout-10", "10"),
 		loadbench("fanout-300", "300"),
 		{name: "weight", runs: o.runs, argv: []string{"go", "test", "-count=1", "-v", "-run",
@@ -36,6 +39,10 @@ func flatRows() []row {
 		{"go_eventcategory_sqlite_p95_growth_x", "  p95 growth 10k → 1M", "le", 2},
 		{"go_eventcategory_postgres_p95_1m_ms", "  PostgreSQL (durable), 1M events, p95", "le", 10},
 		{"go_eventcategory_postgres_p95_growth_x", "  p95 growth 10k → 1M", "le", 2},
+		{"go_manyagents_sqlite_turn_p50_200_ms", "200 agents in the channel: turn start → first model request, p50", "", 0},
+		{"go_manyagents_sqlite_turn_p50_10_ms", "  the same with 10 agents", "", 0},
+		{"go_manyagents_sqlite_turn_ratio_x", "  200 agents over 10", "le", 1.5},
+		{"go_manyagents_sqlite_wake_ratio_x", "  message stored → first model request, 200 agents over 10", "", 0},
 		{"fanout300_rate", "messages/s to 300 websocket clients, SQLite, 1,575/s offered (min of runs)", "ge", 1500},
 		{"fanout300_p99", "  post → delivery p99", "le", 100},
 		{"fanout300_cpu_us_per_msg", "  CPU per message, server and clients", "", 0},

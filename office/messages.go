@@ -99,7 +99,7 @@ func (o *Office) unresolved(ctx context.Context, mentions []string) ([]string, e
 	if len(named) == 0 {
 		return nil, nil
 	}
-	ms, err := o.db.Members(ctx)
+	ms, err := o.db.MembersByHandle(ctx, named) // those named, not the office
 	if err != nil {
 		return nil, fmt.Errorf("office: resolving mentions: %w", err)
 	}

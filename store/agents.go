@@ -121,3 +121,34 @@ func (db *DB) Cursor(ctx context.Context, name string) (int64, error) {
 	}
 	return row.Seq, nil
 }
+
+// FiredAgentMembers returns the member IDs of the fired agents, without
+// reading any agent's spec (Agents decodes every one).
+func (db *DB) FiredAgentMembers(ctx context.Context) (map[int64]bool, error) {
+	var ids []int64
+	if err := db.read(ctx).Model(&agentRow{}).Where("state = ?", string(bullpen.AgentFired)).Pluck("member_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("store: fired agents: %w", err)
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// AgentStates returns each agent's state by member ID, without reading
+// any agent's spec.
+func (db *DB) AgentStates(ctx context.Context) (map[int64]string, error) {
+	var rows []struct {
+		MemberID int64
+		State    string
+	}
+	if err := db.read(ctx).Model(&agentRow{}).Select("member_id, state").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: agent states: %w", err)
+	}
+	out := make(map[int64]string, len(rows))
+	for _, r := range rows {
+		out[r.MemberID] = r.State
+	}
+	return out, nil
+}

@@ -107,3 +107,37 @@ func (db *DB) CountMembers(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// MembersIn returns the members with the given IDs, ordered by handle as
+// Members orders them: a channel's roster without reading the office's.
+func (db *DB) MembersIn(ctx context.Context, ids []int64) ([]bullpen.Member, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []memberRow
+	if err := db.read(ctx).Where("id IN ?", ids).Order("handle").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: members in: %w", err)
+	}
+	out := make([]bullpen.Member, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toMember()
+	}
+	return out, nil
+}
+
+// MembersByHandle returns the members with the given handles (unknown
+// handles are left out), keyed by ID.
+func (db *DB) MembersByHandle(ctx context.Context, handles []string) (map[int64]bullpen.Member, error) {
+	out := map[int64]bullpen.Member{}
+	if len(handles) == 0 {
+		return out, nil
+	}
+	var rows []memberRow
+	if err := db.read(ctx).Where("handle IN ?", handles).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: members by handle: %w", err)
+	}
+	for i := range rows {
+		out[rows[i].ID] = rows[i].toMember()
+	}
+	return out, nil
+}

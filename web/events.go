@@ -84,13 +84,24 @@ func (s *Server) websocketUpgrade(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// frameInterval is the least time between two frames to one busy event
+// websocket: FrameInterval, or longer when that many open feeds would
+// together write more than FrameBudget frames a second.
+func (s *Server) frameInterval() time.Duration {
+	d := max(s.cfg.FrameInterval, 0)
+	if s.cfg.FrameBudget > 0 {
+		d = max(d, time.Duration(s.feeds.Load())*time.Second/time.Duration(s.cfg.FrameBudget))
+	}
+	return d
+}
+
 // nextFrame returns the events of the next frame, reusing evs: at most
-// one frame per FrameInterval to a busy client, and a quiet client's
+// one frame per frameInterval to a busy client, and a quiet client's
 // first event after FrameLinger. It paces before it looks, so that
 // while a frame's interval runs, publishes queue in the hub without
 // waking the writer: one wake-up per frame, not one per publish.
 func (s *Server) nextFrame(ctx context.Context, feed *live.Feed, evs []bullpen.Event, lastWrite time.Time) ([]bullpen.Event, error) {
-	if wait := s.cfg.FrameInterval - time.Since(lastWrite); wait > 0 {
+	if wait := s.frameInterval() - time.Since(lastWrite); wait > 0 {
 		time.Sleep(wait)
 	}
 	if err := ctx.Err(); err != nil {
@@ -117,6 +128,8 @@ func (s *Server) nextFrame(ctx context.Context, feed *live.Feed, evs []bullpen.E
 func (s *Server) websocket() fiber.Handler {
 	return websocket.New(func(conn *websocket.Conn) {
 		defer s.trackWebsocket()()
+		s.feeds.Add(1)
+		defer s.feeds.Add(-1)
 		me, _ := conn.Locals(localMember).(bullpen.Member)
 		since, _ := conn.Locals(localSince).(int64)
 		wc := conn.Conn // the pooled wrapper is reset when this returns

@@ -42,6 +42,16 @@ type Config struct {
 	// client, writer and reader; 10 ms rather than 5 ms halves that
 	// (about a fifth of a core) for at most 5 ms more latency.
 	FrameInterval time.Duration
+	// FrameBudget bounds the frames per second written to all event
+	// websockets together while events keep coming (default 8,000;
+	// negative: no bound). Each frame costs a write on the server and a
+	// read on the client whatever it holds, so with many clients the
+	// interval between two frames to one busy client grows past
+	// FrameInterval to clients/FrameBudget (300 clients: 37.5 ms): the
+	// frames grow instead of their number, and the cost of a message stays
+	// near flat in the number of clients. A quiet feed's next event still
+	// leaves after FrameLinger alone.
+	FrameBudget int
 	// ProviderNotice is shown as a banner on the dashboard when set.
 	ProviderNotice string
 	// Notice, when set, replaces ProviderNotice with one read at each page
@@ -152,6 +162,8 @@ type Server struct {
 	wsWG   sync.WaitGroup
 	// wsOpen counts the open websockets, for the metrics.
 	wsOpen atomic.Int64
+	// feeds counts the open event websockets, which share FrameBudget.
+	feeds atomic.Int64
 }
 
 // trackWebsocket counts a websocket as open until the returned func runs;
@@ -179,6 +191,9 @@ func New(cfg Config, svc Services) *Server {
 	}
 	if cfg.FrameInterval == 0 {
 		cfg.FrameInterval = 10 * time.Millisecond
+	}
+	if cfg.FrameBudget == 0 {
+		cfg.FrameBudget = 8000
 	}
 	if cfg.OfficeName == "" {
 		cfg.OfficeName = "Bullpen"

@@ -41,6 +41,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long to post")
 	posters := flag.Int("posters", 16, "concurrent HTTP posters")
 	frameInterval := flag.Duration("frame-interval", 0, "least time between two websocket frames to a busy client (0: the server's default)")
+	frameBudget := flag.Int("frame-budget", 0, "frames per second to all websocket clients together (0: the server's default; negative: no bound)")
 	runs := flag.Int("runs", 1, "runs, each on a fresh database; the figures are the worst rate and p99, the median p50")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	dbKind := flag.String("db", "sqlite", "database: sqlite, or postgres (a fresh database on BULLPEN_BENCH_POSTGRES_URL's server)")
@@ -58,7 +59,7 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	cfg := config{db: *dbKind, clients: *clients, rate: *rate, posters: *posters, duration: *duration, frameInterval: *frameInterval}
+	cfg := config{db: *dbKind, clients: *clients, rate: *rate, posters: *posters, duration: *duration, frameInterval: *frameInterval, frameBudget: *frameBudget}
 	var results []result
 	for i := 0; i < max(1, *runs); i++ {
 		r, err := run(cfg)
@@ -80,6 +81,7 @@ type config struct {
 	clients, rate, posters int
 	duration               time.Duration
 	frameInterval          time.Duration
+	frameBudget            int
 }
 
 // result is what one run measured.
@@ -183,7 +185,7 @@ func startServer(ctx context.Context, kind string, wcfg web.Config) (*server, er
 }
 
 func run(cfg config) (result, error) {
-	srv, err := startServer(context.Background(), cfg.db, web.Config{FrameInterval: cfg.frameInterval})
+	srv, err := startServer(context.Background(), cfg.db, web.Config{FrameInterval: cfg.frameInterval, FrameBudget: cfg.frameBudget})
 	if err != nil {
 		return result{}, err
 	}
