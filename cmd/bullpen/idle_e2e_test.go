@@ -163,7 +163,7 @@ func idleStops(t *testing.T, m *Main) int {
 	}
 	n := 0
 	for _, ev := range evs {
-		if p, err := sandboxes.StateOf(ev); err == nil && p.Event == "timed_out" && p.Detail == "idle" {
+		if p, err := bullpen.SandboxStateOf(ev); err == nil && p.Event == "timed_out" && p.Detail == "idle" {
 			n++
 		}
 	}
