@@ -65,6 +65,17 @@ func compactKinds(kinds []bullpen.EventKind, names []string, taken map[string]bo
 	return out
 }
 
+// eventKindItems is the event kind catalogue the dashboard page carries
+// for its scripts.
+func eventKindItems() []views.EventKindItem {
+	kinds := bullpen.EventKinds()
+	out := make([]views.EventKindItem, len(kinds))
+	for i, k := range kinds {
+		out[i] = views.EventKindItem{Name: k.Name, Label: k.Label, Group: string(k.Group), Ephemeral: k.Ephemeral}
+	}
+	return out
+}
+
 func namespace(kind string) string {
 	ns, _, _ := strings.Cut(kind, ".")
 	return ns
