@@ -172,3 +172,34 @@ const (
 	ReasonThread   = "thread"   // a reply in a thread the agent took part in
 	ReasonApproval = "approval" // a human answered the agent's approval request
 )
+
+func agentKinds() []EventKind {
+	turn := func(name, label string, line func(Event, EventNames) (EventLine, error)) EventKind {
+		return EventKind{Name: name, Label: label, Group: GroupTurns, Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(TurnOf), Line: line}
+	}
+	return []EventKind{
+		{Name: EventAgentHired, Label: "Agent hired", Group: GroupPeople, Visibility: VisibleEveryone, Actor: "id",
+			Decode: decoder(AgentOf), Line: agentHired},
+		{Name: EventAgentUpdated, Label: "Agent updated", Group: GroupPeople, Visibility: VisibleEveryone, Actor: "id",
+			Decode: decoder(AgentOf), Line: agentUpdated},
+		{Name: EventAgentFired, Label: "Agent let go", Group: GroupPeople, Visibility: VisibleEveryone, Actor: "agent_id",
+			Decode: decoder(AgentFiredOf), Line: agentFired},
+		{Name: EventWakeQueued, Label: "Agent woken", Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(WakeQueuedOf), Line: wakeQueued},
+		turn(EventTurnStarted, "Turn started", turnStarted),
+		turn(EventTurnFinished, "Turn finished", turnFinished),
+		turn(EventTurnFailed, "Turn failed", turnFailed),
+		turn(EventTurnAbandoned, "Turn abandoned", turnAbandoned),
+		{Name: EventToolStarted, Label: "Tool call started", Group: GroupTools, Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(ToolOf), Line: toolStarted},
+		{Name: EventToolFinished, Label: "Tool call finished", Group: GroupTools, Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(ToolOf), Line: toolFinished},
+		{Name: EventLimitReached, Label: "Stopped by a limit", Group: GroupLimits, Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(LimitOf), Line: limitReached},
+		{Name: EventAgentDelta, Label: "Model text", Visibility: VisibleChannel, Actor: "agent_id", Ephemeral: true,
+			Decode: decoder(DeltaOf)},
+		{Name: EventAgentStatus, Label: "Agent status", Visibility: VisibleChannel, Actor: "agent_id", Ephemeral: true,
+			Decode: decoder(StatusOf)},
+	}
+}

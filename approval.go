@@ -47,3 +47,30 @@ type ApprovalEvent struct {
 func ApprovalOf(ev Event) (ApprovalEvent, error) {
 	return DecodePayload[ApprovalEvent](ev, EventApprovalRequested, EventApprovalAnswered)
 }
+
+func approvalKinds() []EventKind {
+	return []EventKind{
+		{Name: EventApprovalRequested, Label: "Approval requested", Group: GroupApproval, Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(ApprovalOf), Line: approvalRequested},
+		{Name: EventApprovalAnswered, Label: "Approval answered", Group: GroupApproval, Visibility: VisibleChannel, Actor: "agent_id",
+			Decode: decoder(ApprovalOf), Line: approvalAnswered},
+	}
+}
+
+func approvalRequested(ev Event, n EventNames) (EventLine, error) {
+	a, err := ApprovalOf(ev)
+	if err != nil {
+		return EventLine{}, err
+	}
+	text := join(at(a.Handle), "asks approval for", a.Tool, where(n, a.ChannelID)) + ": " + clipLine(a.Reason, 80)
+	return EventLine{Text: text, Link: turnLink(a.TurnID)}, nil
+}
+
+func approvalAnswered(ev Event, n EventNames) (EventLine, error) {
+	a, err := ApprovalOf(ev)
+	if err != nil {
+		return EventLine{}, err
+	}
+	text := join(actor(n, a.AnsweredBy), a.State, at(a.Handle)+"'s", a.Tool)
+	return EventLine{Text: text, Link: turnLink(a.TurnID)}, nil
+}

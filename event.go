@@ -8,46 +8,6 @@ import (
 	"time"
 )
 
-// Event types written by the office core. Other packages add their own with
-// the same "noun.verb" shape.
-const (
-	EventMessagePosted  = "message.posted"
-	EventMessageEdited  = "message.edited"
-	EventMessageDeleted = "message.deleted"
-	EventChannelCreated = "channel.created"
-	EventChannelJoined  = "channel.joined"
-	EventChannelLeft    = "channel.left"
-	EventMemberCreated  = "member.created"
-	EventMemberUpdated  = "member.updated"
-)
-
-// Membership is the payload of EventChannelJoined and EventChannelLeft.
-type Membership struct {
-	ChannelID int64  `json:"channel_id"`
-	Member    Member `json:"member"`
-}
-
-// MessageOf decodes the Message of a message.posted, message.edited or
-// message.deleted event.
-func MessageOf(ev Event) (Message, error) {
-	return DecodePayload[Message](ev, EventMessagePosted, EventMessageEdited, EventMessageDeleted)
-}
-
-// ChannelOf decodes the Channel of a channel.created event.
-func ChannelOf(ev Event) (Channel, error) {
-	return DecodePayload[Channel](ev, EventChannelCreated)
-}
-
-// MembershipOf decodes the payload of a channel.joined or channel.left event.
-func MembershipOf(ev Event) (Membership, error) {
-	return DecodePayload[Membership](ev, EventChannelJoined, EventChannelLeft)
-}
-
-// MemberOf decodes the Member of a member.created or member.updated event.
-func MemberOf(ev Event) (Member, error) {
-	return DecodePayload[Member](ev, EventMemberCreated, EventMemberUpdated)
-}
-
 // AgentIDOf returns the agent an agent.* or approval.* event is about.
 // Their payloads carry it as agent_id (package agents keeps to that), so a
 // stream of one agent's activity can filter on it without knowing each

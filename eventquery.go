@@ -56,44 +56,6 @@ type EventPage struct {
 	NextBefore int64   `json:"next_before"`
 }
 
-// EventActorID returns the member who acted in an event of type typ with
-// the JSON payload given, 0 when none is known. Each event family keeps to
-// one field for it, so the log can be filtered by actor without a decoder
-// per type: agents' events carry agent_id, messages and wiki revisions
-// author_id, sandbox commands by_id, sandbox state owner_id.
-func EventActorID(typ string, payload []byte) int64 {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(payload, &p) != nil {
-		return 0
-	}
-	return idField(p, actorField(typ))
-}
-
-// actorField is the payload field that names an event's actor; a dotted
-// path ("member.id") reaches into a nested object.
-func actorField(typ string) string {
-	ns, _, _ := strings.Cut(typ, ".")
-	switch {
-	case typ == "agent.hired" || typ == "agent.updated" || ns == "member":
-		return "id"
-	case ns == "agent" || ns == "approval":
-		return "agent_id"
-	case ns == "task" || ns == "routine":
-		return "by_id"
-	case ns == "message" || ns == "wiki":
-		return "author_id"
-	case typ == "sandbox.exec_started" || typ == "sandbox.exec_finished":
-		return "by_id"
-	case ns == "sandbox":
-		return "owner_id"
-	case typ == EventChannelCreated:
-		return "created_by"
-	case typ == EventChannelJoined || typ == EventChannelLeft:
-		return "member.id"
-	}
-	return ""
-}
-
 // idField reads an integer field of a decoded payload, 0 when absent or
 // of another type.
 func idField(p map[string]json.RawMessage, path string) int64 {

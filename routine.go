@@ -196,3 +196,16 @@ func (in *RoutineInput) Apply(r *Routine) {
 		r.Enabled = *in.Enabled
 	}
 }
+
+func routineKinds() []EventKind {
+	routine := func(name, label string) EventKind {
+		return EventKind{Name: name, Label: label, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(RoutineOf)}
+	}
+	return []EventKind{
+		routine(EventRoutineCreated, "Routine created"),
+		routine(EventRoutineUpdated, "Routine updated"),
+		routine(EventRoutineDeleted, "Routine deleted"),
+		routine(EventRoutineFired, "Routine fired"),
+		routine(EventRoutineSkipped, "Routine skipped"),
+	}
+}

@@ -29,17 +29,6 @@ const (
 	SubtasksDoneReview  = "review" // the parent is submitted for review
 )
 
-// Task event types. Their payload is a TaskEvent.
-const (
-	EventTaskCreated   = "task.created"
-	EventTaskUpdated   = "task.updated"
-	EventTaskClaimed   = "task.claimed"
-	EventTaskReleased  = "task.released"
-	EventTaskHandedOff = "task.handed_off"
-	EventTaskSubmitted = "task.submitted"
-	EventTaskReviewed  = "task.reviewed"
-)
-
 // Limits on task fields.
 const (
 	MaxTaskTitle  = 200
@@ -171,25 +160,6 @@ type TaskFilter struct {
 	// Before pages: only tasks with a lower ID.
 	Before int64 `json:"before"`
 	Limit  int   `json:"limit"`
-}
-
-// TaskEvent is the payload of the task events: the task as it is after
-// the change, who made it, and why.
-type TaskEvent struct {
-	Task Task `json:"task"`
-	// ByID is the member who acted; 0 for the office itself (a lapsed
-	// lease, a routine).
-	ByID int64 `json:"by_id,omitempty"`
-	// From is the state before the change.
-	From   string `json:"from,omitempty"`
-	Note   string `json:"note,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// TaskOf decodes the payload of a task.* event.
-func TaskOf(ev Event) (TaskEvent, error) {
-	return DecodePayload[TaskEvent](ev, EventTaskCreated, EventTaskUpdated, EventTaskClaimed, EventTaskReleased,
-		EventTaskHandedOff, EventTaskSubmitted, EventTaskReviewed)
 }
 
 // ValidTaskState reports whether s is a task state.

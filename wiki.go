@@ -1,6 +1,7 @@
 package bullpen
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -208,4 +209,47 @@ func ValidateWikiText(title, body, summary string) error {
 		return Errorf(EINVALID, "body has control characters")
 	}
 	return nil
+}
+
+func wikiKinds() []EventKind {
+	return []EventKind{
+		{Name: EventWikiPageSaved, Label: "Wiki page saved", Group: GroupWiki, Visibility: VisibleEveryone, Actor: "author_id",
+			Decode: decoder(WikiEventOf), Line: wikiSaved},
+		{Name: EventWikiPageDeleted, Label: "Wiki page deleted", Group: GroupWiki, Visibility: VisibleEveryone, Actor: "author_id",
+			Decode: decoder(WikiEventOf), Line: wikiState("deleted")},
+		{Name: EventWikiPageUndeleted, Label: "Wiki page restored", Group: GroupWiki, Visibility: VisibleEveryone, Actor: "author_id",
+			Decode: decoder(WikiEventOf), Line: wikiState("restored")},
+	}
+}
+
+// wikiSaved: "@pm edited [[Launch plan]] (+12 −3)"; the link opens the
+// revision's diff in the wiki panel.
+func wikiSaved(ev Event, _ EventNames) (EventLine, error) {
+	w, err := WikiEventOf(ev)
+	if err != nil {
+		return EventLine{}, err
+	}
+	verb := "edited"
+	switch {
+	case w.Created:
+		verb = "created"
+	case w.RestoredFrom != 0:
+		verb = fmt.Sprintf("restored revision %d of", w.RestoredFrom)
+	}
+	text := fmt.Sprintf("%s %s [[%s]] (+%d −%d)", at(w.Author), verb, w.Title, w.Added, w.Removed)
+	link := fmt.Sprintf("#wiki-diff/%s/%d", w.Slug, w.Revision)
+	if w.Created {
+		link = "#wiki/" + w.Slug
+	}
+	return EventLine{Text: text, Link: link}, nil
+}
+
+func wikiState(verb string) func(Event, EventNames) (EventLine, error) {
+	return func(ev Event, _ EventNames) (EventLine, error) {
+		w, err := WikiEventOf(ev)
+		if err != nil {
+			return EventLine{}, err
+		}
+		return EventLine{Text: fmt.Sprintf("%s %s [[%s]]", at(w.Author), verb, w.Title), Link: "#wiki/" + w.Slug}, nil
+	}
 }

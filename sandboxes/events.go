@@ -11,88 +11,6 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// Office event types. Each is visible to the sandbox's owner (and admins).
-const (
-	// EventCreated: a sandbox was created (payload: a StatePayload).
-	EventCreated = "sandbox.created"
-	// EventState: a sandbox changed state (started, paused, resumed,
-	// stopped, terminated, timed out, re-adopted, crashed).
-	EventState = "sandbox.state"
-	// EventExecStarted and EventExecFinished bracket a command (payload:
-	// an ExecPayload).
-	EventExecStarted  = "sandbox.exec_started"
-	EventExecFinished = "sandbox.exec_finished"
-	// EventOutput is an ephemeral chunk of a command's output (payload: an
-	// OutputPayload); never stored.
-	EventOutput = "sandbox.output"
-)
-
-// StatePayload is the payload of EventCreated and EventState.
-type StatePayload struct {
-	ID      string `json:"id"`
-	Name    string `json:"name,omitempty"`
-	OwnerID int64  `json:"owner_id"`
-	Image   string `json:"image,omitempty"`
-	State   string `json:"state"`
-	// Event is what happened: created, started, paused, resumed, stopped,
-	// terminated, timed_out, adopted, crashed.
-	Event string `json:"event"`
-	// Detail: for timed_out, "timeout" or "idle".
-	Detail string `json:"detail,omitempty"`
-}
-
-// ExecPayload is the payload of EventExecStarted and EventExecFinished.
-type ExecPayload struct {
-	ID         string `json:"id"`
-	Name       string `json:"name,omitempty"`
-	OwnerID    int64  `json:"owner_id"`
-	ExecID     string `json:"exec_id"`
-	Command    string `json:"command"`
-	ByID       int64  `json:"by_id"` // the member who ran it
-	ExitCode   *int   `json:"exit_code,omitempty"`
-	Signal     string `json:"signal,omitempty"`
-	TimedOut   bool   `json:"timed_out,omitempty"`
-	DurationMS int64  `json:"duration_ms,omitempty"`
-	Error      string `json:"error,omitempty"`
-	// Stdout and Stderr (finished only) are the head and tail of each
-	// stream, kept so the exec history shows output after a reload;
-	// StdoutBytes and StderrBytes are how much was written in all.
-	Stdout      string `json:"stdout,omitempty"`
-	Stderr      string `json:"stderr,omitempty"`
-	StdoutBytes int64  `json:"stdout_bytes,omitempty"`
-	StderrBytes int64  `json:"stderr_bytes,omitempty"`
-	// OutputWithheld: the sandbox holds secrets, so no output is stored.
-	OutputWithheld bool `json:"output_withheld,omitempty"`
-}
-
-// OutputPayload is one chunk of live output. Offset is where Data starts in
-// its stream, so a client that also reads the exec stream can merge both
-// without duplicates. Data is text when it is valid UTF-8, else DataB64.
-type OutputPayload struct {
-	ID        string `json:"id"`
-	ExecID    string `json:"exec_id"`
-	Stream    string `json:"stream"`
-	Offset    int64  `json:"off"`
-	Data      string `json:"data,omitempty"`
-	DataB64   []byte `json:"data_b64,omitempty"`
-	Truncated bool   `json:"truncated,omitempty"` // the live log stops here; the command goes on
-}
-
-// StateOf decodes a sandbox.created or sandbox.state event.
-func StateOf(ev bullpen.Event) (StatePayload, error) {
-	return bullpen.DecodePayload[StatePayload](ev, EventCreated, EventState)
-}
-
-// ExecOf decodes a sandbox.exec_started or sandbox.exec_finished event.
-func ExecOf(ev bullpen.Event) (ExecPayload, error) {
-	return bullpen.DecodePayload[ExecPayload](ev, EventExecStarted, EventExecFinished)
-}
-
-// OutputOf decodes a sandbox.output event.
-func OutputOf(ev bullpen.Event) (OutputPayload, error) {
-	return bullpen.DecodePayload[OutputPayload](ev, EventOutput)
-}
-
 // item is a queued event: a Manager event still to translate, or an office
 // event ready to store.
 type item struct {
@@ -256,7 +174,7 @@ var stateOf = map[sandbox.EventType]sandbox.State{
 // translate turns a Manager event into an office event. The sandbox's
 // current info (found by id even once terminated) gives owner and name.
 func (s *Service) translate(ctx context.Context, ev sandbox.Event) item {
-	p := StatePayload{ID: ev.SandboxID, Event: string(ev.Type), Detail: ev.Detail}
+	p := bullpen.SandboxStateEvent{ID: ev.SandboxID, Event: string(ev.Type), Detail: ev.Detail}
 	in, err := s.m.Get(ctx, ev.SandboxID)
 	if err == nil {
 		p.Name, p.OwnerID, p.Image, p.State = bullpen.SandboxName(in.Name, in.Tags), bullpen.SandboxOwner(in.Tags), in.Image, string(in.State)
@@ -264,9 +182,9 @@ func (s *Service) translate(ctx context.Context, ev sandbox.Event) item {
 	if st, ok := stateOf[ev.Type]; ok {
 		p.State = string(st)
 	}
-	typ := EventState
+	typ := bullpen.EventSandboxState
 	if ev.Type == sandbox.EventCreated {
-		typ = EventCreated
+		typ = bullpen.EventSandboxCreated
 	}
 	return item{typ: typ, owner: p.OwnerID, payload: p}
 }
@@ -276,8 +194,8 @@ func (s *Service) translate(ctx context.Context, ev sandbox.Event) item {
 func audience(owner int64) []int64 { return []int64{owner} }
 
 // publishOutput sends one live output chunk to the owner's dashboards.
-func (s *Service) publishOutput(owner int64, p OutputPayload) {
-	ev := bullpen.Event{Type: EventOutput, At: time.Now().UTC()}
+func (s *Service) publishOutput(owner int64, p bullpen.SandboxOutputEvent) {
+	ev := bullpen.Event{Type: bullpen.EventSandboxOutput, At: time.Now().UTC()}
 	var err error
 	if ev.Payload, err = json.Marshal(p); err != nil {
 		return

@@ -57,18 +57,18 @@ func TestEventsReachOwnerOnly(t *testing.T) {
 	if err := f.svc.Stop(ctx, f.alice, sb.ID); err != nil {
 		t.Fatal(err)
 	}
-	evs := waitEvents(t, f, f.alice, since, sandboxes.EventCreated, sandboxes.EventExecStarted, sandboxes.EventExecFinished, sandboxes.EventState)
+	evs := waitEvents(t, f, f.alice, since, bullpen.EventSandboxCreated, bullpen.EventSandboxExecStarted, bullpen.EventSandboxExecFinished, bullpen.EventSandboxState)
 	var states []string
 	for _, ev := range evs {
 		switch ev.Type {
-		case sandboxes.EventCreated, sandboxes.EventState:
-			var p sandboxes.StatePayload
+		case bullpen.EventSandboxCreated, bullpen.EventSandboxState:
+			var p bullpen.SandboxStateEvent
 			if err := json.Unmarshal(ev.Payload, &p); err != nil || p.ID != sb.ID || p.OwnerID != f.alice.ID || p.Name != "ev" {
 				t.Errorf("%s payload = %s (%v)", ev.Type, ev.Payload, err)
 			}
 			states = append(states, p.Event+"/"+p.State)
-		case sandboxes.EventExecFinished:
-			var p sandboxes.ExecPayload
+		case bullpen.EventSandboxExecFinished:
+			var p bullpen.SandboxExecEvent
 			if err := json.Unmarshal(ev.Payload, &p); err != nil || p.ExitCode == nil || *p.ExitCode != 0 ||
 				p.Command != "echo hi" || p.ByID != f.alice.ID || p.OwnerID != f.alice.ID {
 				t.Errorf("exec_finished payload = %s (%v)", ev.Payload, err)
@@ -78,7 +78,7 @@ func TestEventsReachOwnerOnly(t *testing.T) {
 	if want := []string{"created/running", "stopped/stopped"}; !slices.Equal(states, want) {
 		t.Errorf("lifecycle events = %v, want %v", states, want)
 	}
-	waitEvents(t, f, f.admin, since, sandboxes.EventCreated, sandboxes.EventState)
+	waitEvents(t, f, f.admin, since, bullpen.EventSandboxCreated, bullpen.EventSandboxState)
 	bobs, err := f.off.Events(ctx, f.bob, since, 500)
 	if err != nil || len(bobs) != 0 {
 		t.Errorf("bob sees %v, %v; want none of alice's sandbox events", typesOf(bobs), err)

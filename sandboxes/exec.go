@@ -114,8 +114,8 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 	if len(in.SecretNames) == 0 {
 		e.kept = &[2]*headTail{newHeadTail(historyStdoutHead, historyStdoutTail), newHeadTail(historyStderrHead, historyStderrTail)}
 	}
-	base := ExecPayload{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
-	s.emit(EventExecStarted, owner, base)
+	base := bullpen.SandboxExecEvent{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
+	s.emit(bullpen.EventSandboxExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -140,7 +140,7 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 			fin.ExitCode, fin.Error = nil, bullpen.ErrorMessage(werr)
 		}
 		e.keepOutput(&fin)
-		s.emit(EventExecFinished, owner, fin)
+		s.emit(bullpen.EventSandboxExecFinished, owner, fin)
 		close(e.done)
 	}()
 	return e, nil
@@ -167,7 +167,7 @@ func (e *Exec) keep(stream string, data []byte) {
 
 // keepOutput puts the kept output into the finished event; it runs once
 // both pumps are done.
-func (e *Exec) keepOutput(p *ExecPayload) {
+func (e *Exec) keepOutput(p *bullpen.SandboxExecEvent) {
 	if e.kept == nil {
 		p.OutputWithheld = true
 		return
@@ -265,16 +265,16 @@ func partialRune(b []byte) int {
 func (s *Service) publishChunk(execID, sbID string, owner int64, stream string, off int64, data []byte, live *liveBudget) {
 	k, cut := live.take(len(data))
 	if k > 0 {
-		p := OutputPayload{ID: sbID, ExecID: execID, Stream: stream, Offset: off}
+		p := bullpen.SandboxOutputEvent{ID: sbID, ExecID: execID, Stream: stream, Offset: off}
 		setData(&p, data[:k])
 		s.publishOutput(owner, p)
 	}
 	if cut {
-		s.publishOutput(owner, OutputPayload{ID: sbID, ExecID: execID, Stream: stream, Offset: off + int64(k), Truncated: true})
+		s.publishOutput(owner, bullpen.SandboxOutputEvent{ID: sbID, ExecID: execID, Stream: stream, Offset: off + int64(k), Truncated: true})
 	}
 }
 
-func setData(p *OutputPayload, b []byte) {
+func setData(p *bullpen.SandboxOutputEvent, b []byte) {
 	if utf8.Valid(b) {
 		p.Data = string(b)
 	} else {

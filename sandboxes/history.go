@@ -31,7 +31,7 @@ func (s *Service) ExecHistory(ctx context.Context, actor bullpen.Member, id stri
 	if err != nil {
 		return bullpen.SandboxExecPage{}, err
 	}
-	done, err := s.db.SandboxEvents(ctx, store.SandboxEventQuery{SandboxID: in.ID, Types: []string{EventExecFinished}, Before: before, Limit: limit})
+	done, err := s.db.SandboxEvents(ctx, store.SandboxEventQuery{SandboxID: in.ID, Types: []string{bullpen.EventSandboxExecFinished}, Before: before, Limit: limit})
 	if err != nil {
 		return bullpen.SandboxExecPage{}, err
 	}
@@ -42,7 +42,7 @@ func (s *Service) ExecHistory(ctx context.Context, actor bullpen.Member, id stri
 		}
 	}
 	for _, ev := range done {
-		if p, err := ExecOf(ev); err == nil {
+		if p, err := bullpen.SandboxExecOf(ev); err == nil {
 			page.Items = append(page.Items, entryOf(ev, p))
 		}
 	}
@@ -59,20 +59,20 @@ func (s *Service) running(ctx context.Context, sandboxID string, done []bullpen.
 	ended := make(map[string]bool, len(done))
 	for _, ev := range done {
 		after = ev.Seq
-		if p, err := ExecOf(ev); err == nil {
+		if p, err := bullpen.SandboxExecOf(ev); err == nil {
 			ended[p.ExecID] = true
 		}
 	}
 	if whole {
 		after = 0
 	}
-	started, err := s.db.SandboxEvents(ctx, store.SandboxEventQuery{SandboxID: sandboxID, Types: []string{EventExecStarted}, Limit: MaxHistoryLimit})
+	started, err := s.db.SandboxEvents(ctx, store.SandboxEventQuery{SandboxID: sandboxID, Types: []string{bullpen.EventSandboxExecStarted}, Limit: MaxHistoryLimit})
 	if err != nil {
 		return nil, err
 	}
 	out := []bullpen.SandboxExecEntry{} // a page of none is [], never null
 	for _, ev := range started {
-		if p, err := ExecOf(ev); err == nil && ev.Seq > after && !ended[p.ExecID] {
+		if p, err := bullpen.SandboxExecOf(ev); err == nil && ev.Seq > after && !ended[p.ExecID] {
 			out = append(out, entryOf(ev, p))
 		}
 	}
@@ -80,9 +80,9 @@ func (s *Service) running(ctx context.Context, sandboxID string, done []bullpen.
 }
 
 // entryOf turns a stored exec event into a history entry.
-func entryOf(ev bullpen.Event, p ExecPayload) bullpen.SandboxExecEntry {
+func entryOf(ev bullpen.Event, p bullpen.SandboxExecEvent) bullpen.SandboxExecEntry {
 	e := bullpen.SandboxExecEntry{ID: p.ExecID, SandboxID: p.ID, Command: p.Command, ByID: p.ByID, StartedAt: ev.At,
-		Running: ev.Type == EventExecStarted}
+		Running: ev.Type == bullpen.EventSandboxExecStarted}
 	if e.Running {
 		return e
 	}

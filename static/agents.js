@@ -352,25 +352,23 @@
     }
   }
 
+  // describe is an agent's or an approval's stored event as the activity
+  // feed shows it: who, the kind's label as the server declares it
+  // (BP.eventKind), and what the payload tells.
   function describe(ev) {
+    const kind = window.BP.eventKind(ev.type);
+    if (!kind || kind.ephemeral || !/^(agent|approval)\./.test(ev.type)) return "";
     const p = ev.payload || {};
     const who = "@" + (p.handle || (state.agents.get(p.agent_id) || {}).handle || p.agent_id);
-    switch (ev.type) {
-      case "agent.wake_queued": return who + " woken (" + p.reason + ")";
-      case "agent.turn_started": return who + " started a turn" + (p.simulated ? " (simulation)" : "");
-      case "agent.turn_finished": return who + " finished: " + (p.steps || 0) + " steps, " +
-        ((p.usage && p.usage.input_tokens) || 0) + " in / " + ((p.usage && p.usage.output_tokens) || 0) + " out tokens, " + (p.duration_ms || 0) + " ms";
-      case "agent.turn_failed": return who + " failed: " + (p.error || "");
-      case "agent.turn_abandoned": return who + "'s turn was interrupted; it will run again";
-      case "agent.tool_started": return who + " → " + p.tool;
-      case "agent.tool_finished": return who + " ← " + p.tool + " " + p.state + " (" + (p.duration_ms || 0) + " ms)";
-      case "agent.limit_reached": return who + " stopped by " + p.limit + ": " + p.detail;
-      case "approval.requested": return who + " asks approval #" + p.id + " for " + p.tool;
-      case "approval.answered": return "approval #" + p.id + " " + p.state;
-      case "agent.hired": return "hired @" + p.handle;
-      case "agent.fired": return "fired @" + p.handle;
-    }
-    return "";
+    const details = [
+      ev.type.startsWith("approval.") && p.id ? "#" + p.id : "",
+      p.reason, p.tool, p.state, p.limit, p.detail || p.error,
+      p.steps ? p.steps + " steps" : "",
+      p.usage ? (p.usage.input_tokens || 0) + " in / " + (p.usage.output_tokens || 0) + " out tokens" : "",
+      p.duration_ms ? p.duration_ms + " ms" : "",
+      p.simulated ? "simulation" : "",
+    ].filter(Boolean).map((d) => String(d).slice(0, 120));
+    return who + " · " + kind.label + (details.length ? ": " + details.join(", ") : "");
   }
 
   function onEvent(ev) {

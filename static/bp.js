@@ -79,7 +79,24 @@
     node.hidden = !msg;
   }
 
-  window.BP = Object.freeze({ csrf, el, api, request, apiError, showError,
+  // eventKind returns what the server declares of an event kind (its
+  // label, its timeline filter group, whether it is ephemeral), read
+  // from the catalogue the dashboard page carries (meta bp-event-kinds);
+  // undefined for a kind the page does not know. Scripts label events
+  // with it rather than spelling kinds' labels themselves.
+  let kinds = null;
+  function eventKind(type) {
+    if (!kinds) {
+      kinds = new Map();
+      const node = document.querySelector('meta[name="bp-event-kinds"]');
+      try {
+        for (const k of (node && JSON.parse(node.content)) || []) kinds.set(k.name, k);
+      } catch (e) { /* no catalogue: events go unlabelled */ }
+    }
+    return kinds.get(type);
+  }
+
+  window.BP = Object.freeze({ csrf, el, api, request, apiError, showError, eventKind,
     $: (sel, root = document) => root.querySelector(sel),
     $$: (sel, root = document) => Array.from(root.querySelectorAll(sel)) });
 })();

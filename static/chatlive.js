@@ -58,7 +58,7 @@
 
   // ---------- live line ----------
 
-  // toolPhrase says what a tool call is doing, as timeline.Doing in Go.
+  // toolPhrase says what a tool call is doing, as doing in agentlines.go (the Go timeline line).
   const phrases = {
     post_message: "posting", read_channel: "reading the channel", read_thread: "reading the thread",
     list_members: "looking up the team", wiki_search: "searching the wiki", wiki_read: "reading the wiki",

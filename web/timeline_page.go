@@ -10,20 +10,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// kindOptions are the kind filter's choices; each must be kinds the
-// timeline knows (kindsParam checks them like any other value).
-var kindOptions = []views.KindOption{
-	{Value: "message", Label: "Messages"},
-	{Value: "agent.turn_started,agent.turn_finished,agent.turn_failed,agent.turn_abandoned", Label: "Turns"},
-	{Value: "agent.tool_started,agent.tool_finished", Label: "Tool calls"},
-	{Value: "agent.limit_reached", Label: "Budget stops"},
-	{Value: "sandbox.exec_started,sandbox.exec_finished", Label: "Commands"},
-	{Value: "wiki", Label: "Wiki edits"},
-	{Value: "sandbox", Label: "Sandboxes"},
-	{Value: "approval", Label: "Approvals"},
-	{Value: "agent.hired,agent.updated,agent.fired,member,channel", Label: "People and channels"},
-}
-
 // repliesPerRoot is how many of the latest replies show under a message.
 const repliesPerRoot = 2
 
@@ -33,7 +19,7 @@ const repliesPerRoot = 2
 func (s *Server) timelineView(c *fiber.Ctx, me bullpen.Member, lastSeq int64) views.TimelineView {
 	ctx := c.UserContext()
 	v := views.TimelineView{After: lastSeq, Agent: c.Query("agent"), Channel: c.Query("channel"), Kind: c.Query("kind"),
-		Kinds: kindOptions}
+		Kinds: kindOptions()}
 	n, err := s.loadNames(ctx, me)
 	if err != nil {
 		v.Error = "The timeline could not be loaded: " + errText(err)

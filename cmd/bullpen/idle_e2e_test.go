@@ -14,7 +14,6 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
 )
 
 // echoModel answers a turn's first request with a sandbox_exec of `echo
@@ -163,7 +162,7 @@ func idleStops(t *testing.T, m *Main) int {
 	}
 	n := 0
 	for _, ev := range evs {
-		if p, err := sandboxes.StateOf(ev); err == nil && p.Event == "timed_out" && p.Detail == "idle" {
+		if p, err := bullpen.SandboxStateOf(ev); err == nil && p.Event == "timed_out" && p.Detail == "idle" {
 			n++
 		}
 	}

@@ -155,7 +155,7 @@ func Dashboard(p DashboardPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(pageHead{Title: dashboardTitle(p), CSRF: p.CSRF, Script: true}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(pageHead{Title: dashboardTitle(p), CSRF: p.CSRF, Script: true, EventKinds: p.EventKinds}).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -55,6 +55,18 @@ type DashboardPage struct {
 	LastSeq        int64         // event seq the page is current to; the websocket resumes after it
 	ProviderNotice string        // e.g. "Agents run on a scripted simulation"; shown as a banner when set
 	Timeline       TimelineView  // the Activity tab
+	// EventKinds label the event kinds for the scripts (BP.eventKind).
+	EventKinds []EventKindItem
+}
+
+// EventKindItem is an event kind as the dashboard's scripts know it:
+// the page carries the whole catalogue as JSON, so no script spells a
+// kind's label itself.
+type EventKindItem struct {
+	Name      string `json:"name"`
+	Label     string `json:"label"`
+	Group     string `json:"group,omitempty"`
+	Ephemeral bool   `json:"ephemeral,omitempty"`
 }
 
 // FirstRun is the guided empty state of a new office: add a provider,

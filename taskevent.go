@@ -1,0 +1,46 @@
+package bullpen
+
+// Task event types. Their payload is a TaskEvent.
+const (
+	EventTaskCreated   = "task.created"
+	EventTaskUpdated   = "task.updated"
+	EventTaskClaimed   = "task.claimed"
+	EventTaskReleased  = "task.released"
+	EventTaskHandedOff = "task.handed_off"
+	EventTaskSubmitted = "task.submitted"
+	EventTaskReviewed  = "task.reviewed"
+)
+
+// TaskEvent is the payload of the task events: the task as it is after
+// the change, who made it, and why.
+type TaskEvent struct {
+	Task Task `json:"task"`
+	// ByID is the member who acted; 0 for the office itself (a lapsed
+	// lease, a routine).
+	ByID int64 `json:"by_id,omitempty"`
+	// From is the state before the change.
+	From   string `json:"from,omitempty"`
+	Note   string `json:"note,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// TaskOf decodes the payload of a task.* event.
+func TaskOf(ev Event) (TaskEvent, error) {
+	return DecodePayload[TaskEvent](ev, EventTaskCreated, EventTaskUpdated, EventTaskClaimed, EventTaskReleased,
+		EventTaskHandedOff, EventTaskSubmitted, EventTaskReviewed)
+}
+
+func taskKinds() []EventKind {
+	task := func(name, label string) EventKind {
+		return EventKind{Name: name, Label: label, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(TaskOf)}
+	}
+	return []EventKind{
+		task(EventTaskCreated, "Task created"),
+		task(EventTaskUpdated, "Task updated"),
+		task(EventTaskClaimed, "Task claimed"),
+		task(EventTaskReleased, "Task released"),
+		task(EventTaskHandedOff, "Task handed off"),
+		task(EventTaskSubmitted, "Task submitted"),
+		task(EventTaskReviewed, "Task reviewed"),
+	}
+}
