@@ -166,7 +166,8 @@ type MemoryListOptions struct {
 type MemoryHit struct {
 	Entry MemoryEntry `json:"entry"`
 	Score float64     `json:"score"`
-	// Why: "match" (full text), "pinned", or "match+pinned".
+	// Why: "match" (full text), "similar" (embeddings), "match+similar",
+	// "pinned", or "match+pinned".
 	Why string `json:"why"`
 }
 

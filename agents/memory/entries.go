@@ -54,6 +54,7 @@ func (s *Service) WriteWith(ctx context.Context, actor bullpen.Member, agentID i
 	if err != nil {
 		return bullpen.MemoryEntry{}, false, err
 	}
+	s.embedEntry(ctx, e)
 	if err := s.enforceCap(ctx, actor, agentID); err != nil {
 		return e, dup != nil, err
 	}
@@ -166,6 +167,9 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, agentID, id 
 	if err != nil {
 		return e, err
 	}
+	if u.Text != nil {
+		s.embedEntry(ctx, e)
+	}
 	es := []bullpen.MemoryEntry{e}
 	err = s.fillAuthors(ctx, es)
 	return es[0], err
@@ -238,6 +242,9 @@ func (s *Service) Confirm(ctx context.Context, actor bullpen.Member, agentID, id
 	})
 	if err != nil {
 		return e, err
+	}
+	if text != nil {
+		s.embedEntry(ctx, e)
 	}
 	es := []bullpen.MemoryEntry{e}
 	err = s.fillAuthors(ctx, es)

@@ -19,6 +19,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
@@ -34,6 +36,18 @@ type Config struct {
 	// entry is merged into an existing one of the same audience rather
 	// than stored beside it (default 0.8).
 	MergeAt float64
+	// Embedder, when not nil, gives vectors of entries (on write) and of
+	// each recall's trigger (one call per turn), used besides full text
+	// where the agent's provider offers embeddings (ProviderEmbedder).
+	Embedder Embedder
+	// EmbedTimeout bounds one embeddings call (default 2 s); past it the
+	// write or the recall goes on by full text alone.
+	EmbedTimeout time.Duration
+	// MinSimilarity is the cosine similarity (default 0.5) below which an
+	// entry's vector counts for nothing.
+	MinSimilarity float64
+	// Log gets the lines of embeddings that failed (default slog.Default()).
+	Log *slog.Logger
 }
 
 // Service serves the memory of every agent.
@@ -49,6 +63,15 @@ func New(db *store.DB, cfg Config) *Service {
 	}
 	if cfg.MergeAt <= 0 {
 		cfg.MergeAt = 0.8
+	}
+	if cfg.EmbedTimeout <= 0 {
+		cfg.EmbedTimeout = 2 * time.Second
+	}
+	if cfg.MinSimilarity <= 0 {
+		cfg.MinSimilarity = 0.5
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	return &Service{db: db, cfg: cfg}
 }

@@ -179,7 +179,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.openSandboxes(ctx)
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
-	m.Memory = memory.New(m.DB, memory.Config{})
+	m.Memory = memory.New(m.DB, memory.Config{Embedder: &memory.ProviderEmbedder{DB: m.DB}, Log: m.Logger})
 	if err := m.openSettings(ctx); err != nil {
 		return err
 	}
