@@ -100,3 +100,29 @@ func decodeVector(b []byte) []float32 {
 	}
 	return out
 }
+
+// DeleteMemoryUnchanged removes an unpinned entry that still has text,
+// recording h, as DeleteMemory does; an entry since gone, edited or
+// pinned is ECONFLICT, so that a change decided on what was read never
+// undoes a change made since.
+func (tx *Tx) DeleteMemoryUnchanged(id int64, text string, h bullpen.MemoryHistory) error {
+	res := tx.g.Where("id = ? AND text = ? AND pinned = ?", id, text, false).Delete(&memoryRow{})
+	if res.Error != nil {
+		return fmt.Errorf("store: delete memory %d: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return bullpen.Errorf(bullpen.ECONFLICT, "memory entry %d changed or went since it was read", id)
+	}
+	h.EntryID = id
+	return tx.AddMemoryHistory(h)
+}
+
+// MemoryOverCap returns the agents holding more than limit entries.
+func (db *DB) MemoryOverCap(ctx context.Context, limit int) ([]int64, error) {
+	var ids []int64
+	err := db.read(ctx).Model(&memoryRow{}).Group("agent_id").Having("count(*) > ?", limit).Order("agent_id").Pluck("agent_id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: memory over cap: %w", err)
+	}
+	return ids, nil
+}

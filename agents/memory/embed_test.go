@@ -119,6 +119,11 @@ type logBuf struct {
 func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
 func (l *logBuf) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
+func embedConfigLog(c memory.Config, log *logBuf) memory.Config {
+	c.Log = slog.New(slog.NewTextHandler(log, nil))
+	return c
+}
+
 func embedConfig(f *fixture, log *logBuf) memory.Config {
 	return memory.Config{Embedder: &memory.ProviderEmbedder{DB: f.db}, EmbedTimeout: 300 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(log, nil))}

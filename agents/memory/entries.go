@@ -13,7 +13,8 @@ import (
 // near-duplicate of an entry of the same audience is merged into it
 // instead (the history keeps the text before and after), so Write returns
 // either the new entry or the one it merged into, and merged says which.
-// An agent over its cap has its least used unpinned entries expired.
+// An agent over its cap has its least used unpinned entries expired, or
+// consolidated by Run when the service has Models.
 func (s *Service) Write(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput) (bullpen.MemoryEntry, bool, error) {
 	return s.WriteWith(ctx, actor, agentID, in, nil)
 }
@@ -55,7 +56,9 @@ func (s *Service) WriteWith(ctx context.Context, actor bullpen.Member, agentID i
 		return bullpen.MemoryEntry{}, false, err
 	}
 	s.embedEntry(ctx, e)
-	if err := s.enforceCap(ctx, actor, agentID); err != nil {
+	if s.cfg.Models != nil {
+		s.kick() // Run consolidates, off this write's path
+	} else if err := s.enforceCap(ctx, actor, agentID); err != nil {
 		return e, dup != nil, err
 	}
 	es := []bullpen.MemoryEntry{e}

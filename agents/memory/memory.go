@@ -29,9 +29,13 @@ import (
 // Config configures the memory service. Zero values are the defaults.
 type Config struct {
 	// Cap is how many entries an agent keeps (default
-	// bullpen.DefaultMemoryCap); a write over it expires the least used
-	// unpinned entries, keeping their text in the history.
+	// bullpen.DefaultMemoryCap). Without Models a write over it expires
+	// the least used unpinned entries, keeping their text in the history;
+	// with Models, Run consolidates them off the turns' path
+	// (Consolidate).
 	Cap int
+	// Models, when not nil, gives Consolidate the agent's model.
+	Models Models
 	// MergeAt is the word overlap (Jaccard, 0-1) at or above which a new
 	// entry is merged into an existing one of the same audience rather
 	// than stored beside it (default 0.8).
@@ -52,8 +56,12 @@ type Config struct {
 
 // Service serves the memory of every agent.
 type Service struct {
-	db  *store.DB
-	cfg Config
+	db    *store.DB
+	cfg   Config
+	kicks chan struct{}
+	// beforeCommit, in tests, runs last in a consolidation's transaction:
+	// its error stands for a crash before the commit.
+	beforeCommit func() error
 }
 
 // New returns the memory service on an open store.
@@ -73,7 +81,7 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Service{db: db, cfg: cfg}
+	return &Service{db: db, cfg: cfg, kicks: make(chan struct{}, 1)}
 }
 
 // agentFor checks that agentID names an agent whose memory actor may
