@@ -70,7 +70,7 @@ func (tx *Tx) UpdateProvider(p bullpen.Provider) (bullpen.Provider, error) {
 	}
 	res := tx.g.Model(&providerRow{}).Where("id = ?", p.ID).Updates(map[string]any{
 		"name": p.Name, "kind": p.Kind, "base_url": p.BaseURL, "api_key": p.APIKey, "oauth_token": p.OAuthToken,
-		"model": p.Model, "is_default": p.IsDefault, "source": p.Source, "version": gorm.Expr("version + 1"),
+		"model": p.Model, "embeddings_model": p.EmbeddingsModel, "is_default": p.IsDefault, "source": p.Source, "version": gorm.Expr("version + 1"),
 		"updated_at": tx.now})
 	if res.Error != nil {
 		if isUniqueViolation(res.Error) {
