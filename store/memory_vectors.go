@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -37,20 +38,45 @@ func (tx *Tx) SetMemoryEmbedding(id int64, text, model string, vec []float32) (b
 	return res.RowsAffected == 1, nil
 }
 
-// MemoryVectors returns the vectors made by model of an agent's confirmed
-// entries that a turn in channel may recall (a negative channel: all),
-// the newest limit of them.
-func (db *DB) MemoryVectors(ctx context.Context, agentID, channel int64, model string, limit int) ([]MemoryVector, error) {
-	g := db.read(ctx).Model(&memoryRow{}).Select("id, embedding").
+// MemoryVectorKey names the vector of one entry as it stands: an entry
+// whose updated time has not moved still has the same text, so the same
+// vector (a cache of vectors can key on it).
+type MemoryVectorKey struct {
+	ID        int64
+	UpdatedAt time.Time
+}
+
+// MemoryVectorKeys returns the keys of the vectors made by model of an
+// agent's confirmed entries that a turn in channel may recall (a negative
+// channel: all), the newest limit of them. It reads no vector.
+func (db *DB) MemoryVectorKeys(ctx context.Context, agentID, channel int64, model string, limit int) ([]MemoryVectorKey, error) {
+	g := db.read(ctx).Model(&memoryRow{}).Select("id, updated_at").
 		Where("agent_id = ? AND embedding_model = ? AND proposed_to = 0 AND embedding IS NOT NULL", agentID, model)
 	if channel >= 0 {
 		g = g.Where("channel_id = 0 OR channel_id = ?", channel)
+	}
+	var keys []MemoryVectorKey
+	if err := g.Order("id DESC").Limit(limit).Scan(&keys).Error; err != nil {
+		return nil, fmt.Errorf("store: memory vector keys: %w", err)
+	}
+	for i := range keys {
+		keys[i].UpdatedAt = keys[i].UpdatedAt.UTC()
+	}
+	return keys, nil
+}
+
+// MemoryVectors returns the vectors made by model of the entries of ids
+// that have one.
+func (db *DB) MemoryVectors(ctx context.Context, model string, ids []int64) ([]MemoryVector, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	var rows []struct {
 		ID        int64
 		Embedding []byte
 	}
-	if err := g.Order("id DESC").Limit(limit).Scan(&rows).Error; err != nil {
+	err := db.read(ctx).Model(&memoryRow{}).Select("id, embedding").Where("id IN ? AND embedding_model = ?", ids, model).Scan(&rows).Error
+	if err != nil {
 		return nil, fmt.Errorf("store: memory vectors: %w", err)
 	}
 	out := make([]MemoryVector, 0, len(rows))

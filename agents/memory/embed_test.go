@@ -179,8 +179,8 @@ func TestRecallFindsParaphraseByVector(t *testing.T) {
 	})
 }
 
-// An edit clears the old vector and embeds the new text; a vector stored
-// late for text since edited is refused.
+// An edit clears the old vector (cached or not) and embeds the new text;
+// a vector stored late for text since edited is refused.
 func TestEmbeddingFollowsText(t *testing.T) {
 	each(t, memory.Config{}, func(t *testing.T, f *fixture) {
 		fe := newFakeEmbeddings(t)
@@ -190,6 +190,9 @@ func TestEmbeddingFollowsText(t *testing.T) {
 		e, _, err := m.Write(f.ctx, f.ada, f.eng.ID, bullpen.MemoryInput{Text: "Never deploy on Fridays"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, paraphrase, 600); err != nil || len(rs) != 1 {
+			t.Fatalf("before the edit, the paraphrase recalls %+v, %v; want the entry", rs, err)
 		}
 		text := "The espresso machine is on the second floor"
 		if _, err := m.Update(f.ctx, f.ada, f.eng.ID, e.ID, bullpen.MemoryUpdate{Text: &text}); err != nil {
@@ -213,7 +216,7 @@ func TestEmbeddingFollowsText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := f.db.MemoryVectors(f.ctx, f.eng.ID, -1, "other-model", 10)
+		vs, err := f.db.MemoryVectorKeys(f.ctx, f.eng.ID, -1, "other-model", 10)
 		if err != nil || len(vs) != 0 {
 			t.Errorf("vectors of another model = %v, %v; want none", vs, err)
 		}

@@ -56,9 +56,10 @@ type Config struct {
 
 // Service serves the memory of every agent.
 type Service struct {
-	db    *store.DB
-	cfg   Config
-	kicks chan struct{}
+	db     *store.DB
+	cfg    Config
+	kicks  chan struct{}
+	vcache vectorCache
 	// beforeCommit, in tests, runs last in a consolidation's transaction:
 	// its error stands for a crash before the commit.
 	beforeCommit func() error

@@ -22,13 +22,14 @@ const vectorCandidates = 20
 // one found by either. Why is "match", "similar" or "match+similar". It
 // reads the vectors of at most Cap entries, scored here in Go.
 func (s *Service) withVectors(ctx context.Context, agentID, channelID int64, model string, q []float32, hits []bullpen.MemoryHit) ([]bullpen.MemoryHit, error) {
-	vs, err := s.db.MemoryVectors(ctx, agentID, channelID, model, s.cfg.Cap)
+	vs, err := s.vectors(ctx, agentID, channelID, model, s.cfg.Cap)
 	if err != nil {
 		return nil, err
 	}
 	sim := make(map[int64]float64, len(vs))
+	q = unit(q)
 	for _, v := range vs {
-		if c := cosine(q, v.Vector); c >= s.cfg.MinSimilarity {
+		if c := dot(q, v.Vector); c >= s.cfg.MinSimilarity {
 			sim[v.ID] = c
 		}
 	}
@@ -70,21 +71,40 @@ func (s *Service) withVectors(ctx context.Context, agentID, channelID int64, mod
 	return out, nil
 }
 
-// cosine is the cosine similarity of a and b; 0 when their lengths
-// differ or either is zero.
-func cosine(a, b []float32) float64 {
+// unit is v scaled to length 1 (a copy); nil for a zero vector. The
+// cosine similarity of two unit vectors is their dot product.
+func unit(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return nil
+	}
+	inv := 1 / math.Sqrt(n)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// dot is the dot product of two unit vectors (their cosine similarity);
+// 0 when their lengths differ.
+func dot(a, b []float32) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return 0
 	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	if na == 0 || nb == 0 {
-		return 0
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
 	}
-	return dot / math.Sqrt(na*nb)
+	return float64(s0 + s1 + s2 + s3)
 }
