@@ -166,7 +166,8 @@ type MemoryListOptions struct {
 type MemoryHit struct {
 	Entry MemoryEntry `json:"entry"`
 	Score float64     `json:"score"`
-	// Why: "match" (full text), "pinned", or "match+pinned".
+	// Why: "match" (full text), "similar" (embeddings), "match+similar",
+	// "pinned", or "match+pinned".
 	Why string `json:"why"`
 }
 
@@ -187,11 +188,18 @@ const (
 	MemoryForgot  = "forgot"
 	MemoryMerged  = "merged"
 	MemoryExpired = "expired"
+	// MemoryConsolidated: an entry folded by a model call, over the cap,
+	// into fewer entries; Before is its text, After the new entries'.
+	MemoryConsolidated = "consolidated"
 )
 
+// MemorySourceConsolidation is the source of an entry written by the
+// consolidation of others (never accepted from a request).
+const MemorySourceConsolidation = "consolidation"
+
 // MemoryHistory is a change to an agent's memory that left no entry: a
-// forget keeps only who and when; a merge or expiry keeps the before and
-// after text, so consolidation stays visible.
+// forget keeps only who and when; a merge, expiry or consolidation keeps
+// the before and after text, so consolidation stays visible.
 type MemoryHistory struct {
 	ID        int64     `json:"id"`
 	AgentID   int64     `json:"agent_id"`

@@ -25,8 +25,12 @@ type Provider struct {
 	Kind    string `json:"kind"` // ProviderOpenAI or ProviderAnthropic
 	BaseURL string `json:"base_url"`
 	// Model is the default model of agents that name none.
-	Model     string `json:"model"`
-	IsDefault bool   `json:"is_default"`
+	Model string `json:"model"`
+	// EmbeddingsModel, on an OpenAI-compatible provider, is the model its
+	// /embeddings endpoint runs for the memory of the agents on it; empty
+	// means none: their memory is recalled by full text alone.
+	EmbeddingsModel string `json:"embeddings_model"`
+	IsDefault       bool   `json:"is_default"`
 	// Source is ProviderFromEnv or ProviderFromSettings.
 	Source string `json:"source"`
 	// APIKey and OAuthToken are the secrets; OAuthToken (Anthropic only)
@@ -51,6 +55,7 @@ type ProviderInput struct {
 	OAuthToken      *string `json:"oauth_token"`
 	ClearOAuthToken bool    `json:"clear_oauth_token"`
 	Model           *string `json:"model"`
+	EmbeddingsModel *string `json:"embeddings_model"`
 	IsDefault       *bool   `json:"is_default"`
 }
 

@@ -195,7 +195,7 @@ func (s *Service) Delete(ctx context.Context, actor bullpen.Member, id int64) er
 // editsConnection reports whether in changes more than the default.
 func editsConnection(in bullpen.ProviderInput) bool {
 	return in.Name != nil || in.Kind != nil || in.BaseURL != nil || in.APIKey != nil || in.OAuthToken != nil ||
-		in.Model != nil || in.ClearOAuthToken
+		in.Model != nil || in.EmbeddingsModel != nil || in.ClearOAuthToken
 }
 
 // apply copies the set fields of in onto p.
@@ -209,6 +209,7 @@ func apply(p bullpen.Provider, in bullpen.ProviderInput) bullpen.Provider {
 	str(&p.Kind, in.Kind)
 	str(&p.BaseURL, in.BaseURL)
 	str(&p.Model, in.Model)
+	str(&p.EmbeddingsModel, in.EmbeddingsModel)
 	if p.Kind == "openai-compatible" {
 		p.Kind = bullpen.ProviderOpenAI
 	}
@@ -246,8 +247,11 @@ func validate(p bullpen.Provider) error {
 			return bullpen.Errorf(bullpen.EINVALID, "base_url must be an http:// or https:// address, such as http://127.0.0.1:11434/v1")
 		}
 	}
-	if len(p.BaseURL) > 500 || len(p.Model) > 200 || len(p.APIKey) > 1000 || len(p.OAuthToken) > 1000 {
-		return bullpen.Errorf(bullpen.EINVALID, "base_url, model, api_key or oauth_token is too long")
+	if len(p.BaseURL) > 500 || len(p.Model) > 200 || len(p.EmbeddingsModel) > 200 || len(p.APIKey) > 1000 || len(p.OAuthToken) > 1000 {
+		return bullpen.Errorf(bullpen.EINVALID, "base_url, model, embeddings_model, api_key or oauth_token is too long")
+	}
+	if p.EmbeddingsModel != "" && p.Kind != bullpen.ProviderOpenAI {
+		return bullpen.Errorf(bullpen.EINVALID, "embeddings_model is for OpenAI-compatible providers only (their /embeddings endpoint)")
 	}
 	if p.OAuthToken != "" && p.Kind != bullpen.ProviderAnthropic {
 		return bullpen.Errorf(bullpen.EINVALID, "an OAuth token is for Anthropic providers only")

@@ -166,6 +166,7 @@ func TestProviderValidation(t *testing.T) {
 		{"openai nothing", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai")}, "needs an API key"},
 		{"anthropic nothing", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("anthropic")}, "needs an API key or an OAuth token"},
 		{"oauth on openai", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), OAuthToken: ptr("t")}, "Anthropic providers only"},
+		{"embeddings on anthropic", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("anthropic"), APIKey: ptr("k"), EmbeddingsModel: ptr("e")}, "OpenAI-compatible providers only"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +189,13 @@ func TestProviderValidation(t *testing.T) {
 	up, err := s.Update(ctx, admin, p.ID, bullpen.ProviderInput{APIKey: ptr(""), Model: ptr("claude-x")})
 	if err != nil || up.OAuthToken != "sk-ant-oat-secret-1234" || up.Model != "claude-x" {
 		t.Errorf("edit with an empty key = %+v, %v; want the token kept", up, err)
+	}
+	emb, err := s.Create(ctx, admin, bullpen.ProviderInput{Name: ptr("local"), Kind: ptr("openai"), APIKey: ptr("k"), EmbeddingsModel: ptr(" text-embedding-3-small ")})
+	if err != nil || emb.EmbeddingsModel != "text-embedding-3-small" {
+		t.Fatalf("create with an embeddings model = %+v, %v", emb, err)
+	}
+	if emb, err = s.Update(ctx, admin, emb.ID, bullpen.ProviderInput{EmbeddingsModel: ptr("")}); err != nil || emb.EmbeddingsModel != "" {
+		t.Errorf("clearing the embeddings model = %+v, %v", emb, err)
 	}
 	if _, err := s.Update(ctx, admin, p.ID, bullpen.ProviderInput{ClearOAuthToken: true}); !bullpen.IsCode(err, bullpen.EINVALID) {
 		t.Errorf("clearing the only secret: %v, want EINVALID", err)

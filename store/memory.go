@@ -108,6 +108,7 @@ func (tx *Tx) ConfirmMemory(id int64, text *string) (bullpen.MemoryEntry, error)
 	set := map[string]any{"updated_at": tx.now, "proposed_to": 0}
 	if text != nil {
 		set["text"] = *text
+		clearEmbedding(set)
 	}
 	if err := tx.g.Model(&memoryRow{}).Where("id = ?", id).Updates(set).Error; err != nil {
 		return bullpen.MemoryEntry{}, fmt.Errorf("store: confirm memory %d: %w", id, err)
@@ -120,6 +121,7 @@ func (tx *Tx) UpdateMemory(id int64, u bullpen.MemoryUpdate) (bullpen.MemoryEntr
 	set := map[string]any{"updated_at": tx.now}
 	if u.Text != nil {
 		set["text"] = *u.Text
+		clearEmbedding(set)
 	}
 	if u.Kind != nil {
 		set["kind"] = *u.Kind

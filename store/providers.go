@@ -17,25 +17,27 @@ type providerRow struct {
 	APIKey     string
 	OAuthToken string `gorm:"column:oauth_token"`
 	Model      string
-	IsDefault  bool
-	Source     string
-	Version    int64
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// EmbeddingsModel is empty when the provider serves no embeddings.
+	EmbeddingsModel string
+	IsDefault       bool
+	Source          string
+	Version         int64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 func (providerRow) TableName() string { return "providers" }
 
 func (r *providerRow) toProvider() bullpen.Provider {
 	return bullpen.Provider{ID: r.ID, Name: r.Name, Kind: r.Kind, BaseURL: r.BaseURL, Model: r.Model,
-		IsDefault: r.IsDefault, Source: r.Source, APIKey: r.APIKey, OAuthToken: r.OAuthToken,
+		EmbeddingsModel: r.EmbeddingsModel, IsDefault: r.IsDefault, Source: r.Source, APIKey: r.APIKey, OAuthToken: r.OAuthToken,
 		APIKeyHint: bullpen.SecretHint(r.APIKey), OAuthTokenHint: bullpen.SecretHint(r.OAuthToken),
 		Version: r.Version, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 func providerRowOf(p bullpen.Provider) providerRow {
 	return providerRow{ID: p.ID, Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, APIKey: p.APIKey,
-		OAuthToken: p.OAuthToken, Model: p.Model, IsDefault: p.IsDefault, Source: p.Source, Version: p.Version,
+		OAuthToken: p.OAuthToken, Model: p.Model, EmbeddingsModel: p.EmbeddingsModel, IsDefault: p.IsDefault, Source: p.Source, Version: p.Version,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
@@ -68,7 +70,7 @@ func (tx *Tx) UpdateProvider(p bullpen.Provider) (bullpen.Provider, error) {
 	}
 	res := tx.g.Model(&providerRow{}).Where("id = ?", p.ID).Updates(map[string]any{
 		"name": p.Name, "kind": p.Kind, "base_url": p.BaseURL, "api_key": p.APIKey, "oauth_token": p.OAuthToken,
-		"model": p.Model, "is_default": p.IsDefault, "source": p.Source, "version": gorm.Expr("version + 1"),
+		"model": p.Model, "embeddings_model": p.EmbeddingsModel, "is_default": p.IsDefault, "source": p.Source, "version": gorm.Expr("version + 1"),
 		"updated_at": tx.now})
 	if res.Error != nil {
 		if isUniqueViolation(res.Error) {

@@ -13,7 +13,8 @@ import (
 // near-duplicate of an entry of the same audience is merged into it
 // instead (the history keeps the text before and after), so Write returns
 // either the new entry or the one it merged into, and merged says which.
-// An agent over its cap has its least used unpinned entries expired.
+// An agent over its cap has its least used unpinned entries expired, or
+// consolidated by Run when the service has Models.
 func (s *Service) Write(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput) (bullpen.MemoryEntry, bool, error) {
 	return s.WriteWith(ctx, actor, agentID, in, nil)
 }
@@ -54,7 +55,10 @@ func (s *Service) WriteWith(ctx context.Context, actor bullpen.Member, agentID i
 	if err != nil {
 		return bullpen.MemoryEntry{}, false, err
 	}
-	if err := s.enforceCap(ctx, actor, agentID); err != nil {
+	s.embedEntry(ctx, e)
+	if s.cfg.Models != nil {
+		s.kick() // Run consolidates, off this write's path
+	} else if err := s.enforceCap(ctx, actor, agentID); err != nil {
 		return e, dup != nil, err
 	}
 	es := []bullpen.MemoryEntry{e}
@@ -166,6 +170,9 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, agentID, id 
 	if err != nil {
 		return e, err
 	}
+	if u.Text != nil {
+		s.embedEntry(ctx, e)
+	}
 	es := []bullpen.MemoryEntry{e}
 	err = s.fillAuthors(ctx, es)
 	return es[0], err
@@ -238,6 +245,9 @@ func (s *Service) Confirm(ctx context.Context, actor bullpen.Member, agentID, id
 	})
 	if err != nil {
 		return e, err
+	}
+	if text != nil {
+		s.embedEntry(ctx, e)
 	}
 	es := []bullpen.MemoryEntry{e}
 	err = s.fillAuthors(ctx, es)

@@ -19,6 +19,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
@@ -27,19 +29,40 @@ import (
 // Config configures the memory service. Zero values are the defaults.
 type Config struct {
 	// Cap is how many entries an agent keeps (default
-	// bullpen.DefaultMemoryCap); a write over it expires the least used
-	// unpinned entries, keeping their text in the history.
+	// bullpen.DefaultMemoryCap). Without Models a write over it expires
+	// the least used unpinned entries, keeping their text in the history;
+	// with Models, Run consolidates them off the turns' path
+	// (Consolidate).
 	Cap int
+	// Models, when not nil, gives Consolidate the agent's model.
+	Models Models
 	// MergeAt is the word overlap (Jaccard, 0-1) at or above which a new
 	// entry is merged into an existing one of the same audience rather
 	// than stored beside it (default 0.8).
 	MergeAt float64
+	// Embedder, when not nil, gives vectors of entries (on write) and of
+	// each recall's trigger (one call per turn), used besides full text
+	// where the agent's provider offers embeddings (ProviderEmbedder).
+	Embedder Embedder
+	// EmbedTimeout bounds one embeddings call (default 2 s); past it the
+	// write or the recall goes on by full text alone.
+	EmbedTimeout time.Duration
+	// MinSimilarity is the cosine similarity (default 0.5) below which an
+	// entry's vector counts for nothing.
+	MinSimilarity float64
+	// Log gets the lines of embeddings that failed (default slog.Default()).
+	Log *slog.Logger
 }
 
 // Service serves the memory of every agent.
 type Service struct {
-	db  *store.DB
-	cfg Config
+	db     *store.DB
+	cfg    Config
+	kicks  chan struct{}
+	vcache vectorCache
+	// beforeCommit, in tests, runs last in a consolidation's transaction:
+	// its error stands for a crash before the commit.
+	beforeCommit func() error
 }
 
 // New returns the memory service on an open store.
@@ -50,7 +73,16 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.MergeAt <= 0 {
 		cfg.MergeAt = 0.8
 	}
-	return &Service{db: db, cfg: cfg}
+	if cfg.EmbedTimeout <= 0 {
+		cfg.EmbedTimeout = 2 * time.Second
+	}
+	if cfg.MinSimilarity <= 0 {
+		cfg.MinSimilarity = 0.5
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Service{db: db, cfg: cfg, kicks: make(chan struct{}, 1)}
 }
 
 // agentFor checks that agentID names an agent whose memory actor may

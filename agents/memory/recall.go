@@ -21,7 +21,8 @@ const (
 
 // Recall picks the entries of agentID for a turn serving channelID,
 // triggered by query (its messages' text): the agent's pinned entries and
-// its best full-text matches, only those the channel's audience may hear
+// its best full-text matches (and, where the agent's provider offers
+// embeddings, its entries most similar in meaning: see withVectors), only those the channel's audience may hear
 // (bullpen.MemoryVisibleIn), fitted into budget tokens, pinned first and
 // then by score. It records the recall (each entry's count and time, and
 // the turn's rows with scores, for the inspector) and returns the
@@ -38,6 +39,11 @@ func (s *Service) Recall(ctx context.Context, agentID, channelID, turnID int64, 
 	hits, err := s.db.MemorySearch(ctx, store.MemoryQuery{AgentID: agentID, Text: query, Channel: channelID, Limit: candidates})
 	if err != nil {
 		return nil, err
+	}
+	if model, vec, ok := s.queryVector(ctx, agentID, query); ok {
+		if hits, err = s.withVectors(ctx, agentID, channelID, model, vec, hits); err != nil {
+			return nil, fmt.Errorf("memory: recall by vectors: %w", err)
+		}
 	}
 	picked := fit(pinned, hits, channelID, budget)
 	if len(picked) == 0 {
@@ -85,7 +91,11 @@ func fit(pinned []bullpen.MemoryEntry, hits []bullpen.MemoryHit, channelID int64
 		if !seen[h.Entry.ID] {
 			matched++
 		}
-		add(h.Entry, "match")
+		why := h.Why
+		if why == "" {
+			why = "match"
+		}
+		add(h.Entry, why)
 	}
 	var out []bullpen.MemoryRecall
 	left := budget

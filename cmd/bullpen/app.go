@@ -179,10 +179,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.openSandboxes(ctx)
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
-	m.Memory = memory.New(m.DB, memory.Config{})
 	if err := m.openSettings(ctx); err != nil {
 		return err
 	}
+	m.Memory = memory.New(m.DB, memory.Config{Embedder: &memory.ProviderEmbedder{DB: m.DB}, Models: m.Settings, Log: m.Logger})
 	m.openTasks()
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
@@ -225,13 +225,14 @@ func (m *Main) Run(ctx context.Context) error {
 }
 
 // openTasks starts the task service, its sweep of lapsed claims and its
-// routines' ticks.
+// routines' ticks, and the memory's consolidation over the cap.
 func (m *Main) openTasks() {
 	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopTasks = cancel
 	go m.Tasks.Run(ctx, time.Minute)
 	go m.Tasks.RunRoutines(ctx, time.Second)
+	go m.Memory.Run(ctx, time.Minute)
 }
 
 // URL is the dashboard's address.

@@ -114,7 +114,10 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(s
 
 // endpoint is BaseURL + /chat/completions; a query in BaseURL (Azure's
 // api-version) is kept.
-func (p *Provider) endpoint() (string, error) {
+func (p *Provider) endpoint() (string, error) { return p.endpointOf("chat/completions") }
+
+// endpointOf is BaseURL + /path, keeping a query in BaseURL.
+func (p *Provider) endpointOf(path string) (string, error) {
 	base := p.cfg.BaseURL
 	if base == "" {
 		base = DefaultBaseURL
@@ -123,7 +126,7 @@ func (p *Provider) endpoint() (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", errInvalid(p, "base URL %q is not an http(s) URL", base)
 	}
-	return u.JoinPath("chat/completions").String(), nil
+	return u.JoinPath(path).String(), nil
 }
 
 // attempt makes one HTTP call and reports it to the context's recorder
