@@ -39,7 +39,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 	}
 	cfg := agents.Config{Office: m.Office, DB: m.DB, Catalog: cat, Providers: ps, DefaultProvider: def,
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
-		SharedDatabase: m.SharedDatabase && m.DatabaseURL != "", Tasks: m.Tasks}
+		SharedDatabase: m.Shared(), Tasks: m.Tasks}
 	m.Recording.Apply(&cfg)
 	if !m.Demo {
 		cfg.ProviderSource = m.Settings // the providers set up in Settings, read at each turn

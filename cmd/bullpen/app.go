@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"github.com/bullpen-hq/bullpen/e2b"
 	"io"
@@ -16,13 +15,13 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/config"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/internal/fds"
 	"github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/store"
@@ -34,33 +33,13 @@ import (
 // Main is the whole program, reusable by end-to-end tests: ParseFlags,
 // Run (returns once listening), Close.
 type Main struct {
-	DataDir     string
-	DatabaseURL string
-	Addr        string
-	AdminHandle string
-	OfficeName  string
-	SandboxesOn bool
-	// SharedDatabase: several processes run on one PostgreSQL database
-	// and share the agents' work.
-	SharedDatabase bool
-	// MCPConformance adds the MCP conformance suite's fixtures to /mcp
-	// (for TestMCPConformance; never in an office).
-	MCPConformance bool
-	// SandboxLimits are the operator's default sandbox limits.
-	SandboxLimits sandbox.Limits
+	// Config is what the flags and the environment set (ParseFlags).
+	config.Config
 	// Demo runs every agent on the scripted simulation (bullpen demo).
 	Demo bool
 	// DemoPace bounds how long each simulated model answer takes (default
 	// 1–3 s, so a person can follow; tests make it short).
 	DemoPace [2]time.Duration
-	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
-	SandboxTimes sandboxes.Times
-	// Auth limits failed authentication per client address.
-	Auth web.AuthLimits
-	// Recording sets the turn inspector's retention and size caps.
-	Recording agents.Recording
-	// Ops are the log format and the metrics token.
-	Ops opsFlags
 	// Metrics are served at /metrics.
 	Metrics *metrics.Metrics
 	// sandboxesDown says why sandboxes are unavailable, for /healthz.
@@ -103,7 +82,6 @@ type Main struct {
 	// cli serves Bullpen (MCP, gateway) to the agent CLIs' sandboxes.
 	cli        *cliWiring
 	ln         net.Listener
-	adminGiven bool         // --admin or BULLPEN_ADMIN was set
 	demo       *agents.Demo // bullpen demo: starts when watched
 	e2b        *e2b.Server  // the E2B-compatible API; nil without sandboxes
 	served     chan error
@@ -112,38 +90,17 @@ type Main struct {
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
 	sec := redact.New()
-	return &Main{Stdout: stdout, Logger: slog.New(sec.Handler(newLogger(stderr).Handler())), Secrets: sec, stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
+	return &Main{Stdout: stdout, Logger: slog.New(sec.Handler(config.NewLogger(stderr, "text").Handler())), Secrets: sec, stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
 }
 
-// ParseFlags reads flags, falling back to environment variables.
+// ParseFlags reads flags, falling back to environment variables, and
+// sets up the logger they ask for.
 func (m *Main) ParseFlags(cmd string, args []string) error {
-	fs := flag.NewFlagSet("bullpen "+cmd, flag.ContinueOnError)
-	fs.StringVar(&m.DataDir, "data", defaultDataDir(), "data directory (env BULLPEN_DATA)")
-	fs.StringVar(&m.DatabaseURL, "database-url", envOr("BULLPEN_DATABASE_URL", ""), "postgres:// URL; empty for SQLite in the data directory (env BULLPEN_DATABASE_URL)")
-	fs.StringVar(&m.Addr, "addr", envOr("BULLPEN_ADDR", "127.0.0.1:8080"), "listen address (env BULLPEN_ADDR)")
-	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
-	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
-	checks := []func() error{
-		onOffVar(fs, &m.SandboxesOn, "sandboxes", "BULLPEN_SANDBOXES", true, "on or off: run sandboxes (they need root) (env BULLPEN_SANDBOXES)"),
-		m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv), m.SandboxLimits.RegisterFlags(fs, os.Getenv), m.Recording.RegisterFlags(fs, os.Getenv),
-		onOffVar(fs, &m.SharedDatabase, "shared-database", "BULLPEN_SHARED_DATABASE", false, "on or off: several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE)"),
-		onOffVar(fs, &m.MCPConformance, "mcp-conformance", "BULLPEN_MCP_CONFORMANCE", false, "on or off: add the MCP conformance suite's test tools, resources and prompts to /mcp, for running the suite only (env BULLPEN_MCP_CONFORMANCE)"),
-		m.Ops.RegisterFlags(fs)}
-	if err := fs.Parse(args); err != nil {
+	if err := m.Config.Parse(cmd, args, os.Getenv); err != nil {
 		return err
 	}
-	fs.Visit(func(f *flag.Flag) { m.adminGiven = m.adminGiven || f.Name == "admin" })
-	m.adminGiven = m.adminGiven || os.Getenv("BULLPEN_ADMIN") != ""
-	for _, check := range checks {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
 	if m.stderr != nil {
-		m.Logger = slog.New(m.Secrets.Handler(newLoggerFormat(m.stderr, m.Ops.LogFormat).Handler()))
+		m.Logger = slog.New(m.Secrets.Handler(config.NewLogger(m.stderr, m.Ops.LogFormat).Handler()))
 	}
 	m.Secrets.Add(m.Ops.MetricsToken)
 	return nil
@@ -217,7 +174,7 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { m.served <- m.Server.Serve(m.ln) }()
 
 	fmt.Fprintf(m.Stdout, "Bullpen is running: %s\n", m.URL())
-	fmt.Fprintf(m.Stdout, "Data: %s\n", m.where())
+	fmt.Fprintf(m.Stdout, "Data: %s\n", m.Where())
 	if token != "" {
 		fmt.Fprintf(m.Stdout, "\nFirst start: log in as @%s with this token (shown only once):\n\n    %s\n\n", m.AdminHandle, token)
 	}
@@ -236,13 +193,6 @@ func (m *Main) openTasks() {
 
 // URL is the dashboard's address.
 func (m *Main) URL() string { return "http://" + m.ln.Addr().String() + "/" }
-
-func (m *Main) where() string {
-	if m.DatabaseURL != "" {
-		return "PostgreSQL"
-	}
-	return m.DataDir
-}
 
 // Close shuts the server down (websockets get a going-away frame) and
 // closes the database.

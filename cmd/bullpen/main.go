@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/cli"
+	"github.com/bullpen-hq/bullpen/config"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "demo":
 		// A labelled simulation: scripted agents in their own office.
 		m.Demo = true
-		if m.DataDir == defaultDataDir() && m.DatabaseURL == "" {
+		if m.DataDir == config.DefaultDataDir(os.Getenv) && m.DatabaseURL == "" {
 			m.DataDir = filepath.Join(m.DataDir, "demo")
 		}
 		if err := m.Run(ctx); err != nil {
@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.closeSoon()
 	case "admin-token":
 		handle := ""
-		if m.adminGiven {
+		if m.AdminGiven {
 			handle = m.AdminHandle
 		}
 		return m.adminToken(ctx, handle)
@@ -96,29 +96,4 @@ func (m *Main) closeSoon() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return m.Close(ctx)
-}
-
-// defaultDataDir is $BULLPEN_DATA, else the XDG data directory.
-func defaultDataDir() string {
-	if d := os.Getenv("BULLPEN_DATA"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "bullpen")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "bullpen")
-	}
-	return "bullpen-data"
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }

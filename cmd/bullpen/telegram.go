@@ -19,7 +19,7 @@ func (m *Main) openTelegram(ctx context.Context) error {
 	}
 	m.Secrets.Add(env.Token, env.WebhookSecret)
 	br, err := telegram.New(telegram.Config{Office: m.Office, DB: m.DB, Approvals: m.TelegramApprovals, Env: env, ServerURL: apiURL,
-		OfficeName: m.OfficeName, Logger: m.Logger, Secrets: m.Secrets, Shared: m.SharedDatabase && m.DatabaseURL != ""})
+		OfficeName: m.OfficeName, Logger: m.Logger, Secrets: m.Secrets, Shared: m.Shared()})
 	if err != nil {
 		return err
 	}
