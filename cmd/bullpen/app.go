@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
@@ -79,12 +80,13 @@ type Main struct {
 	// Upstreams are the model gateway's providers; nil reads them from
 	// the environment (BULLPEN_ANTHROPIC_API_KEY, …).
 	Upstreams map[string]gateway.Upstream
-	// cli serves Bullpen (MCP, gateway) to the agent CLIs' sandboxes.
-	cli        *cliWiring
-	ln         net.Listener
-	demo       *agents.Demo // bullpen demo: starts when watched
-	e2b        *e2b.Server  // the E2B-compatible API; nil without sandboxes
-	served     chan error
+	// sockets serve cliMux (MCP, gateway) to the agent CLIs' sandboxes.
+	sockets *cli.Sockets
+	cliMux  *cli.Mux
+	ln      net.Listener
+	demo    *agents.Demo // bullpen demo: starts when watched
+	e2b     *e2b.Server  // the E2B-compatible API; nil without sandboxes
+	served  chan error
 }
 
 // NewMain returns a Main with its defaults.
@@ -162,7 +164,7 @@ func (m *Main) Run(ctx context.Context) error {
 		wcfg.SandboxReady = m.sandboxReady
 	}
 	mcpH := m.mcpHandler(mcp.MemberTokens(off.Authenticate))
-	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
+	m.cliMux.SetHandlers(m.mcpHandler(off), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
 		Telegram: m.telegramService(), Wiki: m.Wiki, Memory: m.Memory, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
 		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks, E2B: m.e2bService()})
@@ -213,7 +215,9 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.Agents != nil {
 		m.Agents.Close()
 	}
-	m.cli.close()
+	if m.sockets != nil {
+		m.sockets.Close()
+	}
 	if m.Telegram != nil {
 		m.Telegram.Close()
 	}

@@ -238,7 +238,7 @@ const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protoc
 // sandbox's bridge leads; a turn token works nowhere else) gives token
 // for an initialize.
 func (o *cliOffice) socketMCPStatus(agent bullpen.Member, token string) int {
-	path, err := o.m.cli.sockets.Socket(context.Background(), agent)
+	path, err := o.m.sockets.Socket(context.Background(), agent)
 	if err != nil {
 		o.t.Fatal(err)
 	}

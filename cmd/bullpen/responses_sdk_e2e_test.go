@@ -169,7 +169,7 @@ func runSDKInSandbox(t *testing.T, cache string, native bool) {
 	base := front.URL + "/v1"
 	o := startCLIOffice(t, "openai", base, cache)
 	t.Cleanup(func() { close(hold) }) // before the office closes
-	clis := o.m.Sandboxes.Workspaces(time.Hour).WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.cli.sockets.Socket})
+	clis := o.m.Sandboxes.Workspaces(time.Hour).WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.sockets.Socket})
 	so := &socketOffice{cliOffice: o, clis: clis}
 	role, err := o.m.Agents.Catalog().Role("starter/engineer")
 	if err != nil {

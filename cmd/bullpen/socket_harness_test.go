@@ -40,7 +40,7 @@ func newSocketOffice(t *testing.T) *socketOffice {
 	o := startCLIOffice(t, "anthropic", fake.URL, t.TempDir())
 	t.Cleanup(func() { close(hold) }) // before the office closes
 	ws := o.m.Sandboxes.Workspaces(time.Hour)
-	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.cli.sockets.Socket})}
+	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.sockets.Socket})}
 }
 
 // hireBuiltin hires a built-in engineer and returns it and its own
