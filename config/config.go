@@ -89,6 +89,14 @@ func (c *Config) Where() string {
 	return c.DataDir
 }
 
+// ForDemo gives bullpen demo an office of its own: <data dir>/demo,
+// unless a data directory other than the default or a database was given.
+func (c *Config) ForDemo(getenv func(string) string) {
+	if c.DataDir == DefaultDataDir(getenv) && c.DatabaseURL == "" {
+		c.DataDir = filepath.Join(c.DataDir, "demo")
+	}
+}
+
 // DefaultDataDir is $BULLPEN_DATA, else the XDG data directory.
 func DefaultDataDir(getenv func(string) string) string {
 	if d := getenv("BULLPEN_DATA"); d != "" {
