@@ -4,19 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bullpen-hq/bullpen/e2b"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/config"
+	"github.com/bullpen-hq/bullpen/e2b"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/internal/fds"
 	"github.com/bullpen-hq/bullpen/internal/redact"
@@ -36,56 +37,50 @@ import (
 type Main struct {
 	// Config is what the flags and the environment set (ParseFlags).
 	config.Config
-	// Demo runs every agent on the scripted simulation (bullpen demo).
-	Demo bool
-	// DemoPace bounds how long each simulated model answer takes (default
-	// 1–3 s, so a person can follow; tests make it short).
+	// Demo runs every agent on the scripted simulation (bullpen demo);
+	// DemoPace bounds how long each simulated answer takes (default 1–3
+	// s, so a person can follow; tests make it short).
+	Demo     bool
 	DemoPace [2]time.Duration
-	// Metrics are served at /metrics.
-	Metrics *metrics.Metrics
-	// sandboxesDown says why sandboxes are unavailable, for /healthz.
-	sandboxesDown string
-	stderr        io.Writer
 
 	Logger *slog.Logger
 	Stdout io.Writer
+	stderr io.Writer
 	// Secrets are what no view, record, answer or log line shows: the
 	// providers' keys (Settings adds them as it reads them), the
 	// Telegram bot token, the metrics token. Logger redacts them.
 	Secrets *redact.Secrets
 
-	DB     *store.DB
-	Office *office.Office
-	// Wiki serves the wiki's pages, search and agent tools.
-	Wiki *wiki.Wiki
-	// Memory serves the agents' memory: recall, tools and the API.
-	Memory *memory.Service
-	// Sandboxes runs the office's sandboxes; nil when they are unavailable
-	// (not root, turned off, or the host lacks cgroups or overlayfs).
-	Sandboxes *sandboxes.Service
-	// Settings keeps the model providers; agents read them at each turn.
-	Settings *settings.Service
-	// Agents runs the agents: wake router, workers, turns, approvals.
-	Agents *agents.Service
-	// Tasks serves tasks; its sweep returns lapsed claims to open.
-	Tasks     *tasks.Service
-	stopTasks context.CancelFunc
-	// Telegram is the Telegram bridge (idle until a bot token is set).
-	Telegram *telegram.Bridge
-	// TelegramApprovals answers approvals from Telegram's buttons; set it
-	// to the agents service when that is wired (nil: the buttons say
-	// approvals are not available).
+	// The parts of the office, made by Run. Sandboxes is nil when they
+	// are unavailable (not root, turned off, or the host lacks cgroups or
+	// overlayfs; sandboxesDown says why, for /healthz). Telegram is idle
+	// until a bot token is set; Tasks' sweep returns lapsed claims to open.
+	DB            *store.DB
+	Office        *office.Office
+	Wiki          *wiki.Wiki
+	Memory        *memory.Service
+	Sandboxes     *sandboxes.Service
+	sandboxesDown string
+	Settings      *settings.Service // the model providers, read at each turn
+	Agents        *agents.Service   // wake router, workers, turns, approvals
+	timeouts      bullpen.Timeouts  // of the agents' model calls, from the environment
+	Tasks         *tasks.Service
+	stopTasks     context.CancelFunc
+	Telegram      *telegram.Bridge
+	Metrics       *metrics.Metrics // served at /metrics
+	Server        *web.Server
+	// TelegramApprovals answers approvals from Telegram's buttons; nil
+	// means the agents service.
 	TelegramApprovals telegram.Approvals
-	Server            *web.Server
 	// Upstreams are the model gateway's providers; nil reads them from
-	// the environment (BULLPEN_ANTHROPIC_API_KEY, …).
+	// Settings (gatewayUpstreams).
 	Upstreams map[string]gateway.Upstream
-	// sockets serve cliMux (MCP, gateway) to the agent CLIs' sandboxes.
-	sockets *cli.Sockets
+
+	sockets *cli.Sockets // serve cliMux (MCP, gateway) to the agent CLIs' sandboxes
 	cliMux  *cli.Mux
-	ln      net.Listener
 	demo    *agents.Demo // bullpen demo: starts when watched
 	e2b     *e2b.Server  // the E2B-compatible API; nil without sandboxes
+	ln      net.Listener
 	served  chan error
 }
 
@@ -136,45 +131,28 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
-	m.openSandboxes(ctx)
-	m.Wiki = wiki.New(m.DB, wiki.Config{})
-	m.Memory = memory.New(m.DB, memory.Config{})
-	if err := m.openSettings(ctx); err != nil {
+	sbcfg := sandboxes.Config{Office: off, DB: m.DB, DefaultLifetime: m.SandboxTimes.DefaultLifetime, Logger: m.Logger}
+	m.SandboxLimits.Apply(&sbcfg.Sandbox)
+	m.Sandboxes, m.sandboxesDown = sandboxes.OpenOrExplain(ctx, m.DataDir, m.SandboxesOn, sbcfg)
+	m.Wiki, m.Memory = wiki.New(m.DB, wiki.Config{}), memory.New(m.DB, memory.Config{})
+	if m.Settings, err = settings.Open(ctx, settings.Config{DB: m.DB, Logger: m.Logger, Secrets: m.Secrets}, os.Getenv); err != nil {
 		return err
 	}
 	m.openTasks()
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
-	if m.TelegramApprovals == nil && m.Agents != nil { // never a typed nil in the interface
+	if m.TelegramApprovals == nil {
 		m.TelegramApprovals = m.Agents
 	}
-	if err := m.openTelegram(ctx); err != nil {
+	m.Telegram, err = telegram.Open(ctx, telegram.Config{Office: off, DB: m.DB, Approvals: m.TelegramApprovals, OfficeName: m.OfficeName,
+		Logger: m.Logger, Secrets: m.Secrets, Shared: m.Shared()}, os.Getenv)
+	if err != nil {
 		return err
 	}
-	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice}
-	m.Auth.Apply(&wcfg)
-	if m.demo != nil {
-		wcfg.OnWatch = m.demo.Watched
+	if err := m.serve(); err != nil {
+		return err
 	}
-	m.Metrics = m.wireMetrics(&wcfg)
-	wcfg.Descriptors = fds.Count
-	wcfg.SandboxesOff, wcfg.SandboxesDown = !m.SandboxesOn, m.sandboxesDown
-	if m.Sandboxes != nil {
-		wcfg.SandboxReady = m.sandboxReady
-	}
-	mcpH := m.mcpHandler(mcp.MemberTokens(off.Authenticate))
-	m.cliMux.SetHandlers(m.mcpHandler(off), m.gatewayHandler())
-	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki, Memory: m.Memory, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks, E2B: m.e2bService()})
-	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	m.ln = fds.Listener(m.ln, m.Logger) // out of descriptors, it waits and accepts again
-	m.served = make(chan error, 1)
-	go func() { m.served <- m.Server.Serve(m.ln) }()
-
 	fmt.Fprintf(m.Stdout, "Bullpen is running: %s\n", m.URL())
 	fmt.Fprintf(m.Stdout, "Data: %s\n", m.Where())
 	if token != "" {
@@ -183,14 +161,32 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
-// openTasks starts the task service, its sweep of lapsed claims and its
-// routines' ticks.
-func (m *Main) openTasks() {
-	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stopTasks = cancel
-	go m.Tasks.Run(ctx, time.Minute)
-	go m.Tasks.RunRoutines(ctx, time.Second)
+// serve wires the web server (and the agents' sockets' MCP and gateway)
+// and starts it on Addr in the background.
+func (m *Main) serve() error {
+	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice, Descriptors: fds.Count,
+		SandboxesOff: !m.SandboxesOn, SandboxesDown: m.sandboxesDown}
+	m.Auth.Apply(&wcfg)
+	if m.demo != nil {
+		wcfg.OnWatch = m.demo.Watched
+	}
+	m.Metrics = m.wireMetrics(&wcfg)
+	var sb web.Sandboxes
+	if m.Sandboxes != nil {
+		wcfg.SandboxReady, sb = m.Sandboxes.Ready, m.Sandboxes
+	}
+	m.cliMux.SetHandlers(m.mcpHandler(m.Office), m.gatewayHandler())
+	m.Server = web.New(wcfg, web.Services{Office: m.Office, Agents: m.Agents, Sandboxes: web.TimedSandboxes(sb, m.Metrics.ObserveSandboxCreate),
+		Telegram: m.Telegram, Wiki: m.Wiki, Memory: m.Memory, Turns: m.Agents, Timeline: timeline.Lines{Log: m.Logger},
+		Settings: m.Settings, MCP: m.mcpHandler(mcp.MemberTokens(m.Office.Authenticate)), Tasks: m.Tasks, Routines: m.Tasks, E2B: m.e2bService()})
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	m.ln = fds.Listener(ln, m.Logger) // out of descriptors, it waits and accepts again
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.Server.Serve(m.ln) }()
+	return nil
 }
 
 // URL is the dashboard's address.

@@ -19,8 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/cli"
-	"github.com/bullpen-hq/bullpen/config"
+	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -54,24 +55,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch cmd {
-	case "serve":
+	case "serve", "demo":
+		if cmd == "demo" { // a labelled simulation: scripted agents in their own office
+			m.Demo = true
+			m.ForDemo(os.Getenv)
+		}
 		if err := m.Run(ctx); err != nil {
 			return err
+		}
+		if m.Demo {
+			fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) starts in #general when you open the dashboard.\n")
 		}
 		<-ctx.Done()
 		m.Logger.Info("shutting down")
-		return m.closeSoon()
-	case "demo":
-		// A labelled simulation: scripted agents in their own office.
-		m.Demo = true
-		if m.DataDir == config.DefaultDataDir(os.Getenv) && m.DatabaseURL == "" {
-			m.DataDir = filepath.Join(m.DataDir, "demo")
-		}
-		if err := m.Run(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) starts in #general when you open the dashboard.\n")
-		<-ctx.Done()
 		return m.closeSoon()
 	case "admin-token":
 		handle := ""
@@ -96,4 +92,35 @@ func (m *Main) closeSoon() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return m.Close(ctx)
+}
+
+// adminToken is `bullpen admin-token`: it mints a new login token for an
+// admin on this server's database (the data directory or --database-url)
+// and prints it once. The server may be running meanwhile.
+func (m *Main) adminToken(ctx context.Context, handle string) error {
+	if err := m.OpenStore(ctx); err != nil {
+		return err
+	}
+	defer m.DB.Close()
+	off, err := office.New(ctx, m.DB, office.Config{})
+	if err != nil {
+		return err
+	}
+	secret, admin, err := off.MintAdminToken(ctx, handle)
+	if err != nil {
+		return fmt.Errorf("admin-token: %w", err)
+	}
+	fmt.Fprintf(m.Stdout, "New login token for @%s (shown only once; revoke old ones in Settings → Tokens):\n\n    %s\n\n", admin.Handle, secret)
+	return nil
+}
+
+// cliInstaller is the installer of the agent CLIs, in <data dir>/clis.
+func (m *Main) cliInstaller() *runtime.Installer {
+	return &runtime.Installer{Dir: filepath.Join(m.DataDir, "clis")}
+}
+
+// installCLIs is `bullpen install-clis` (a hire of a CLI role installs
+// its CLI too, in the background).
+func (m *Main) installCLIs(ctx context.Context) error {
+	return m.cliInstaller().InstallAll(ctx, m.Stdout)
 }
