@@ -20,6 +20,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime/runtimetest"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // openaiSDK is the official openai npm package the test drives, pinned in
@@ -176,7 +177,7 @@ func runSDKInSandbox(t *testing.T, cache string, native bool) {
 		t.Fatal(err)
 	}
 	role.Handle, role.Runtime, role.Provider = "engineer", bullpen.RuntimeBuiltin, "openai"
-	var h bullpen.Hired
+	var h view.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &h)
 	agent := h.Agent.Member
 	tok := so.turnToken(agent)

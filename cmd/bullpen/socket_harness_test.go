@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // socketOffice is the whole program with real sandboxes and a model that
@@ -52,7 +53,7 @@ func (o *socketOffice) hireBuiltin(handle string) (bullpen.Member, string) {
 		o.t.Fatal(err)
 	}
 	role.Handle, role.Runtime, role.Provider = handle, bullpen.RuntimeBuiltin, "anthropic"
-	var h bullpen.Hired
+	var h view.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &h)
 	return h.Agent.Member, h.Token
 }
