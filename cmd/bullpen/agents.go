@@ -11,9 +11,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
-	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/agents/tasks"
-	"github.com/bullpen-hq/bullpen/e2b"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
@@ -35,9 +33,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 	var ps map[string]llm.Provider
 	var def string
 	if m.Demo {
-		sim := scripted.New(agents.DemoScript)
-		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
-		ps, def = providers.Simulation(agents.Paced(sim, m.DemoPace[0], m.DemoPace[1]))
+		ps, def = providers.Simulation(agents.DemoModel(m.DemoPace[0], m.DemoPace[1]))
 	}
 	if m.timeouts, err = agents.TimeoutsFromEnv(os.Getenv); err != nil {
 		return err
@@ -114,26 +110,13 @@ func (m *Main) gatewayHandler() http.Handler {
 }
 
 // gatewayUpstreams finds the gateway's providers where the built-in loop
-// does: in Settings; without a settings service, in the environment.
-// Tests set Main.Upstreams to reach fakes.
+// does: in Settings (seeded from the environment at start, read at each
+// request). Tests set Main.Upstreams to reach fakes.
 func (m *Main) gatewayUpstreams() agents.UpstreamLookup {
 	if m.Upstreams != nil {
 		return agents.LookupIn(m.Upstreams)
 	}
-	if m.Settings == nil {
-		return agents.LookupIn(gateway.UpstreamsFromEnv(os.Getenv))
-	}
 	return m.Settings.Upstream
-}
-
-// e2bService is the E2B-compatible API over the sandboxes (nil, not a nil
-// pointer in the interface, without them).
-func (m *Main) e2bService() web.E2B {
-	if m.Sandboxes == nil {
-		return nil
-	}
-	m.e2b = e2b.New(e2b.Config{Boxes: m.Sandboxes, Keys: m.Office, DefaultTimeout: m.SandboxTimes.DefaultLifetime, Logger: m.Logger})
-	return m.e2b
 }
 
 // wireMetrics builds the metrics from the parts of the running office and

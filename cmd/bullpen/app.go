@@ -171,14 +171,16 @@ func (m *Main) serve() error {
 		wcfg.OnWatch = m.demo.Watched
 	}
 	m.Metrics = m.wireMetrics(&wcfg)
-	var sb web.Sandboxes
+	var sb web.Sandboxes // nil interfaces without sandboxes: their routes answer "unavailable"
+	var e2bAPI web.E2B
 	if m.Sandboxes != nil {
-		wcfg.SandboxReady, sb = m.Sandboxes.Ready, m.Sandboxes
+		m.e2b = e2b.New(e2b.Config{Boxes: m.Sandboxes, Keys: m.Office, DefaultTimeout: m.SandboxTimes.DefaultLifetime, Logger: m.Logger})
+		wcfg.SandboxReady, sb, e2bAPI = m.Sandboxes.Ready, m.Sandboxes, m.e2b
 	}
 	m.cliMux.SetHandlers(m.mcpHandler(m.Office), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: m.Office, Agents: m.Agents, Sandboxes: web.TimedSandboxes(sb, m.Metrics.ObserveSandboxCreate),
 		Telegram: m.Telegram, Wiki: m.Wiki, Memory: m.Memory, Turns: m.Agents, Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.Settings, MCP: m.mcpHandler(mcp.MemberTokens(m.Office.Authenticate)), Tasks: m.Tasks, Routines: m.Tasks, E2B: m.e2bService()})
+		Settings: m.Settings, MCP: m.mcpHandler(mcp.MemberTokens(m.Office.Authenticate)), Tasks: m.Tasks, Routines: m.Tasks, E2B: e2bAPI})
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
