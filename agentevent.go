@@ -26,6 +26,7 @@ const (
 	LimitSteps       = "turn_steps"
 	LimitTurnTokens  = "turn_tokens"
 	LimitDailyTokens = "daily_tokens"
+	LimitTaskTokens  = "task_tokens"
 	LimitDeadline    = "turn_deadline"
 )
 

@@ -80,6 +80,10 @@ type Budgets struct {
 	// MemoryTokens bounds the recalled memory entries of each work packet
 	// (0: DefaultMemoryBudget; -1: recall nothing).
 	MemoryTokens int `yaml:"memory_tokens" json:"memory_tokens,omitempty"`
+	// TaskTokens bounds the input+output tokens spent on one task, by
+	// every turn that worked it (0: no per-task budget). A turn in a
+	// task's thread stops when the task's sum reaches it.
+	TaskTokens int `yaml:"task_tokens" json:"task_tokens,omitempty"`
 }
 
 // MemoryBudget is MemoryTokens or its default; 0 means recall nothing.

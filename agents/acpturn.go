@@ -22,7 +22,7 @@ func (s *Service) acpRun(ctx context.Context, e *turnEnv, a runtime.ACP, run bul
 	defer out.Close()
 	run.Stdin, run.Input = "", in
 	mcp := "http://127.0.0.1:" + strconv.Itoa(bullpen.CLIBridgePort) + "/mcp"
-	s.cliRun(ctx, e, a, run, func(cctx context.Context, spec bullpen.SandboxSpec, p bullpen.CLIProcess, emit func(runtime.Event)) error {
+	s.cliRun(ctx, e, a, run, nil, func(cctx context.Context, spec bullpen.SandboxSpec, p bullpen.CLIProcess, emit func(runtime.Event)) error {
 		err := acp.Run(cctx, out, p.Stdout(), acp.Turn{Cwd: bullpen.CLIWorkdir, Prompt: prompt, MCPURL: mcp, Token: token,
 			Sandbox: acpSandbox{s.cfg.CLIs, e.agent, spec}, Permit: acpPermit(e.role), Emit: emit})
 		if err != nil && cctx.Err() == nil {

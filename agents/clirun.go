@@ -49,7 +49,9 @@ func streamDriver(rt runtime.Runtime) cliDriver {
 }
 
 // cliRun starts the CLI, turns its stream into events and ends the turn.
-func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run bullpen.CLIRun, drive cliDriver) {
+// With a plan, the run is a client of the agent's CLI server (started
+// if need be), or the one-shot run when the server cannot serve.
+func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, run bullpen.CLIRun, plan *serverPlan, drive cliDriver) {
 	s.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusThinking, TurnID: e.turn.ID})
 	// The run's context ends at the deadline, when the service stops, and
 	// when the gateway refuses the turn a call for its budget (stopRun):
@@ -62,6 +64,14 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 		s.cliFail(ctx, e, err)
 		return
 	}
+	var attached *serverTurn
+	if plan != nil {
+		if run, attached, err = s.cliAttach(cctx, e, spec, plan, run); err != nil {
+			e.log.Warn("agents: the CLI server cannot serve this turn; running the CLI once", "runtime", rt.Name(), "err", err)
+		}
+	}
+	clean := false
+	defer func() { attached.end(clean) }()
 	p, err := s.cfg.CLIs.RunCLI(cctx, e.agent, spec, run)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -102,11 +112,12 @@ func (s *Service) cliRun(ctx context.Context, e *turnEnv, rt runtime.Runtime, ru
 	if ctx.Err() != nil {
 		return // shutting down: the restart finds "c" and says so
 	}
-	s.cliOutcome(ctx, e, rt, st, exit, werr, stderr.String())
+	clean = s.cliOutcome(ctx, e, rt, st, exit, werr, stderr.String())
 }
 
-// cliOutcome ends the turn from how the run ended.
-func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit bullpen.CLIExit, werr error, stderr string) {
+// cliOutcome ends the turn from how the run ended; it reports whether the
+// run ended cleanly.
+func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime, st *cliState, exit bullpen.CLIExit, werr error, stderr string) bool {
 	name := rt.Name()
 	switch {
 	case s.gatewayStopped(e.turn.ID):
@@ -136,7 +147,9 @@ func (s *Service) cliOutcome(ctx context.Context, e *turnEnv, rt runtime.Runtime
 		s.cliFail(ctx, e, bullpen.Errorf(bullpen.EUNAVAILABLE, "%s", clip(st.final, 600)))
 	default:
 		s.cliDone(ctx, e, rt, st)
+		return true
 	}
+	return false
 }
 
 // cliDone ends a good run: the session is kept for resume, and a final

@@ -46,7 +46,7 @@ func (s *Service) cliTurn(ctx context.Context, e *turnEnv, triggers []trigger) {
 		return
 	}
 	s.attachGateway(e) // the gateway's budget notices go to this turn's thread
-	run, token, err := s.cliPrepare(ctx, e, rt, triggers)
+	run, plan, token, err := s.cliPrepare(ctx, e, rt, triggers)
 	if token != "" {
 		// The token dies with the turn, whatever happens (a fresh context:
 		// ctx may be the shutdown's).
@@ -62,19 +62,20 @@ func (s *Service) cliTurn(ctx context.Context, e *turnEnv, triggers []trigger) {
 		s.acpRun(ctx, e, a, run, token)
 		return
 	}
-	s.cliRun(ctx, e, rt, run, streamDriver(rt))
+	s.cliRun(ctx, e, rt, run, plan, streamDriver(rt))
 }
 
 // cliPrepare installs the CLI if needed, mints the turn's token and builds
-// the run.
-func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime, triggers []trigger) (bullpen.CLIRun, string, error) {
+// the run: a one-shot run of the CLI, and the plan of a run attached to
+// the agent's CLI server for a CLI that has one (nil otherwise).
+func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime, triggers []trigger) (bullpen.CLIRun, *serverPlan, string, error) {
 	if err := s.cfg.CLIs.EnsureCLI(ctx, rt); err != nil {
-		return bullpen.CLIRun{}, "", err
+		return bullpen.CLIRun{}, nil, "", err
 	}
 	ttl := max(e.deadline.Sub(s.cfg.Now()), time.Second) // overLimit caught a passed deadline
 	token, err := s.cfg.TurnTokens.MintTurnToken(ctx, e.agent.ID, e.turn.ID, ttl)
 	if err != nil {
-		return bullpen.CLIRun{}, "", err
+		return bullpen.CLIRun{}, nil, "", err
 	}
 	var packet string
 	if !e.j.get("k", &packet) {
@@ -83,18 +84,23 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 	session := ""
 	if e.role.Resume && rt.Resumable() {
 		if session, err = s.db.CLISession(ctx, e.agent.ID, rt.Name()); err != nil {
-			return bullpen.CLIRun{}, token, err
+			return bullpen.CLIRun{}, nil, token, err
 		}
 	}
 	roster, err := s.roster(ctx, &e.channel)
 	if err != nil {
-		return bullpen.CLIRun{}, token, err
+		return bullpen.CLIRun{}, nil, token, err
 	}
 	base := "http://127.0.0.1:" + strconv.Itoa(bullpen.CLIBridgePort)
-	inv := rt.Command(runtime.Turn{CLIDir: bullpen.CLIMountDir + "/" + rt.Install().Dir(), Workdir: bullpen.CLIWorkdir,
+	t := runtime.Turn{CLIDir: bullpen.CLIMountDir + "/" + rt.Install().Dir(), Workdir: bullpen.CLIWorkdir,
 		Home: bullpen.CLIHomes + "/" + rt.Name(), Model: e.role.Model, Provider: e.kind, Brief: cliBrief(e.role, e.agent, roster),
 		GatewayURL: base, MCPURL: base + "/mcp", Token: token, Session: session, Keep: e.role.Resume,
-		MaxTurns: e.role.Budgets.MaxSteps})
+		MaxTurns: e.role.Budgets.MaxSteps}
+	inv := rt.Command(t)
+	var plan *serverPlan
+	if srt, ok := rt.(runtime.Server); ok && s.cfg.CLILender != nil {
+		plan = &serverPlan{rt: srt, turn: t, stdin: packet}
+	}
 	run := bullpen.CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{bullpen.CLIHomes + "/" + rt.Name()}, inv.Dirs...),
 		Stdin: inv.PromptPrefix + packet, Timeout: ttl}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
@@ -103,7 +109,7 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 		}
 		return e.j.note(tx, cliStartedKey, struct{}{})
 	})
-	return run, token, err
+	return run, plan, token, err
 }
 
 // installCLI starts installing a hired role's CLI in the background, so

@@ -85,11 +85,19 @@ func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput in
 		return b, gateway.Reservation{}, err
 	}
 	now := s.cfg.Now().UTC()
+	// A task's budget leaves the turn what its finished turns did not use.
+	var task taskSpend
+	s.gw.ifPresent(turnID, func(g *gatewayTurn) {
+		if g.env != nil {
+			task = g.env.task
+		}
+	})
+	turnLimit, byTask := task.turnLimit(role.Budgets.MaxTurnTokens)
 	var res store.ReserveResult
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		res, err = tx.ReserveTokens(store.ReserveTokens{AgentID: t.AgentID, TurnID: turnID, Input: input, MaxOutput: maxOutput,
-			TurnLimit: role.Budgets.MaxTurnTokens, DailyLimit: role.Budgets.DailyTokens,
+			TurnLimit: turnLimit, DailyLimit: role.Budgets.DailyTokens,
 			DayStart: now.Truncate(24 * time.Hour), Expires: now.Add(reservationTTL)})
 		return err
 	})
@@ -99,10 +107,12 @@ func (s *Service) Reserve(ctx context.Context, turnID int64, input, maxOutput in
 	if err != nil {
 		return b, gateway.Reservation{}, fmt.Errorf("agents: reserve tokens of turn %d: %w", turnID, err)
 	}
-	switch res.Refused {
-	case "turn":
+	switch {
+	case res.Refused == "turn" && byTask:
+		b.Limit, b.Detail = bullpen.LimitTaskTokens, taskStopDetail(agent.Handle, role.Budgets, task.id, task.prior+res.TurnUsed, input)
+	case res.Refused == "turn":
 		b.Limit, b.Detail = bullpen.LimitTurnTokens, turnStopDetail(agent.Handle, role.Budgets, res.TurnUsed, input)
-	case "daily":
+	case res.Refused == "daily":
 		b.Limit, b.Detail = bullpen.LimitDailyTokens, dailyStopDetail(agent.Handle, role.Budgets, res.DayUsed, input)
 	}
 	return b, gateway.Reservation{ID: res.ID, Input: res.Input, Output: res.Output}, nil

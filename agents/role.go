@@ -152,6 +152,7 @@ func validateBudgets(b *bullpen.Budgets, file string) error {
 		{"budgets.turns_per_hour", b.TurnsPerHour, 1, 10_000},
 		{"budgets.max_parallel_calls", b.MaxParallelCalls, 1, 16},
 		{"budgets.memory_tokens", b.MemoryTokens, -1, 20_000},
+		{"budgets.task_tokens", b.TaskTokens, 1000, 1_000_000_000},
 	}
 	for _, c := range checks {
 		if c.v != 0 && (c.v < c.lo || c.v > c.h) {

@@ -92,6 +92,7 @@ func TestParseRole(t *testing.T) {
 		{"bad network", "x.md", strings.Replace(goodRole, "network: allowlist", "network: wide", 1), "sandbox.network"},
 		{"wrong type", "x.md", strings.Replace(goodRole, "max_steps: 5", "max_steps: many", 1), "budgets.max_steps"},
 		{"budget out of range", "x.md", strings.Replace(goodRole, "max_steps: 5", "max_steps: 500", 1), "budgets.max_steps"},
+		{"task budget out of range", "x.md", strings.Replace(goodRole, "max_steps: 5", "max_steps: 5\n  task_tokens: 10", 1), "budgets.task_tokens"},
 		{"empty prompt", "x.md", strings.Replace(goodRole, "You test things.\n", "", 1), "prompt"},
 		{"prompt field in markdown", "x.md", strings.Replace(goodRole, "title: Tester", "prompt: hi", 1), "prompt"},
 	}

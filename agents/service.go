@@ -166,6 +166,9 @@ type Config struct {
 	// roles' turns fail with a notice saying why.
 	CLIs       CLISandboxes
 	TurnTokens TurnTokens
+	// CLILender lets an agent CLI that runs as a server (opencode) serve
+	// turn after turn (cliserver.go); nil runs such CLIs once per turn.
+	CLILender TurnLender
 
 	// Concurrency bounds the turns working at once, office-wide (default
 	// 4). A turn waiting on its model gives its slot back and holds one of
@@ -260,8 +263,9 @@ type Service struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
-	routed atomic.Int64 // the last event sequence the router has handled
-	gw     gatewayTurns // CLI turns' model calls through the gateway
+	routed  atomic.Int64 // the last event sequence the router has handled
+	gw      gatewayTurns // CLI turns' model calls through the gateway
+	servers cliServers   // agent CLIs running as servers (cliserver.go)
 
 	// onRequest, when set (tests and benchmarks), sees each model request
 	// just before it is sent.

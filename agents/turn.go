@@ -34,6 +34,7 @@ type turnEnv struct {
 	deadline  time.Time        // the turn's own: model calls and tools stop there
 	timeouts  bullpen.Timeouts // role's, then office's, then built-in
 	kind      string           // the provider kind, for its share of model calls
+	task      taskSpend        // the task the turn works on, when its role has a task budget
 	j         *journal
 	callKey   string       // the journal key of the tool call running
 	log       *slog.Logger // carries the turn, agent, channel and anchor wake
@@ -110,6 +111,9 @@ func (s *Service) prepare(ctx context.Context, e *turnEnv, wakes []bullpen.Wake)
 		return nil, err
 	}
 	e.thread = replyThread(e.channel, triggers)
+	if e.task, err = s.taskSpend(ctx, e); err != nil {
+		return nil, err
+	}
 	if stop, err := s.checkBudgets(ctx, e); stop || err != nil {
 		return nil, err
 	}
@@ -288,6 +292,8 @@ func (s *Service) overLimit(ctx context.Context, e *turnEnv) bool {
 		s.limit(ctx, e, bullpen.LimitSteps, fmt.Sprintf("@%s stopped: %d model calls in one turn (step limit %d).", e.agent.Handle, e.steps, b.MaxSteps))
 	case spent:
 		s.limit(ctx, e, bullpen.LimitTurnTokens, tokens)
+	case e.task.spent(e.usage):
+		s.limit(ctx, e, bullpen.LimitTaskTokens, taskStopDetail(e.agent.Handle, b, e.task.id, e.task.prior+int64(e.usage.InputTokens+e.usage.OutputTokens), 0))
 	case !s.cfg.Now().Before(e.deadline):
 		s.limit(ctx, e, bullpen.LimitDeadline, fmt.Sprintf("@%s stopped: the turn ran for its whole deadline of %s (timeouts.turn or %s).", e.agent.Handle, time.Duration(e.timeouts.Turn), EnvTurnDeadline))
 	default:

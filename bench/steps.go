@@ -63,6 +63,7 @@ func steps(o options) []step {
 		gobench("wiki", "BenchmarkWiki", wikiX, "./wiki/"),
 		gobench("memory", "BenchmarkRecall", wikiX, "./agents/memory/"),
 		gobench("memorytokens", "BenchmarkMemoryTokens", "1x", "./agents/"),
+		gobench("tasktokens", "BenchmarkTaskTokens", "1x", "./agents/"),
 		gobench("gateway", "BenchmarkPassThrough", "500x", "./gateway/"),
 		gobench("mcp", "BenchmarkToolCall", "300x", "./mcp/"),
 		gobench("events", "BenchmarkEventPage|BenchmarkSandboxHistoryPage", "200x", "./store/"),

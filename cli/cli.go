@@ -48,6 +48,7 @@ var commands = map[string]func(*env, []string) error{
 	"wiki":       (*env).wiki,
 	"memory":     (*env).memory,
 	"task":       (*env).task,
+	"routine":    (*env).routine,
 	"tail":       (*env).tail,
 	"login":      (*env).login,
 	"completion": (*env).completion,

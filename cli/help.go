@@ -34,6 +34,7 @@ var clientCommands = []Command{
 	{"wiki", "read, write and search wiki pages"},
 	{"memory", "see, teach, pin, edit, forget, export and import an agent's memory"},
 	{"task", "create, list, claim, hand off, submit and review tasks"},
+	{"routine", "list, create, edit, turn on or off and delete routines; see their ticks"},
 	{"sandbox", "create sandboxes, run commands, copy files, pause, snapshot, ports"},
 	{"e2b", "print the E2B SDK environment (E2B_API_URL, …) for this server"},
 	{"completion", "print a bash or zsh completion script"},
@@ -89,7 +90,7 @@ func groups() map[string][]string {
 	subs := map[string][]string{}
 	for name, m := range map[string]map[string]func([]string) error{
 		"sandbox": e.sandboxSubs(), "agents": e.agentsSubs(), "wiki": e.wikiSubs(), "memory": e.memorySubs(),
-		"task": e.taskSubs(), "e2b": e.e2bSubs(),
+		"task": e.taskSubs(), "routine": e.routineSubs(), "e2b": e.e2bSubs(),
 	} {
 		subs[name] = slices.Sorted(maps.Keys(m))
 	}

@@ -12,6 +12,11 @@ func (c *Client) Routines(ctx context.Context) ([]bullpen.Routine, error) {
 	return list[bullpen.Routine](ctx, c, "/routines", nil)
 }
 
+// Routine returns one routine with its last and next run.
+func (c *Client) Routine(ctx context.Context, id int64) (bullpen.Routine, error) {
+	return get[bullpen.Routine](ctx, c, p("/routines/%v", id), nil)
+}
+
 // CreateRoutine creates a routine (people only).
 func (c *Client) CreateRoutine(ctx context.Context, in bullpen.RoutineInput) (bullpen.Routine, error) {
 	return send[bullpen.Routine](ctx, c, http.MethodPost, "/routines", in)

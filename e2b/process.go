@@ -32,8 +32,8 @@ func (s *Server) processHandlers(opts []connect.HandlerOption) []route {
 // the sandbox.
 type pider interface{ Pid() int }
 
-// execRequest turns a start into a command. A PTY runs the command under
-// script(1) in the sandbox, which gives it a terminal of the asked size.
+// execRequest turns a start into a command. A PTY runs the command on a
+// terminal of the asked size (sandbox.PTYCommand).
 func execRequest(in *startRequest) (sandbox.ExecRequest, bool, error) {
 	if in.Process == nil || in.Process.Cmd == "" {
 		return sandbox.ExecRequest{}, false, bullpen.Errorf(bullpen.EINVALID, "process.cmd is required")
@@ -45,25 +45,16 @@ func execRequest(in *startRequest) (sandbox.ExecRequest, bool, error) {
 	if in.Pty == nil {
 		return req, false, nil
 	}
-	rows, cols := uint32(24), uint32(80)
+	rows, cols := 24, 80
 	if sz := in.Pty.Size; sz != nil {
-		if sz.Rows == 0 || sz.Cols == 0 || sz.Rows > 1000 || sz.Cols > 1000 {
-			return req, false, bullpen.Errorf(bullpen.EINVALID, "pty size must be between 1 and 1000 rows and columns")
-		}
-		rows, cols = sz.Rows, sz.Cols
+		rows, cols = int(min(sz.Rows, sandbox.MaxPTYSide+1)), int(min(sz.Cols, sandbox.MaxPTYSide+1))
 	}
-	line := fmt.Sprintf("stty rows %d cols %d 2>/dev/null; exec %s", rows, cols, shellJoin(req.Cmd))
-	req.Cmd = []string{"script", "-qfec", line, "/dev/null"}
+	cmd, err := sandbox.PTYCommand(req.Cmd, rows, cols)
+	if err != nil {
+		return req, false, err
+	}
+	req.Cmd = cmd
 	return req, true, nil
-}
-
-// shellJoin quotes words for sh.
-func shellJoin(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }
 
 // start runs a command and streams its events: start (the pid), data,
@@ -308,11 +299,11 @@ func (s *Server) update(ctx context.Context, me bullpen.Member, id string, in *u
 		return nil, bullpen.Errorf(bullpen.EINVALID, "process %d has no PTY", p.pid)
 	}
 	sz := in.Pty.Size
-	if sz.Rows == 0 || sz.Cols == 0 || sz.Rows > 1000 || sz.Cols > 1000 {
-		return nil, bullpen.Errorf(bullpen.EINVALID, "pty size must be between 1 and 1000 rows and columns")
+	cmd, err := sandbox.PTYResizeCommand(int(p.pid), int(min(sz.Rows, sandbox.MaxPTYSide+1)), int(min(sz.Cols, sandbox.MaxPTYSide+1)))
+	if err != nil {
+		return nil, err
 	}
-	script := fmt.Sprintf(`for c in $(cat /proc/%d/task/*/children); do t=$(readlink /proc/$c/fd/0) && stty -F "$t" rows %d cols %d; done`, p.pid, sz.Rows, sz.Cols)
-	return &empty{}, s.inSandbox(ctx, me, id, "sh", "-c", script)
+	return &empty{}, s.inSandbox(ctx, me, id, cmd...)
 }
 
 // inSandbox runs a short helper command in the sandbox and fails if it

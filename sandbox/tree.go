@@ -123,3 +123,63 @@ func (c *cgroups) killTrees(id string) {
 		}
 	}
 }
+
+// KillStrays kills every process of a KillTree command's tree but the
+// command itself: whatever it started and left running (a server serving
+// turn after turn keeps running; what a turn started through it does not
+// outlive the turn). It reports how many processes it killed.
+func (p *Process) KillStrays() (int, error) {
+	if p.tree == "" {
+		return 0, errors.New("sandbox: KillStrays needs a KillTree exec")
+	}
+	killed := map[int]bool{}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(p.tree, p.treeTasks))
+		if errors.Is(err, os.ErrNotExist) {
+			return len(killed), nil // the tree is gone
+		} else if err != nil {
+			return len(killed), fmt.Errorf("sandbox: strays: %w", err)
+		}
+		left := 0
+		for _, f := range strings.Fields(string(b)) {
+			tid, _ := strconv.Atoi(f)
+			pid := tgid(tid)
+			if pid == 0 || nsPid(pid) == p.pid {
+				continue
+			}
+			left++
+			if !killed[pid] {
+				killed[pid] = true
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		if left == 0 {
+			return len(killed), nil
+		}
+		if time.Now().After(deadline) {
+			return len(killed), fmt.Errorf("sandbox: %d stray tasks would not die", left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// nsPid is a host process's pid in its innermost pid namespace (the
+// sandbox's), from the NSpid line of its status.
+func nsPid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
+}

@@ -122,3 +122,56 @@ func waitProcs(t *testing.T, e *testEnv, id string, want int) {
 	n, ps := e.procsInside(id)
 	t.Fatalf("want %d processes, have %d:\n%s", want, n, ps)
 }
+
+// TestKillStrays: KillStrays on a running KillTree exec kills every
+// process it started, escaped ones included (setsid'd, double-forked,
+// nohup'd), and leaves the command itself running: a server keeps
+// serving while what one turn started through it does not live on.
+func TestKillStrays(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	in := e.create(Spec{})
+	p, err := e.m.Exec(context.Background(), in.ID, ExecRequest{Cmd: escaper("exec sleep 1000"), KillTree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	buf := make([]byte, 8)
+	if _, err := io.ReadFull(p.Stdout(), buf); err != nil || string(buf) != "started\n" {
+		t.Fatalf("read: %q %v", buf, err)
+	}
+	if n, ps := e.procsInside(in.ID); n < 5 {
+		t.Fatalf("want the command and its escaped children, got %d:\n%s", n, ps)
+	}
+	n, err := p.KillStrays()
+	if err != nil || n < 4 {
+		t.Fatalf("KillStrays: %d killed, %v; want the 4 or more children", n, err)
+	}
+	// The killed children of the shell that exec'd sleep stay zombies
+	// (sleep does not reap): count the live ones.
+	live := e.py(in.ID, `
+import os
+me = os.getpid()
+print(sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)
+             and open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[0] != "Z"))
+`)
+	if strings.TrimSpace(live) != "["+strconv.Itoa(p.Pid())+"]" {
+		t.Fatalf("after KillStrays want only the command (pid %d) alive, got %s", p.Pid(), live)
+	}
+	if n, err := p.KillStrays(); err != nil || n != 0 {
+		t.Fatalf("second KillStrays: %d, %v", n, err)
+	}
+	p.Close()
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoProcs(t, e, in.ID)
+	plain, err := e.m.Exec(context.Background(), in.ID, ExecRequest{Cmd: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.KillStrays(); err == nil {
+		t.Fatal("KillStrays on an exec without KillTree did not fail")
+	}
+}

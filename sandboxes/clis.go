@@ -113,6 +113,9 @@ func (c cliProc) Stdout() io.Reader { return c.p.Stdout() }
 func (c cliProc) Stderr() io.Reader { return c.p.Stderr() }
 func (c cliProc) Close() error      { return c.p.Close() }
 
+// KillStrays kills what the run started and left running, not the run.
+func (c cliProc) KillStrays() (int, error) { return c.p.KillStrays() }
+
 func (c cliProc) Wait() (bullpen.CLIExit, error) {
 	r, err := c.p.Wait()
 	return bullpen.CLIExit{Code: r.Code, Signal: r.Signal, TimedOut: r.TimedOut}, err

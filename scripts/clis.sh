@@ -32,12 +32,13 @@ done
 
 # files each install needs besides its package (agents/runtime Install.Files):
 # opencode's read-only global config directory, so it never npm-installs its
-# plugin package at start.
+# plugin package at start, and Bullpen's client of a running opencode server.
 extras() {
 	case "$1" in
 	opencode-ai)
-		mkdir -p "$2/xdg/opencode"
+		mkdir -p "$2/xdg/opencode" "$2/bullpen"
 		printf 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore' >"$2/xdg/opencode/.gitignore"
+		cp agents/runtime/opencode/attach.mjs "$2/bullpen/attach.mjs"
 		;;
 	esac
 }

@@ -1,13 +1,12 @@
-// Bullpen sandbox terminal: a shell in the open sandbox, drawn by the
+// Bullpen sandbox terminal: a login shell in the open sandbox on a real
+// terminal (a PTY of the window's size, resized with it), drawn by the
 // vendored xterm.js, over the exec websocket (GET
-// /api/v1/sandboxes/:id/exec/ws). The server runs commands without a TTY,
-// so this is a line terminal: the browser edits and echoes the line, Enter
-// sends it to `sh -i` on stdin, and the shell's prompt and output come back
-// as the socket's output messages. The shell's stderr is joined to its
-// stdout, so a prompt never overtakes the output before it (two pipes would
-// race). xterm.js (about 500 KB) is not part of the page: the first
-// opening of a terminal fetches it, from the fingerprinted URLs the page
-// gives on this script's data-xterm-* attributes. Plain JS, no build step.
+// /api/v1/sandboxes/:id/exec/ws, first message with "pty"). Every key goes
+// to the shell as typed (raw mode: vim, top and Ctrl-C work), and the
+// terminal's output comes back as the socket's output messages.
+// xterm.js (about 500 KB) is not part of the page: the first opening of a
+// terminal fetches it, from the fingerprinted URLs the page gives on this
+// script's data-xterm-* attributes. Plain JS, no build step.
 (() => {
   "use strict";
 
@@ -21,10 +20,10 @@
   const openBtn = tid("sandbox-terminal-open");
   const restartBtn = tid("sandbox-terminal-restart");
   const closeBtn = tid("sandbox-terminal-close");
-  // dash says this once when its stdin is not a terminal; it is expected.
-  const NO_TTY = /^(\/bin\/)?sh: \d+: can't access tty; job control turned off\r?\n/;
+  // The shell: bash when the image has it, else sh, as a login shell.
+  const SHELL = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"];
 
-  const state = { sb: null, term: null, fit: null, ws: null, line: "", live: false, first: true };
+  const state = { sb: null, term: null, fit: null, ws: null, live: false, resizing: 0 };
 
   // loadXterm fetches the terminal library once: its stylesheet and its
   // two scripts, in parallel; the promise settles when all three loaded.
@@ -50,7 +49,7 @@
   function ensureTerm() {
     if (state.term) return state.term;
     const term = new window.Terminal({
-      convertEol: true, cursorBlink: true, fontSize: 13, rows: 16, scrollback: 2000,
+      cursorBlink: true, fontSize: 13, rows: 16, scrollback: 2000,
       fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace',
       theme: { background: "#0f172a", foreground: "#e2e8f0" },
     });
@@ -59,7 +58,8 @@
       term.loadAddon(state.fit);
     }
     term.open(box);
-    term.onData(onKeys);
+    term.onData((data) => { if (state.live) send({ stdin: data }); });
+    term.onResize(onResize);
     state.term = term;
     return term;
   }
@@ -79,12 +79,11 @@
     const term = state.term;
     if (m.exec_id) { root.dataset.terminalExec = m.exec_id; return; }
     if (m.stream) {
-      let text = decode(m);
-      if (state.first) {
-        state.first = false;
-        text = text.replace(NO_TTY, "");
-      }
-      term.write(m.stream === "stderr" ? "\x1b[31m" + text + "\x1b[0m" : text);
+      term.write(decode(m)); // a PTY joins stdout and stderr as the terminal shows them
+      return;
+    }
+    if (m.error && m.exit_code === undefined && state.live) {
+      showError(tid("sandbox-detail-error"), "Terminal: " + (m.error.message || m.error.code));
       return;
     }
     if (m.error) term.write(`\r\n\x1b[31m[${m.error.message || m.error.code}]\x1b[0m\r\n`);
@@ -95,32 +94,12 @@
     if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(JSON.stringify(msg));
   }
 
-  // onKeys edits the line locally: printable text is echoed, Backspace
-  // deletes, Enter sends the line, Ctrl-C drops it, Ctrl-D ends stdin.
-  function onKeys(data) {
+  // onResize tells the shell's terminal its new size, once the window
+  // settles.
+  function onResize(size) {
     if (!state.live) return;
-    const term = state.term;
-    for (const ch of data) {
-      if (ch === "\r" || ch === "\n") {
-        term.write("\r\n");
-        send({ stdin: state.line + "\n" });
-        state.line = "";
-      } else if (ch === "\x7f" || ch === "\b") {
-        if (state.line) {
-          state.line = Array.from(state.line).slice(0, -1).join("");
-          term.write("\b \b");
-        }
-      } else if (ch === "\x03") {
-        state.line = "";
-        term.write("^C\r\n");
-        send({ stdin: "\n" });
-      } else if (ch === "\x04") {
-        if (!state.line) send({ eof: true });
-      } else if (ch >= " " || ch === "\t") {
-        state.line += ch;
-        term.write(ch);
-      }
-    }
+    clearTimeout(state.resizing);
+    state.resizing = setTimeout(() => send({ resize: { rows: size.rows, cols: size.cols } }), 150);
   }
 
   function connect() {
@@ -128,14 +107,13 @@
     if (!sb) return;
     disconnect();
     const term = ensureTerm();
-    state.line = "";
-    state.first = true;
     term.reset();
+    fit();
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const ws = new WebSocket(`${proto}//${location.host}/api/v1/sandboxes/${encodeURIComponent(sb.id)}/exec/ws`);
     state.ws = ws;
     ws.onopen = () => {
-      ws.send(JSON.stringify({ cmd: ["/bin/sh", "-c", "exec /bin/sh -i 2>&1"], env: { PS1: "$ ", TERM: "dumb" } }));
+      ws.send(JSON.stringify({ cmd: SHELL, env: { TERM: "xterm-256color" }, pty: { rows: term.rows, cols: term.cols } }));
       state.live = true;
       root.dataset.terminal = "open";
       term.focus();

@@ -317,6 +317,16 @@ func (tx *Tx) TaskByThread(threadID int64) (bullpen.Task, error) {
 	return loadTask(tx.g, row.ID)
 }
 
+// TaskByThread returns the task whose thread's root is message id, outside
+// a transaction.
+func (db *DB) TaskByThread(ctx context.Context, threadID int64) (bullpen.Task, error) {
+	var row taskRow
+	if err := db.read(ctx).Where("thread_id = ?", threadID).First(&row).Error; err != nil {
+		return bullpen.Task{}, notFound(err, "no task has thread %d", threadID)
+	}
+	return loadTask(db.read(ctx), row.ID)
+}
+
 // SetTurnTask records the task a turn worked on.
 func (tx *Tx) SetTurnTask(turnID, taskID int64) error {
 	if err := tx.g.Model(&turnRow{}).Where("id = ?", turnID).Update("task_id", taskID).Error; err != nil {

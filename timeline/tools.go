@@ -81,6 +81,7 @@ var limitNames = map[string]string{
 	bullpen.LimitSteps:       "step limit",
 	bullpen.LimitTurnTokens:  "turn token limit",
 	bullpen.LimitDailyTokens: "daily token budget",
+	bullpen.LimitTaskTokens:  "task token budget",
 	bullpen.LimitDeadline:    "turn deadline",
 }
 

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -70,10 +71,22 @@ func TestSandboxTerminalBrowser(t *testing.T) {
 	b.run("open the terminal", chromedp.Click(sel("sandbox-terminal-open")))
 	b.waitFor("shell connected", `document.querySelector('[data-sandboxes]').dataset.terminal === "open"`)
 	rows := `Array.from(document.querySelectorAll('[data-testid="sandbox-terminal"] .xterm-rows > div')).map(r => r.textContent.trim())`
-	b.waitFor("prompt", rows+`.some(r => r === "$")`)
+	b.waitFor("prompt", rows+`.some(r => r.endsWith("$"))`)
 	b.run("type", chromedp.Focus(`[data-testid="sandbox-terminal"] .xterm-helper-textarea`), typeText("echo hi-$((6*7))\r"))
 	b.waitFor("hi-42 drawn by xterm", rows+`.some(r => r === "hi-42")`)
-	if got := evalIn[[]string](b, rows+`.filter(r => r.includes("hi-"))`); len(got) < 2 || got[0] != "$ echo hi-$((6*7))" {
+	if got := evalIn[[]string](b, rows+`.filter(r => r.includes("hi-"))`); len(got) < 2 || !strings.HasSuffix(got[0], "$ echo hi-$((6*7))") {
 		t.Errorf("terminal rows with hi- = %q, want the typed line, then hi-42", got)
 	}
+	// A real terminal: its size is the drawn one, and a key reaches a
+	// program without Enter (raw mode: vim and top work).
+	b.run("stty size", typeText("stty size\r"))
+	b.waitFor("the terminal's size", rows+`.some(r => /^\d+ \d+$/.test(r))`)
+	size := evalIn[string](b, rows+`.find(r => /^\d+ \d+$/.test(r))`)
+	if n := evalIn[int](b, `document.querySelectorAll('[data-testid="sandbox-terminal"] .xterm-rows > div').length`); !strings.HasPrefix(size, fmt.Sprint(n)+" ") {
+		t.Errorf("stty size %q; xterm draws %d rows", size, n)
+	}
+	b.run("one key", typeText("read -n1 k; echo; echo KEY-$k\r"))
+	time.Sleep(300 * time.Millisecond)
+	b.run("press z", typeText("z"))
+	b.waitFor("the key read without Enter", rows+`.some(r => r === "KEY-z")`)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/url"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -143,12 +144,14 @@ func (s *Server) execWSUpgrade(c *fiber.Ctx) error {
 }
 
 // wsIn is a client message of an interactive exec after the first one
-// (which is an execIn): stdin data, end of stdin, or kill.
+// (which is an execIn): stdin data, end of stdin, kill, or a PTY's new
+// size.
 type wsIn struct {
-	Stdin    *string `json:"stdin"`
-	StdinB64 []byte  `json:"stdin_b64"`
-	EOF      bool    `json:"eof"`
-	Kill     bool    `json:"kill"`
+	Stdin    *string  `json:"stdin"`
+	StdinB64 []byte   `json:"stdin_b64"`
+	EOF      bool     `json:"eof"`
+	Kill     bool     `json:"kill"`
+	Resize   *ptySize `json:"resize"`
 }
 
 // execWS runs one command interactively: the first client message is the
@@ -162,7 +165,10 @@ func (s *Server) execWS() fiber.Handler {
 		wc := conn.Conn
 		defer wc.Close()
 		wc.SetReadLimit(1 << 20)
+		var sendMu sync.Mutex // the output loop and the stdin reader (resize errors) both send
 		send := func(l execLine) error {
+			sendMu.Lock()
+			defer sendMu.Unlock()
 			wc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			return wc.WriteJSON(l)
 		}
@@ -197,8 +203,14 @@ func (s *Server) execWS() fiber.Handler {
 			return
 		}
 		defer e.Close()
+		resize := func(*ptySize) error {
+			return bullpen.Errorf(bullpen.EINVALID, "resize: the command has no PTY (start it with \"pty\")")
+		}
+		if p, ok := e.(interface{ Pid() int }); ok && in.PTY != nil {
+			resize = func(sz *ptySize) error { return s.resizePTY(ctx, me, id, p.Pid(), sz) }
+		}
 		readerDone := make(chan struct{})
-		go func() { defer close(readerDone); s.feedStdin(wc, pw, e, cancel) }()
+		go func() { defer close(readerDone); s.feedStdin(wc, pw, e, cancel, resize, send) }()
 		// No goroutine may touch the connection once this returns. Closing a
 		// hijacked fasthttp connection waits for this handler to return, so
 		// an expired deadline is what wakes the stdin reader.
@@ -218,9 +230,11 @@ func (s *Server) execWS() fiber.Handler {
 	})
 }
 
-// feedStdin copies stdin messages into the command until EOF; the client
-// closing the socket kills the command.
-func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e bullpen.SandboxCommand, cancel context.CancelFunc) {
+// feedStdin copies stdin messages into the command until EOF, and resizes
+// its PTY; the client closing the socket kills the command. A resize that
+// fails is answered with an error message; the command runs on.
+func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e bullpen.SandboxCommand, cancel context.CancelFunc,
+	resize func(*ptySize) error, send func(execLine) error) {
 	defer pw.Close()
 	for {
 		var m wsIn
@@ -231,6 +245,10 @@ func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWrite
 		switch {
 		case m.Kill:
 			_ = e.Kill()
+		case m.Resize != nil:
+			if err := resize(m.Resize); err != nil {
+				_ = send(execLine{Error: &errorInfo{Code: bullpen.ErrorCode(err), Message: bullpen.ErrorMessage(err)}})
+			}
 		case m.Stdin != nil:
 			if _, err := io.WriteString(pw, *m.Stdin); err != nil {
 				return
@@ -244,4 +262,25 @@ func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWrite
 			pw.Close()
 		}
 	}
+}
+
+// resizePTY sets the size of a PTY command's terminal (pid is script's, in
+// the sandbox), by a short command in the same sandbox.
+func (s *Server) resizePTY(ctx context.Context, me bullpen.Member, id string, pid int, sz *ptySize) error {
+	cmd, err := sandbox.PTYResizeCommand(pid, sz.Rows, sz.Cols)
+	if err != nil {
+		return err
+	}
+	e, err := s.sb.exec.Exec(ctx, me, id, sandbox.ExecRequest{Cmd: cmd, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	for range e.Output() {
+	}
+	res, err := e.Wait()
+	if err == nil && res.ExitCode != 0 {
+		err = bullpen.Errorf(bullpen.EUNAVAILABLE, "resize: stty exited with %d", res.ExitCode)
+	}
+	return err
 }

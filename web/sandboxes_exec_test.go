@@ -203,3 +203,81 @@ func TestSandboxExecWebsocket(t *testing.T) {
 		t.Errorf("bad first message: %+v %v", l, err)
 	}
 }
+
+// TestSandboxExecWebsocketPTY: with "pty" the command runs on a terminal
+// of that size (a program sees a TTY: raw keys reach it, and stty reports
+// the size), a resize message changes the size while it runs, and a bad
+// size or a resize of a command without a PTY is a clear error that
+// changes nothing.
+func TestSandboxExecWebsocketPTY(t *testing.T) {
+	s := newSandboxServer(t, web.Config{})
+	sb := s.create(s.Token, map[string]any{})
+	h := http.Header{"Authorization": {"Bearer " + s.Token}}
+	url := strings.Replace(s.URL, "http", "ws", 1) + "/api/v1/sandboxes/" + sb.ID + "/exec/ws"
+	dial := func() *websocket.Conn {
+		c, _, err := websocket.DefaultDialer.Dial(url, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		return c
+	}
+	// readUntil reads output until it contains want.
+	readUntil := func(c *websocket.Conn, want string) string {
+		t.Helper()
+		var out string
+		for !strings.Contains(out, want) {
+			var l execLine
+			if err := c.ReadJSON(&l); err != nil {
+				t.Fatalf("read: %v (output so far %q, want %q)", err, out, want)
+			}
+			if l.Error != nil {
+				t.Fatalf("error: %+v (output %q)", l.Error, out)
+			}
+			if l.Data != nil {
+				out += *l.Data
+			}
+			if l.ExitCode != nil && !strings.Contains(out, want) {
+				t.Fatalf("ended (exit %d) before %q; output %q", *l.ExitCode, want, out)
+			}
+		}
+		return out
+	}
+	c := dial()
+	// The shell reads a key without Enter only on a terminal in raw mode.
+	c.WriteJSON(map[string]any{"cmd": []string{"sh", "-c",
+		`test -t 0 && echo TTY; stty size; stty raw -echo; k=$(dd bs=1 count=1 2>/dev/null); stty sane; echo "KEY[$k]"; read l; stty size; echo done`},
+		"pty": map[string]int{"rows": 30, "cols": 100}})
+	readUntil(c, "30 100")
+	c.WriteJSON(map[string]any{"stdin": "x"}) // one key, no newline
+	readUntil(c, "KEY[x]")
+	c.WriteJSON(map[string]any{"resize": map[string]int{"rows": 40, "cols": 120}})
+	time.Sleep(500 * time.Millisecond) // the resize runs as its own command
+	c.WriteJSON(map[string]any{"stdin": "\r"})
+	readUntil(c, "40 120")
+
+	// Bad sizes: refused before anything runs.
+	for _, bad := range []map[string]int{{"rows": 0, "cols": 80}, {"rows": 24, "cols": 5000}} {
+		c := dial()
+		c.WriteJSON(map[string]any{"cmd": []string{"true"}, "pty": bad})
+		var l execLine
+		if err := c.ReadJSON(&l); err != nil || l.Error == nil || l.Error.Code != bullpen.EINVALID || !strings.Contains(l.Error.Message, "pty size") {
+			t.Fatalf("pty %v: %+v %v", bad, l, err)
+		}
+	}
+	// A resize of a command without a PTY: an error, and the command runs on.
+	c = dial()
+	c.WriteJSON(map[string]any{"cmd": []string{"sh", "-c", "read l; echo still $l"}})
+	var first execLine
+	if err := c.ReadJSON(&first); err != nil || first.ExecID == "" {
+		t.Fatalf("first message %+v %v", first, err)
+	}
+	c.WriteJSON(map[string]any{"resize": map[string]int{"rows": 40, "cols": 120}})
+	var l execLine
+	if err := c.ReadJSON(&l); err != nil || l.Error == nil || !strings.Contains(l.Error.Message, "no PTY") {
+		t.Fatalf("resize without a PTY: %+v %v", l, err)
+	}
+	c.WriteJSON(map[string]any{"stdin": "here\n"})
+	readUntil(c, "still here")
+}

@@ -201,6 +201,15 @@ type execIn struct {
 	TimeoutMS int64             `json:"timeout_ms"`
 	Stdin     *string           `json:"stdin"`
 	StdinB64  []byte            `json:"stdin_b64"`
+	// PTY runs the command on a terminal of this size (the exec
+	// websocket only).
+	PTY *ptySize `json:"pty"`
+}
+
+// ptySize is a terminal's size in characters.
+type ptySize struct {
+	Rows int `json:"rows"`
+	Cols int `json:"cols"`
 }
 
 func (in execIn) request() (sandbox.ExecRequest, error) {
@@ -208,6 +217,13 @@ func (in execIn) request() (sandbox.ExecRequest, error) {
 		return sandbox.ExecRequest{}, bullpen.Errorf(bullpen.EINVALID, "timeout_ms must be between 0 and one week")
 	}
 	req := sandbox.ExecRequest{Cmd: in.Cmd, Env: in.Env, Workdir: in.Workdir, Timeout: time.Duration(in.TimeoutMS) * time.Millisecond}
+	if in.PTY != nil {
+		cmd, err := sandbox.PTYCommand(in.Cmd, in.PTY.Rows, in.PTY.Cols)
+		if err != nil {
+			return req, err
+		}
+		req.Cmd = cmd
+	}
 	switch {
 	case in.Stdin != nil && in.StdinB64 != nil:
 		return req, bullpen.Errorf(bullpen.EINVALID, "send stdin or stdin_b64, not both")

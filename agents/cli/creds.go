@@ -60,7 +60,8 @@ func credentials(r *http.Request) []string {
 // admit checks that r carries exactly one credential, in one or more
 // places, and that it is a running turn's token of agent: no credential
 // or a dead token is EUNAUTHORIZED; two different credentials, another
-// member's token, or an ordinary (not per-turn) token is EFORBIDDEN.
+// member's token, or an ordinary (not per-turn) token is EFORBIDDEN. A
+// secret lent a turn's token (Lend) is taken as that token.
 // What passes reaches the handler as one Authorization: Bearer header
 // and nothing else that may carry a credential, so that the MCP endpoint
 // and the gateway, whichever header each reads, see the token checked
@@ -73,7 +74,8 @@ func (a *Sockets) admit(ctx context.Context, agent bullpen.Member, r *http.Reque
 	case len(creds) > 1:
 		return bullpen.Errorf(bullpen.EFORBIDDEN, "the request carries %d different credentials: send only the turn's token", len(creds))
 	}
-	m, turnID, err := a.cfg.Auth.AuthenticateTurn(ctx, creds[0])
+	cred := a.lent(agent.ID, creds[0])
+	m, turnID, err := a.cfg.Auth.AuthenticateTurn(ctx, cred)
 	switch {
 	case err != nil:
 		return err
@@ -95,6 +97,6 @@ func (a *Sockets) admit(ctx context.Context, agent bullpen.Member, r *http.Reque
 		}
 		r.URL.RawQuery = q.Encode()
 	}
-	r.Header.Set("Authorization", "Bearer "+creds[0])
+	r.Header.Set("Authorization", "Bearer "+cred)
 	return nil
 }

@@ -58,8 +58,9 @@ type Config struct {
 type Sockets struct {
 	cfg Config
 
-	mu   sync.Mutex
-	srvs map[int64]*http.Server
+	mu    sync.Mutex
+	srvs  map[int64]*http.Server
+	lends map[int64]*lend // by agent: lend.go
 }
 
 // idleTimeout closes a kept-alive connection that stays idle, giving its
@@ -94,7 +95,7 @@ func New(cfg Config) (*Sockets, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cli sockets: %w", err)
 	}
-	return &Sockets{cfg: cfg, srvs: map[int64]*http.Server{}}, nil
+	return &Sockets{cfg: cfg, srvs: map[int64]*http.Server{}, lends: map[int64]*lend{}}, nil
 }
 
 // Socket returns the agent's socket, serving it from the first call on.

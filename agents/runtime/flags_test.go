@@ -74,10 +74,59 @@ func TestClisScriptWritesFiles(t *testing.T) {
 			t.Errorf("clis.sh does not install %s", rt.Install().Spec())
 		}
 		for rel, content := range rt.Install().Files {
-			if !strings.Contains(script, `"$2/`+rel+`"`) || !strings.Contains(script, strings.ReplaceAll(content, "\n", `\n`)) {
+			if !strings.Contains(script, `"$2/`+rel+`"`) || !strings.Contains(script, strings.ReplaceAll(content, "\n", `\n`)) && copied(t, script, rel) != content {
 				t.Errorf("clis.sh does not write %s of %s as the runtime does", rel, rt.Name())
 			}
 		}
+	}
+}
+
+// copied returns the content of the repository file clis.sh copies to
+// $2/rel ("" if it copies none).
+func copied(t *testing.T, script, rel string) string {
+	for _, line := range strings.Split(script, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[0] == "cp" && f[2] == `"$2/`+rel+`"` {
+			b, err := os.ReadFile("../../" + f[1])
+			if err != nil {
+				t.Error(err)
+			}
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// TestOpenCodeServer: opencode's server listens on the sandbox loopback
+// behind its password with the run's configuration (its credential the
+// server's standing secret); a turn's client is Bullpen's attach script,
+// installed with the CLI and run by opencode's binary as Bun, carrying no
+// credential but the server's password.
+func TestOpenCodeServer(t *testing.T) {
+	tt := testTurn()
+	tt.Token = "standing-secret"
+	srv := OpenCode{}.ServeCommand(tt, 20123, "pw")
+	argv := strings.Join(srv.Argv, " ")
+	if !strings.HasSuffix(argv, "opencode serve --hostname 127.0.0.1 --port 20123") || srv.Env["OPENCODE_SERVER_PASSWORD"] != "pw" ||
+		srv.Env["OPENCODE_CONFIG_CONTENT"] != (OpenCode{}).Command(tt).Env["OPENCODE_CONFIG_CONTENT"] {
+		t.Fatalf("serve: argv %q env %v", argv, srv.Env)
+	}
+	if !(OpenCode{}).Ready("opencode server listening on http://127.0.0.1:20123") || (OpenCode{}).Ready("loading config") {
+		t.Fatal("Ready misreads the listening line")
+	}
+	tt.Token, tt.Session = "turn-token", "ses_1"
+	cl := OpenCode{}.AttachCommand(tt, "http://127.0.0.1:20123", "pw")
+	if cl.Argv[1] != tt.CLIDir+"/"+openCodeAttachFile || cl.Env["BUN_BE_BUN"] != "1" || cl.Env["OC_URL"] != "http://127.0.0.1:20123" ||
+		cl.Env["OC_PASSWORD"] != "pw" || cl.Env["OC_SESSION"] != "ses_1" || !strings.HasPrefix(cl.PromptPrefix, tt.Brief) {
+		t.Fatalf("attach: argv %q env %v prefix %q", cl.Argv, cl.Env, cl.PromptPrefix)
+	}
+	for k, v := range cl.Env {
+		if strings.Contains(v, "turn-token") {
+			t.Fatalf("the attach client carries the turn's token in %s", k)
+		}
+	}
+	if got := (OpenCode{}).Install().Files[openCodeAttachFile]; got == "" || got != openCodeAttach {
+		t.Fatal("the attach script is not installed with the CLI")
 	}
 }
 

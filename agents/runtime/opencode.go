@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	_ "embed"
 	"encoding/json"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -24,10 +27,23 @@ func (OpenCode) Name() string { return bullpen.RuntimeOpenCode }
 // missing (it would fail on a read-only directory otherwise).
 const openCodeConfigDir = "xdg/opencode"
 
+// openCodeAttach is Bullpen's client of a running opencode server
+// (opencode/attach.mjs, run by opencode's binary as Bun), installed with
+// the CLI: opencode's own `run --attach` exits as soon as its prompt call
+// returns, before the last step's events reach it, so its stream lacks
+// the final answer.
+//
+//go:embed opencode/attach.mjs
+var openCodeAttach string
+
+// openCodeAttachFile is where the install holds openCodeAttach.
+const openCodeAttachFile = "bullpen/attach.mjs"
+
 // Install implements Runtime.
 func (OpenCode) Install() Install {
 	return Install{Package: "opencode-ai", Version: "1.18.33", Bin: "node_modules/.bin/opencode",
-		Files: map[string]string{openCodeConfigDir + "/.gitignore": "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"}}
+		Files: map[string]string{openCodeConfigDir + "/.gitignore": "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore",
+			openCodeAttachFile: openCodeAttach}}
 }
 
 // Resumable implements Runtime: --session continues a session.
@@ -45,6 +61,46 @@ func (OpenCode) Resumable() bool { return true }
 // discovery, the default plugins (provider sign-ins), the models
 // catalogue fetch, LSP downloads, sharing and updates.
 func (o OpenCode) Command(t Turn) Invocation {
+	argv := []string{t.CLIDir + "/" + o.Install().Bin, "run", "--format", "json"}
+	if t.Session != "" {
+		argv = append(argv, "--session", t.Session)
+	}
+	inv := Invocation{Argv: argv, Env: o.env(t, map[string]string{"OPENCODE_CONFIG_CONTENT": o.config(t)})}
+	if t.Brief != "" {
+		inv.PromptPrefix = t.Brief + "\n\n"
+	}
+	return inv
+}
+
+// ServeCommand implements Server: `opencode serve` on the sandbox's
+// loopback, behind basic auth, with the same configuration a run gets.
+func (o OpenCode) ServeCommand(t Turn, port int, password string) Invocation {
+	argv := []string{t.CLIDir + "/" + o.Install().Bin, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port)}
+	return Invocation{Argv: argv, Env: o.env(t, map[string]string{"OPENCODE_CONFIG_CONTENT": o.config(t),
+		"OPENCODE_SERVER_PASSWORD": password})}
+}
+
+// Ready implements Server: the line opencode prints once it listens.
+func (OpenCode) Ready(line string) bool {
+	return strings.Contains(line, "server listening on http://")
+}
+
+// AttachCommand implements Server: Bullpen's attach client, run by
+// opencode's binary as Bun (a tenth of a second, against about one for
+// `opencode run --attach`); it prints the stream `opencode run --format
+// json` prints. The model calls, tools and MCP client are the server's.
+func (o OpenCode) AttachCommand(t Turn, url, password string) Invocation {
+	inv := Invocation{Argv: []string{t.CLIDir + "/" + o.Install().Bin, t.CLIDir + "/" + openCodeAttachFile},
+		Env: map[string]string{"HOME": t.Home, "BUN_BE_BUN": "1", "OC_URL": url, "OC_PASSWORD": password, "OC_SESSION": t.Session}}
+	if t.Brief != "" {
+		inv.PromptPrefix = t.Brief + "\n\n"
+	}
+	return inv
+}
+
+// config is opencode's whole configuration for t (provider, MCP server,
+// permissions), as OPENCODE_CONFIG_CONTENT.
+func (OpenCode) config(t Turn) string {
 	kind, base := "anthropic", t.GatewayURL+"/anthropic/v1"
 	if t.Provider == "openai" {
 		kind, base = "openai", t.GatewayURL+"/openai/v1"
@@ -65,19 +121,20 @@ func (o OpenCode) Command(t Turn) Invocation {
 			"headers": map[string]string{"Authorization": "Bearer " + t.Token}}}
 	}
 	content, _ := json.Marshal(cfg)
-	argv := []string{t.CLIDir + "/" + o.Install().Bin, "run", "--format", "json"}
-	if t.Session != "" {
-		argv = append(argv, "--session", t.Session)
-	}
-	inv := Invocation{Argv: argv, Env: map[string]string{"HOME": t.Home, "OPENCODE_CONFIG_CONTENT": string(content),
+	return string(content)
+}
+
+// env is the environment of every opencode process, plus extra.
+func (o OpenCode) env(t Turn, extra map[string]string) map[string]string {
+	env := map[string]string{"HOME": t.Home,
 		"XDG_CONFIG_HOME":             t.CLIDir + "/" + path.Dir(openCodeConfigDir),
 		"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "true", "OPENCODE_DISABLE_MODELS_FETCH": "true",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_FFF": "1",
-		"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1"}}
-	if t.Brief != "" {
-		inv.PromptPrefix = t.Brief + "\n\n"
+		"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER": "1", "OPENCODE_DISABLE_CLAUDE_CODE": "1", "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1"}
+	for k, v := range extra {
+		env[k] = v
 	}
-	return inv
+	return env
 }
 
 // NewParser implements Runtime.

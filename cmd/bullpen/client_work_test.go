@@ -13,7 +13,7 @@ import (
 // E2B keys against the real server, checking what each call answers.
 func clientWork(t *testing.T, ctx context.Context, c *client.Client, used calls, check func(string, error)) {
 	used.use("HireTeam", "Tasks", "Task", "CreateTask", "UpdateTask", "ClaimTask", "ReleaseTask", "HandoffTask", "SubmitTask",
-		"ReviewTask", "Routines", "CreateRoutine", "UpdateRoutine", "DeleteRoutine", "RoutineTicks", "Memory", "MemoryEntry",
+		"ReviewTask", "Routines", "Routine", "CreateRoutine", "UpdateRoutine", "DeleteRoutine", "RoutineTicks", "Memory", "MemoryEntry",
 		"WriteMemory", "UpdateMemory", "ForgetMemory", "MemoryHistory", "ExportMemory", "ImportMemory", "ConfirmMemory",
 		"MintE2BKey", "E2BKeyWorks", "Server")
 	team, err := c.HireTeam(ctx, "starter")
@@ -74,6 +74,9 @@ func clientWork(t *testing.T, ctx context.Context, c *client.Client, used calls,
 	check("update routine", err)
 	if r.Enabled {
 		t.Fatal("routine still enabled after turning it off")
+	}
+	if again, err := c.Routine(ctx, r.ID); err != nil || again.ID != r.ID || again.Enabled || again.Name != name {
+		t.Fatalf("routine %d read back as %+v, %v", r.ID, again, err)
 	}
 	rs, err := c.Routines(ctx)
 	check("routines", err)

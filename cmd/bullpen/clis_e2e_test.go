@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,7 +119,9 @@ func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, s
 // checkIsolation: during the turn the provider key was nowhere in the
 // sandbox (files, any process's environ or cmdline) while the turn token
 // was (the scan sees the CLI), and the token worked; after the turn it is
-// dead.
+// dead. For a CLI server (opencode) the credential the scan finds is the
+// server's standing secret: it works during the turn, for the turn, and
+// is refused after it, while the server still runs with it.
 func checkIsolation(t *testing.T, o *cliOffice, eng bullpen.Member, p *probe) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -128,7 +131,8 @@ func checkIsolation(t *testing.T, o *cliOffice, eng bullpen.Member, p *probe) {
 	if p.leaks != "" {
 		t.Fatalf("the provider key is visible inside the sandbox:\n%s", p.leaks)
 	}
-	if !strings.HasPrefix(p.token, bullpen.TokenPrefix) || p.mcpStatus != http.StatusOK {
+	standing := len(p.token) == 64 && strings.Trim(p.token, "0123456789abcdef") == "" // a CLI server's secret
+	if !strings.HasPrefix(p.token, bullpen.TokenPrefix) && !standing || p.mcpStatus != http.StatusOK {
 		t.Fatalf("the scan found turn token %q (mcp status %d): it must see the CLI's env", p.token, p.mcpStatus)
 	}
 	if st := o.socketMCPStatus(eng, p.token); st != http.StatusUnauthorized {
@@ -246,6 +250,13 @@ func TestOpenCodeEndToEnd(t *testing.T) {
 	since := o.m.Office.Hub().Last()
 	o.say(0, "@engineer please write a script hello.sh in your workspace, run it, and post its output here")
 	checkCLITurn(t, o, eng, since, "bash", p)
+	// Its server stays for the next turn (checkCLITurn found the server's
+	// secret refused once the turn ended, while the server holds it).
+	r := o.inSandbox(eng, "", "python3", "-c",
+		"import os; print(sum(1 for p in os.listdir('/proc') if p.isdigit() and b'opencode\\x00serve' in open('/proc/%s/cmdline'%p,'rb').read()))")
+	if strings.TrimSpace(string(r.Stdout)) != "1" {
+		t.Fatalf("opencode servers in the sandbox after the turn: %q %q, want 1", r.Stdout, r.Stderr)
+	}
 	// opencode neither asked for a session title nor npm-installed its
 	// plugin package into a config directory (both cost tens of seconds
 	// before its first real model call, each run).
@@ -311,5 +322,56 @@ func TestCLIMisbehavesEndToEnd(t *testing.T) {
 				t.Fatal("no notice in the channel")
 			}
 		})
+	}
+}
+
+// TestOpenCodeServerKeepsNothing: the real opencode, run as a server
+// across turns. A turn's command that escapes into the background
+// (setsid, stdio closed) does not outlive the turn, while the server,
+// which ran it, does; the next turn is served by the same server.
+func TestOpenCodeServerKeepsNothing(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	fake := llmtest.NewFakeAnthropic(func(c llmtest.CapturedRequest) llmtest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n == 1 {
+			args, _ := json.Marshal(map[string]string{"command": "setsid sleep 3000 >/dev/null 2>&1 < /dev/null & echo started",
+				"description": "start a long job"})
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "bash", Arguments: args}}}
+		}
+		return llmtest.Reply{Text: fmt.Sprintf("answer %d", n)}
+	})
+	defer fake.Close()
+	o := newCLIOffice(t, "anthropic", fake.URL, runtime.OpenCode{})
+	eng := o.hire(bullpen.RuntimeOpenCode, "anthropic", "claude-sonnet-4-5", nil)
+	procs := func() string { // the live processes but init and the probe, by pid and command
+		r := o.inSandbox(eng, "", "python3", "-c", `
+import os
+me = os.getpid()
+for p in sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)):
+    try:
+        if open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[0] != "Z":
+            print(p, open("/proc/%d/cmdline" % p).read().replace("\0", " ").strip())
+    except OSError:
+        pass
+`)
+		return strings.TrimSpace(string(r.Stdout))
+	}
+	var servers []string
+	for k := 1; k <= 2; k++ {
+		since := o.m.Office.Hub().Last()
+		o.say(0, fmt.Sprintf("@engineer job %d", k))
+		if turn, ev := o.waitTurnEnd(eng, since, 4*time.Minute); ev.Type != bullpen.EventTurnFinished {
+			t.Fatalf("turn %d failed: %s", k, turn.Error)
+		}
+		left := procs()
+		if strings.Contains(left, "sleep 3000") || strings.Count(left, "\n") != 0 || !strings.Contains(left, "opencode serve") {
+			t.Fatalf("after turn %d want the opencode server alone, got:\n%s", k, left)
+		}
+		servers = append(servers, left)
+	}
+	if servers[0] != servers[1] {
+		t.Fatalf("the second turn was not served by the first turn's server: %q then %q", servers[0], servers[1])
 	}
 }

@@ -167,7 +167,9 @@ func (o *cliOffice) inSandbox(agent bullpen.Member, stdin string, cmd ...string)
 // attacker inside would look; "ENV:" lines give the Bullpen tokens (bp_…)
 // found in processes' environments: the CLI's turn token. Left out: /proc,
 // /sys, /dev, and the read-only binds of host programs (/usr and the
-// installed CLIs, which exist before any key is configured).
+// installed CLIs, which exist before any key is configured). A CLI
+// server's standing secret (opencode's config apiKey, 64 hex digits) is
+// an "ENV:" line too: it stands for the running turn's token.
 const pyScan = `
 import os, re, sys
 secret = sys.stdin.read().encode()
@@ -198,7 +200,7 @@ for pid in os.listdir("/proc"):
         if secret in data:
             hits.append("PROC %s %s" % (pid, what))
         if what == "environ":
-            for tok in re.findall(rb"bp_[a-z2-7]{20,}", data):
+            for tok in re.findall(rb"bp_[a-z2-7]{20,}", data) + re.findall(rb'"apiKey":"([0-9a-f]{64})"', data):
                 print("ENV:" + tok.decode())
 print("\n".join(hits))
 `

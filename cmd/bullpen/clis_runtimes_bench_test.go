@@ -116,6 +116,9 @@ func (c cliBench) run(b *testing.B) {
 			b.Fatalf("%s turn %d made no model request", c.rt.Name(), k)
 		}
 		firstReq = reqs[0].Time.Sub(turnStart(b, o, since, turn.TurnID))
+		if k == 1 && c.rt.Name() == bullpen.RuntimeOpenCode { // its server starts in the first turn
+			fmt.Printf("figure cli_%s_first_turn_first_request_ms %d ms\n", key, firstReq.Milliseconds())
+		}
 		for _, r := range reqs {
 			if strings.Contains(string(r.Raw), marker) {
 				packetReq = r
