@@ -96,7 +96,7 @@ func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
 	m.sockets = socks
 	in := m.cliInstaller()
 	cfg.CLIs = agents.JoinCLIs(ws.WithCLIs(sandboxes.CLIHost{Dir: in.Dir, Socket: socks.Socket}), in)
-	cfg.TurnTokens = m.Office
+	cfg.TurnTokens, cfg.CLILender = m.Office, socks
 	return nil
 }
 
