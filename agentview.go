@@ -42,12 +42,6 @@ type HireInput struct {
 	Title  string `json:"title"`
 }
 
-// Hired is the result of a hire: the agent and its API token, shown once.
-type Hired struct {
-	Agent AgentView `json:"agent"`
-	Token string    `json:"token"`
-}
-
 // AgentUpdate edits an agent's role; nil fields stay as they are.
 type AgentUpdate struct {
 	Name      *string      `json:"name"`

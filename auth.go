@@ -41,3 +41,7 @@ func CheckCSRF(want, got string) error {
 	}
 	return nil
 }
+
+// TokenTouchInterval is how stale a token's last_used_at may get: an
+// authentication writes it at most this often, so requests stay fast.
+const TokenTouchInterval = time.Minute

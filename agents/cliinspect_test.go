@@ -8,11 +8,12 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // cliTurnDetail runs one claude-code turn on a fake CLI that makes no
 // model call and returns its inspector detail.
-func cliTurnDetail(t *testing.T, f *fakeCLIs) (*harness, bullpen.TurnDetail) {
+func cliTurnDetail(t *testing.T, f *fakeCLIs) (*harness, view.TurnDetail) {
 	t.Helper()
 	h, _, eng := newCLIHarness(t, storetest.Dialects(t)[0], f, bullpen.RuntimeClaudeCode, time.Minute)
 	h.post(h.admin, h.general.ID, 0, "@"+eng.Handle+" write hello.sh, run it and post the output")

@@ -6,21 +6,22 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // InspectTurn returns everything recorded of a turn for the inspector.
 // A human may inspect any turn in a channel they can see (an admin any);
 // an agent only its own turns. ENOTFOUND for an unknown turn, EFORBIDDEN
 // for one the actor may not see.
-func (s inspector) InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error) {
+func (s inspector) InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (view.TurnDetail, error) {
 	t, err := s.db.Turn(ctx, id)
 	if err != nil {
-		return bullpen.TurnDetail{}, err
+		return view.TurnDetail{}, err
 	}
 	if err := s.canInspect(ctx, actor, t); err != nil {
-		return bullpen.TurnDetail{}, err
+		return view.TurnDetail{}, err
 	}
-	d := bullpen.TurnDetail{Turn: t, URL: TurnURL(id), InspectURL: TurnPage(id)}
+	d := view.TurnDetail{Turn: t, URL: TurnURL(id), InspectURL: TurnPage(id)}
 	if d.Agent, err = s.db.Member(ctx, t.AgentID); err != nil {
 		return d, err
 	}
@@ -74,14 +75,14 @@ func (s inspector) canInspect(ctx context.Context, actor bullpen.Member, t bullp
 }
 
 // turnWakes lists a turn's wakes with their trigger messages.
-func (s inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnWake, error) {
+func (s inspector) turnWakes(ctx context.Context, turnID int64) ([]view.TurnWake, error) {
 	ws, err := s.db.Wakes(ctx, turnID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]bullpen.TurnWake, 0, len(ws))
+	out := make([]view.TurnWake, 0, len(ws))
 	for _, w := range ws {
-		tw := bullpen.TurnWake{ID: w.ID, Reason: w.Reason, MessageID: w.MessageID, ApprovalID: w.ApprovalID}
+		tw := view.TurnWake{ID: w.ID, Reason: w.Reason, MessageID: w.MessageID, ApprovalID: w.ApprovalID}
 		if w.MessageID != 0 {
 			if tw.Message, err = s.wakeMessage(ctx, w.MessageID); err != nil {
 				return nil, err
@@ -94,7 +95,7 @@ func (s inspector) turnWakes(ctx context.Context, turnID int64) ([]bullpen.TurnW
 
 // wakeMessage loads a trigger message with its author and channel; a
 // deleted one keeps no text.
-func (s inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMessage, error) {
+func (s inspector) wakeMessage(ctx context.Context, id int64) (*view.WakeMessage, error) {
 	m, err := s.db.Message(ctx, id)
 	if err != nil {
 		return nil, err
@@ -107,7 +108,7 @@ func (s inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMess
 	if err != nil {
 		return nil, err
 	}
-	wm := &bullpen.WakeMessage{ID: m.ID, ChannelID: m.ChannelID, Channel: ch.Name, ThreadID: m.ThreadID, Author: author.Handle,
+	wm := &view.WakeMessage{ID: m.ID, ChannelID: m.ChannelID, Channel: ch.Name, ThreadID: m.ThreadID, Author: author.Handle,
 		Body: m.Body, Deleted: m.Deleted}
 	if m.Deleted {
 		wm.Body = ""
@@ -117,23 +118,23 @@ func (s inspector) wakeMessage(ctx context.Context, id int64) (*bullpen.WakeMess
 
 // budgetsLeft reads the role's budgets as they stand: this turn's use of
 // the per-turn ones, and today's (UTC) use of the daily token budget.
-func (s inspector) budgetsLeft(ctx context.Context, t bullpen.Turn) (bullpen.TurnBudgets, error) {
+func (s inspector) budgetsLeft(ctx context.Context, t bullpen.Turn) (view.TurnBudgets, error) {
 	ag, err := s.db.Agent(ctx, t.AgentID)
 	if err != nil {
-		return bullpen.TurnBudgets{}, err
+		return view.TurnBudgets{}, err
 	}
 	role, err := decodeRole(ag.Spec)
 	if err != nil {
-		return bullpen.TurnBudgets{}, err
+		return view.TurnBudgets{}, err
 	}
 	day, err := s.db.UsageSince(ctx, t.AgentID, s.now().UTC().Truncate(24*time.Hour))
 	if err != nil {
-		return bullpen.TurnBudgets{}, err
+		return view.TurnBudgets{}, err
 	}
 	b := role.Budgets
-	return bullpen.TurnBudgets{
-		Steps:       bullpen.NewBudgetLeft(b.MaxSteps, t.Steps),
-		TurnTokens:  bullpen.NewBudgetLeft(b.MaxTurnTokens, t.InputTokens+t.OutputTokens),
-		DailyTokens: bullpen.NewBudgetLeft(b.DailyTokens, int(day.Tokens)),
+	return view.TurnBudgets{
+		Steps:       view.NewBudgetLeft(b.MaxSteps, t.Steps),
+		TurnTokens:  view.NewBudgetLeft(b.MaxTurnTokens, t.InputTokens+t.OutputTokens),
+		DailyTokens: view.NewBudgetLeft(b.DailyTokens, int(day.Tokens)),
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // Where the inspector read what the model saw (TurnDetail.PromptSource).
@@ -23,7 +24,7 @@ const (
 // recorded request carried it, the packet is the journal's: because the
 // request was cut, or because none was made yet. A turn without a
 // journaled packet shows its first whole request.
-func (s inspector) turnPrompt(ctx context.Context, d *bullpen.TurnDetail) error {
+func (s inspector) turnPrompt(ctx context.Context, d *view.TurnDetail) error {
 	packet, journaled, err := s.journalPacket(ctx, d)
 	if err != nil {
 		return err
@@ -58,7 +59,7 @@ func (s inspector) turnPrompt(ctx context.Context, d *bullpen.TurnDetail) error 
 }
 
 // journalPacket is the work packet the turn's journal noted, if any.
-func (s inspector) journalPacket(ctx context.Context, d *bullpen.TurnDetail) (string, bool, error) {
+func (s inspector) journalPacket(ctx context.Context, d *view.TurnDetail) (string, bool, error) {
 	if len(d.Wakes) == 0 {
 		return "", false, nil
 	}

@@ -8,30 +8,31 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // runtimes an agent edit may choose; "" is the built-in loop.
 var runtimes = []string{"", bullpen.RuntimeBuiltin, bullpen.RuntimeClaudeCode, bullpen.RuntimeCodex, bullpen.RuntimeOpenCode}
 
 // Hire adds an agent member with its role; admins only.
-func (s *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error) {
+func (s *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (view.Hired, error) {
 	if !actor.IsAdmin {
-		return bullpen.Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
+		return view.Hired{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can hire agents")
 	}
 	var role bullpen.Role
 	switch {
 	case in.Spec != nil && in.Role != "":
-		return bullpen.Hired{}, bullpen.Errorf(bullpen.EINVALID, "give either role or spec, not both")
+		return view.Hired{}, bullpen.Errorf(bullpen.EINVALID, "give either role or spec, not both")
 	case in.Spec != nil:
 		role = *in.Spec
 		role.Source = "inline"
 	case in.Role != "":
 		var err error
 		if role, err = s.cat.Role(in.Role); err != nil {
-			return bullpen.Hired{}, err
+			return view.Hired{}, err
 		}
 	default:
-		return bullpen.Hired{}, bullpen.Errorf(bullpen.EINVALID, "role is required (e.g. \"starter/engineer\"), or an inline spec")
+		return view.Hired{}, bullpen.Errorf(bullpen.EINVALID, "role is required (e.g. \"starter/engineer\"), or an inline spec")
 	}
 	if in.Handle != "" {
 		role.Handle = in.Handle
@@ -43,7 +44,7 @@ func (s *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireIn
 		role.Title = in.Title
 	}
 	if err := ValidateRole(&role, ""); err != nil {
-		return bullpen.Hired{}, err
+		return view.Hired{}, err
 	}
 	spec, _ := json.Marshal(role)
 	m, err := s.off.CreateMemberWith(ctx, actor, bullpen.MemberInput{Handle: role.Handle, DisplayName: role.Name,
@@ -58,15 +59,15 @@ func (s *desk) Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireIn
 		return askNetworkOnHire(tx, m, role)
 	})
 	if err != nil {
-		return bullpen.Hired{}, err
+		return view.Hired{}, err
 	}
 	token, _, err := s.off.CreateToken(ctx, actor, m.ID, "agent @"+m.Handle)
 	if err != nil {
-		return bullpen.Hired{}, err
+		return view.Hired{}, err
 	}
 	s.rt.installCLI(role)
 	a, err := s.Get(ctx, m.ID)
-	return bullpen.Hired{Agent: a, Token: token}, err
+	return view.Hired{Agent: a, Token: token}, err
 }
 
 // HireTeam hires every role of a pack whose handle is free; it returns the

@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // testClock is a settable clock shared by the store and the agents.
@@ -96,7 +97,7 @@ func newMemoryScenario(t testing.TB, dialect string, withMemory bool) *memorySce
 
 // ask posts as admin, waits for the engineer's turn and returns its
 // detail and the engineer's reply.
-func (sc *memoryScenario) ask(channel, thread int64, body string) (bullpen.TurnDetail, string) {
+func (sc *memoryScenario) ask(channel, thread int64, body string) (view.TurnDetail, string) {
 	sc.t.Helper()
 	since := sc.h.off.Hub().Last()
 	sc.h.post(sc.h.admin, channel, thread, body)
@@ -118,7 +119,7 @@ func (sc *memoryScenario) ask(channel, thread int64, body string) (bullpen.TurnD
 	return d, reply
 }
 
-func recalledIDs(d bullpen.TurnDetail) []int64 {
+func recalledIDs(d view.TurnDetail) []int64 {
 	var out []int64
 	for _, r := range d.Memory {
 		out = append(out, r.EntryID)

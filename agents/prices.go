@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // modelPrices are vendors' published list prices in USD per million
@@ -12,7 +13,7 @@ import (
 // snapshots ("gpt-4o-2024-08-06") find their family. Models not listed
 // get no cost: a local or unknown model's price is not zero, it is
 // unknown. Prices change; this is an estimate, not a bill.
-var modelPrices = []bullpen.ModelPrice{
+var modelPrices = []view.ModelPrice{
 	{Model: "gpt-5", Input: 1.25, Cached: 0.125, CacheWrite: 1.25, Output: 10},
 	{Model: "gpt-5-mini", Input: 0.25, Cached: 0.025, CacheWrite: 0.25, Output: 2},
 	{Model: "gpt-4.1", Input: 2, Cached: 0.5, CacheWrite: 2, Output: 8},
@@ -32,12 +33,12 @@ var modelPrices = []bullpen.ModelPrice{
 
 // priceOf returns the price of a model by its longest listed prefix. A
 // router's vendor prefix ("openai/gpt-4o") is ignored.
-func priceOf(model string) (bullpen.ModelPrice, bool) {
+func priceOf(model string) (view.ModelPrice, bool) {
 	if i := strings.LastIndex(model, "/"); i >= 0 {
 		model = model[i+1:]
 	}
 	model = strings.ToLower(model)
-	var best bullpen.ModelPrice
+	var best view.ModelPrice
 	for _, p := range modelPrices {
 		if strings.HasPrefix(model, p.Model) && len(p.Model) > len(best.Model) {
 			best = p
@@ -48,7 +49,7 @@ func priceOf(model string) (bullpen.ModelPrice, bool) {
 
 // turnCost estimates a turn's cost; nil when the model's price is unknown
 // or the turn was simulated.
-func turnCost(t bullpen.Turn, simulated bool) *bullpen.TurnCost {
+func turnCost(t bullpen.Turn, simulated bool) *view.TurnCost {
 	p, ok := priceOf(t.Model)
 	if !ok || simulated {
 		return nil
@@ -56,5 +57,5 @@ func turnCost(t bullpen.Turn, simulated bool) *bullpen.TurnCost {
 	plain := max(t.InputTokens-t.CachedInputTokens-t.CacheWriteTokens, 0)
 	usd := (float64(plain)*p.Input + float64(t.CachedInputTokens)*p.Cached +
 		float64(t.CacheWriteTokens)*p.CacheWrite + float64(t.OutputTokens)*p.Output) / 1e6
-	return &bullpen.TurnCost{USD: usd, Price: p}
+	return &view.TurnCost{USD: usd, Price: p}
 }

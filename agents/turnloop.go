@@ -1,9 +1,9 @@
 package agents
 
 import (
-	"time"
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/office"

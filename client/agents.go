@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // Roles lists the roles agents can be hired from.
@@ -45,8 +46,8 @@ func (c *Client) AgentNamed(ctx context.Context, name string) (bullpen.AgentView
 
 // Hire hires an agent (admins only) and returns it with its API token,
 // shown only this once.
-func (c *Client) Hire(ctx context.Context, in bullpen.HireInput) (bullpen.Hired, error) {
-	return send[bullpen.Hired](ctx, c, http.MethodPost, "/agents", in)
+func (c *Client) Hire(ctx context.Context, in bullpen.HireInput) (view.Hired, error) {
+	return send[view.Hired](ctx, c, http.MethodPost, "/agents", in)
 }
 
 // HireTeam hires every role of a pack (e.g. "starter") whose handle is

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,7 +32,7 @@ type Wiki interface {
 
 // Turns reads a turn's record as the caller; *agents.Service provides it.
 type Turns interface {
-	InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error)
+	InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (view.TurnDetail, error)
 }
 
 // The resources' addresses. A channel reads as its latest messages, a

@@ -7,11 +7,12 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // AllTokens lists every member's tokens, agents' included, with whose
 // they are; admins only.
-func (o *Office) AllTokens(ctx context.Context, actor bullpen.Member) ([]bullpen.TokenView, error) {
+func (o *Office) AllTokens(ctx context.Context, actor bullpen.Member) ([]view.TokenView, error) {
 	if !actor.IsAdmin {
 		return nil, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can list every token")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/bullpen-hq/bullpen/sandbox/image"
@@ -37,4 +38,30 @@ func OpenInDir(ctx context.Context, dataDir string, euid int, cfg Config) (*Serv
 		log.Warn("sandbox disk quotas are off: sandboxes' writable layers are unbounded")
 	}
 	return Open(ctx, cfg)
+}
+
+// OpenOrExplain opens the sandboxes as OpenInDir does, for a server that
+// runs without them when it cannot: turned off (on false), without root,
+// or on a host that lacks what they need. Then svc is nil and down says
+// why in words for /healthz ("" when turned off); the log (cfg.Logger)
+// says it with the details.
+func OpenOrExplain(ctx context.Context, dataDir string, on bool, cfg Config) (svc *Service, down string) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if !on {
+		log.Info("sandboxes are turned off")
+		return nil, ""
+	}
+	svc, err := OpenInDir(ctx, dataDir, os.Geteuid(), cfg)
+	if errors.Is(err, ErrNeedsRoot) {
+		log.Warn("sandboxes are unavailable: " + err.Error())
+		return nil, "sandboxes need root"
+	}
+	if err != nil {
+		log.Error("sandboxes are unavailable", "err", err)
+		return nil, "the sandbox runtime did not start; see the server log"
+	}
+	return svc, ""
 }

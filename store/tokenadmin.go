@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // tokenViewRow is a token joined with its member; never the hash.
@@ -19,7 +20,7 @@ type tokenViewRow struct {
 
 // AllTokens lists every member's tokens with the member's handle and
 // kind, newest first.
-func (db *DB) AllTokens(ctx context.Context) ([]bullpen.TokenView, error) {
+func (db *DB) AllTokens(ctx context.Context) ([]view.TokenView, error) {
 	var rows []tokenViewRow
 	err := db.read(ctx).Table("tokens").Select("tokens.id, tokens.member_id, tokens.name, tokens.hint, tokens.created_at, " +
 		"tokens.last_used_at, tokens.revoked_at, members.handle AS handle, members.kind AS kind").
@@ -27,13 +28,13 @@ func (db *DB) AllTokens(ctx context.Context) ([]bullpen.TokenView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: list all tokens: %w", err)
 	}
-	out := make([]bullpen.TokenView, len(rows))
+	out := make([]view.TokenView, len(rows))
 	for i := range rows {
 		r := &rows[i]
 		t := (&tokenRow{ID: r.ID, MemberID: r.MemberID, Name: r.Name, Hint: r.Hint, CreatedAt: r.CreatedAt,
 			LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}).toToken()
 		t.LastUsedAt, t.RevokedAt = utcPtr(t.LastUsedAt), utcPtr(t.RevokedAt)
-		out[i] = bullpen.TokenView{Token: t, Handle: rows[i].Handle, MemberKind: bullpen.MemberKind(rows[i].Kind)}
+		out[i] = view.TokenView{Token: t, Handle: rows[i].Handle, MemberKind: bullpen.MemberKind(rows[i].Kind)}
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -17,7 +18,7 @@ type AgentService interface {
 	RoleProblems() []bullpen.RoleProblem
 	List(ctx context.Context) ([]bullpen.AgentView, error)
 	Get(ctx context.Context, id int64) (bullpen.AgentView, error)
-	Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (bullpen.Hired, error)
+	Hire(ctx context.Context, actor bullpen.Member, in bullpen.HireInput) (view.Hired, error)
 	// HireTeam hires every role of a pack whose handle is free.
 	HireTeam(ctx context.Context, actor bullpen.Member, pack string) ([]bullpen.AgentView, error)
 	Update(ctx context.Context, actor bullpen.Member, id int64, up bullpen.AgentUpdate) (bullpen.AgentView, error)

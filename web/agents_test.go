@@ -15,6 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -52,7 +53,7 @@ func TestAgentsAPI(t *testing.T) {
 	if st := ts.do("GET", "/api/v1/roles", admin, nil, &roles); st != 200 || len(roles.Items) < 8 {
 		t.Fatalf("GET /roles = %d, %d roles", st, len(roles.Items))
 	}
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := ts.do("POST", "/api/v1/agents", admin, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 || hired.Token == "" || hired.Agent.Handle != "eng" {
 		t.Fatalf("hire = %d %+v", st, hired)
 	}
@@ -132,7 +133,7 @@ func TestApprovalsAPI(t *testing.T) {
 		return llm.Response{ToolCalls: []llm.ToolCall{{Name: "read_channel", Arguments: []byte(`{"channel":"general"}`)}}}, nil
 	})
 	spec := map[string]any{"handle": "writer", "name": "Writer", "tools": []string{"post_message", "read_channel"}, "approvals": []string{"read_channel"}, "prompt": "You write."}
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"spec": spec}, &hired); st != 201 {
 		t.Fatalf("hire = %d", st)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,7 +87,7 @@ func eachDialect(t *testing.T, fn func(t *testing.T, ts *mcpServer)) {
 func (ts *mcpServer) hire(t *testing.T, handle string, tools []string, approvals ...string) (bullpen.Member, string) {
 	t.Helper()
 	spec := map[string]any{"handle": handle, "name": handle, "tools": tools, "approvals": approvals, "prompt": "test agent"}
-	var h bullpen.Hired
+	var h view.Hired
 	if st := ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"spec": spec}, &h); st != 201 {
 		t.Fatalf("hire @%s = %d", handle, st)
 	}

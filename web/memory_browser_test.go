@@ -7,6 +7,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/chromedp/chromedp"
 )
 
@@ -17,7 +18,7 @@ import (
 // 390×844 go to $BULLPEN_SCREENSHOTS when set.
 func TestMemoryTabBrowser(t *testing.T) {
 	ts := newMemoryServer(t, store.SQLite)
-	var eng bullpen.Hired
+	var eng view.Hired
 	ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &eng)
 	base := fmt.Sprintf("/api/v1/agents/%d/memory", eng.Agent.ID)
 	var lesson, stale written

@@ -16,6 +16,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -51,7 +52,7 @@ func TestMemoryAPI(t *testing.T) {
 func testMemoryAPI(t *testing.T, dialect string) {
 	ts := newMemoryServer(t, dialect)
 	admin := ts.Token
-	var eng, pm bullpen.Hired
+	var eng, pm view.Hired
 	ts.do("POST", "/api/v1/agents", admin, map[string]any{"role": "starter/engineer", "handle": "eng"}, &eng)
 	ts.do("POST", "/api/v1/agents", admin, map[string]any{"role": "starter/pm", "handle": "pm"}, &pm)
 	base := "/api/v1/agents/" + itoa(eng.Agent.ID) + "/memory"

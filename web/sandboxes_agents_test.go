@@ -18,6 +18,7 @@ import (
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -94,7 +95,7 @@ func (s *sbServer) workspaceOf(agent bullpen.Member) sandbox.Info {
 // its files, its id, name and tags unchanged.
 func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 	s := newWorkspaceServer(t, time.Second)
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}
@@ -127,7 +128,7 @@ func TestAgentSandboxIdlesAndWakes(t *testing.T) {
 // output reaches the model as head and tail only.
 func TestAgentSandboxResumesAndBoundsOutput(t *testing.T) {
 	s := newWorkspaceServer(t, time.Hour)
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/chromedp/chromedp"
 )
@@ -16,7 +17,7 @@ import (
 // streamed. The entry's link (#sandbox=…&exec=…) opens it directly.
 func TestSandboxHistoryBrowser(t *testing.T) {
 	s := newWorkspaceServer(t, time.Hour)
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -23,7 +24,7 @@ func (s *sbServer) execsOf(token, id, query string) (bullpen.SandboxExecPage, in
 // reload does), beside a command a member ran through the API.
 func TestExecHistoryHasAgentCommands(t *testing.T) {
 	s := newWorkspaceServer(t, time.Hour)
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := s.do("POST", "/api/v1/agents", s.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &hired); st != 201 {
 		t.Fatalf("hire: %d", st)
 	}

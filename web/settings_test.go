@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -163,11 +164,11 @@ func TestAdminRevokesAnyToken(t *testing.T) {
 	if st := ts.do("GET", "/api/v1/me", bob, nil, nil); st != 200 {
 		t.Fatalf("bob's token = %d before the revoke", st)
 	}
-	var all struct{ Items []bullpen.TokenView }
+	var all struct{ Items []view.TokenView }
 	if st := ts.do("GET", "/api/v1/tokens?all=1", ts.Token, nil, &all); st != 200 || len(all.Items) != 2 {
 		t.Fatalf("all tokens = %d, %d items, want 2", st, len(all.Items))
 	}
-	var bobs, admins bullpen.TokenView
+	var bobs, admins view.TokenView
 	for _, tk := range all.Items {
 		switch tk.Handle {
 		case "bob":

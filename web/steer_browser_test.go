@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 	"github.com/chromedp/chromedp"
@@ -121,7 +122,7 @@ func TestSteerDashboardBrowser(t *testing.T) {
 		window.Notification.permission = "granted";
 		Object.defineProperty(document, "hidden", { configurable: true, get: () => true });`))
 	spec := map[string]any{"handle": "writer", "name": "Writer", "tools": []string{"post_message", "read_channel"}, "approvals": []string{"read_channel"}, "prompt": "You write."}
-	var writer bullpen.Hired
+	var writer view.Hired
 	if st := ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"spec": spec}, &writer); st != 201 {
 		t.Fatalf("hire writer: %d", st)
 	}

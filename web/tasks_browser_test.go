@@ -11,6 +11,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/browsertest"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/chromedp/chromedp"
 )
 
@@ -300,7 +301,7 @@ func TestRoutineEditorBrowser(t *testing.T) {
 // message's text becomes a lesson of @eng whose source is the message.
 func TestRememberBrowser(t *testing.T) {
 	ts := newMemoryServer(t, "sqlite")
-	var eng bullpen.Hired
+	var eng view.Hired
 	ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &eng)
 	base := fmt.Sprintf("/api/v1/agents/%d/memory", eng.Agent.ID)
 	entries := func() []bullpen.MemoryEntry {

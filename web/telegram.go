@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
@@ -14,13 +15,13 @@ import (
 // *telegram.Bridge implements it. Every method but HandleWebhook and
 // Status is for admins (EFORBIDDEN otherwise).
 type Telegram interface {
-	Status(ctx context.Context) (bullpen.TelegramStatus, error)
-	Configure(ctx context.Context, actor bullpen.Member, in bullpen.TelegramSettings) (bullpen.TelegramStatus, error)
-	Users(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramUserView, error)
-	PutUser(ctx context.Context, actor bullpen.Member, in bullpen.TelegramUserInput) (bullpen.TelegramUserView, error)
+	Status(ctx context.Context) (view.TelegramStatus, error)
+	Configure(ctx context.Context, actor bullpen.Member, in bullpen.TelegramSettings) (view.TelegramStatus, error)
+	Users(ctx context.Context, actor bullpen.Member) ([]view.TelegramUserView, error)
+	PutUser(ctx context.Context, actor bullpen.Member, in bullpen.TelegramUserInput) (view.TelegramUserView, error)
 	DeleteUser(ctx context.Context, actor bullpen.Member, telegramUserID int64) error
-	Chats(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramChatView, error)
-	LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in bullpen.TelegramLinkInput) (bullpen.TelegramChatView, error)
+	Chats(ctx context.Context, actor bullpen.Member) ([]view.TelegramChatView, error)
+	LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in bullpen.TelegramLinkInput) (view.TelegramChatView, error)
 	UnlinkChat(ctx context.Context, actor bullpen.Member, chatID int64) error
 	Outbox(ctx context.Context, actor bullpen.Member, state string) ([]bullpen.OutboxItem, error)
 	Resend(ctx context.Context, actor bullpen.Member, id int64) (bullpen.OutboxItem, error)

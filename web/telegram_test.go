@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/bridge/telegram/tgtest"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -73,7 +74,7 @@ func (ts *telegramServer) call(t *testing.T, method, path string, body any, out 
 
 func TestTelegramSettingsAndWebhook(t *testing.T) {
 	ts := newTelegramServer(t)
-	var st bullpen.TelegramStatus
+	var st view.TelegramStatus
 	if code, _ := ts.call(t, "GET", "/api/v1/telegram", nil, &st); code != 200 || st.State != telegram.StateDisabled {
 		t.Fatalf("GET /api/v1/telegram = %d %q, want 200 disabled", code, st.State)
 	}
@@ -114,7 +115,7 @@ func TestTelegramSettingsAndWebhook(t *testing.T) {
 	if code, _ := ts.call(t, "PUT", "/api/v1/telegram/chats/-100500", map[string]any{"channel": "general"}, nil); code != 200 {
 		t.Errorf("PUT chat link = %d", code)
 	}
-	var chats struct{ Items []bullpen.TelegramChatView }
+	var chats struct{ Items []view.TelegramChatView }
 	ts.call(t, "GET", "/api/v1/telegram/chats", nil, &chats)
 	if len(chats.Items) != 2 {
 		t.Errorf("chats = %+v, want the webhook's private chat and the linked group", chats.Items)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -12,7 +13,7 @@ import (
 // OfficeTokens is the admin side of tokens; *office.Office implements it.
 type OfficeTokens interface {
 	// AllTokens lists every member's tokens (admins; EFORBIDDEN otherwise).
-	AllTokens(ctx context.Context, actor bullpen.Member) ([]bullpen.TokenView, error)
+	AllTokens(ctx context.Context, actor bullpen.Member) ([]view.TokenView, error)
 	// Revoke revokes one of actor's tokens, or (admins) anyone's.
 	Revoke(ctx context.Context, actor bullpen.Member, id int64) error
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web/views"
 	"github.com/gofiber/fiber/v2"
 )
@@ -20,7 +21,7 @@ type TurnService interface {
 	// InspectTurn returns everything recorded of a turn. A human may see
 	// the turns of channels they see; an agent only its own (EFORBIDDEN);
 	// ENOTFOUND for an unknown turn.
-	InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (bullpen.TurnDetail, error)
+	InspectTurn(ctx context.Context, actor bullpen.Member, id int64) (view.TurnDetail, error)
 }
 
 // turnRoutes registers the inspector's API.
@@ -83,7 +84,7 @@ func (s *Server) turnPage(c *fiber.Ctx) error {
 }
 
 // turnPageModel is the inspector's view of a turn.
-func turnPageModel(d bullpen.TurnDetail) views.TurnPage {
+func turnPageModel(d view.TurnDetail) views.TurnPage {
 	t := d.Turn
 	p := views.TurnPage{ID: t.ID, APIURL: d.URL, Agent: d.Agent.Handle, State: t.State, Provider: t.Provider, Model: t.Model,
 		Error: t.Error, Started: t.StartedAt.UTC().Format(time.RFC3339), Simulated: d.Simulated, Steps: t.Steps,
@@ -121,7 +122,7 @@ func turnPageModel(d bullpen.TurnDetail) views.TurnPage {
 	return p
 }
 
-func wakeItem(w bullpen.TurnWake) views.WakeItem {
+func wakeItem(w view.TurnWake) views.WakeItem {
 	item := views.WakeItem{Reason: w.Reason, ApprovalID: w.ApprovalID}
 	if m := w.Message; m != nil {
 		root := m.ThreadID

@@ -13,6 +13,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -42,7 +43,7 @@ func newTurnServer(t *testing.T) *testServer {
 
 // askAndInspect hires @eng and @pm, asks @eng something and returns the
 // agents and the finished turn as the turn list shows it.
-func askAndInspect(t *testing.T, ts *testServer) (eng, pm bullpen.Hired, turn map[string]any) {
+func askAndInspect(t *testing.T, ts *testServer) (eng, pm view.Hired, turn map[string]any) {
 	t.Helper()
 	ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &eng)
 	ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"role": "starter/pm", "handle": "pm"}, &pm)
@@ -65,7 +66,7 @@ func TestTurnInspectorAPI(t *testing.T) {
 	if listed["url"] != "/api/v1/turns/"+itoa(id) || listed["inspect_url"] != "/turns/"+itoa(id) {
 		t.Errorf("turn list links = %v, %v; want /api/v1/turns/%d and /turns/%d", listed["url"], listed["inspect_url"], id, id)
 	}
-	var d bullpen.TurnDetail
+	var d view.TurnDetail
 	if st := ts.do("GET", "/api/v1/turns/"+itoa(id), ts.Token, nil, &d); st != 200 {
 		t.Fatalf("GET /turns/%d = %d", id, st)
 	}
@@ -132,7 +133,7 @@ func TestTurnInspectorErrors(t *testing.T) {
 // The page escapes what the model and the people wrote: text as text.
 func TestTurnInspectorPageEscapes(t *testing.T) {
 	ts := newTurnServer(t)
-	var eng bullpen.Hired
+	var eng view.Hired
 	ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &eng)
 	ts.do("POST", "/api/v1/channels/1/messages", ts.Token, map[string]any{"body": "@eng <img src=x onerror=alert(1)> check"}, nil)
 	var list struct{ Items []bullpen.Turn }

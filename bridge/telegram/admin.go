@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // Env is the bridge's configuration from environment variables. Set
@@ -170,29 +171,29 @@ func (b *Bridge) save(ctx context.Context, token, mode, hook, secret string) err
 // admins may. A new token is checked with getMe first: one Telegram
 // refuses is EINVALID and nothing changes. Settings from the environment
 // cannot be changed here (EINVALID).
-func (b *Bridge) Configure(ctx context.Context, actor bullpen.Member, in bullpen.TelegramSettings) (bullpen.TelegramStatus, error) {
+func (b *Bridge) Configure(ctx context.Context, actor bullpen.Member, in bullpen.TelegramSettings) (view.TelegramStatus, error) {
 	if !actor.IsAdmin {
-		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can configure Telegram")
+		return view.TelegramStatus{}, bullpen.Errorf(bullpen.EFORBIDDEN, "only an admin can configure Telegram")
 	}
 	env := b.cfg.Env
 	switch {
 	case in.Token != nil && env.Token != "":
-		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the bot token is set by BULLPEN_TELEGRAM_TOKEN; change it there")
+		return view.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the bot token is set by BULLPEN_TELEGRAM_TOKEN; change it there")
 	case in.Mode != nil && env.Mode != "":
-		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the mode is set by BULLPEN_TELEGRAM_MODE; change it there")
+		return view.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the mode is set by BULLPEN_TELEGRAM_MODE; change it there")
 	case in.WebhookURL != nil && env.WebhookURL != "":
-		return bullpen.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the webhook URL is set by BULLPEN_TELEGRAM_WEBHOOK_URL; change it there")
+		return view.TelegramStatus{}, bullpen.Errorf(bullpen.EINVALID, "the webhook URL is set by BULLPEN_TELEGRAM_WEBHOOK_URL; change it there")
 	}
 	st, err := b.db.TelegramBot(ctx)
 	if err != nil {
-		return bullpen.TelegramStatus{}, err
+		return view.TelegramStatus{}, err
 	}
 	token, mode, hook := st.Token, st.Mode, st.WebhookURL
 	if in.Token != nil {
 		token = strings.TrimSpace(*in.Token)
 		if token != "" && token != st.Token {
 			if err := b.checkToken(ctx, token); err != nil {
-				return bullpen.TelegramStatus{}, err
+				return view.TelegramStatus{}, err
 			}
 		}
 	}
@@ -203,10 +204,10 @@ func (b *Bridge) Configure(ctx context.Context, actor bullpen.Member, in bullpen
 		hook = strings.TrimSpace(*in.WebhookURL)
 	}
 	if err := b.save(ctx, token, mode, hook, st.WebhookSecret); err != nil {
-		return bullpen.TelegramStatus{}, err
+		return view.TelegramStatus{}, err
 	}
 	if err := b.restart(ctx); err != nil {
-		return bullpen.TelegramStatus{}, err
+		return view.TelegramStatus{}, err
 	}
 	return b.waitStarted(ctx)
 }
@@ -231,7 +232,7 @@ func (b *Bridge) checkToken(ctx context.Context, token string) error {
 
 // waitStarted waits briefly for the bridge to leave "starting", so that
 // the answer shows whether it runs.
-func (b *Bridge) waitStarted(ctx context.Context) (bullpen.TelegramStatus, error) {
+func (b *Bridge) waitStarted(ctx context.Context) (view.TelegramStatus, error) {
 	for i := 0; i < 50; i++ {
 		b.mu.Lock()
 		starting := b.state == StateStarting
@@ -241,7 +242,7 @@ func (b *Bridge) waitStarted(ctx context.Context) (bullpen.TelegramStatus, error
 		}
 		select {
 		case <-ctx.Done():
-			return bullpen.TelegramStatus{}, ctx.Err()
+			return view.TelegramStatus{}, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -256,7 +257,7 @@ func admin(actor bullpen.Member) error {
 }
 
 // Users lists the allowlist. Admins only.
-func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramUserView, error) {
+func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]view.TelegramUserView, error) {
 	if err := admin(actor); err != nil {
 		return nil, err
 	}
@@ -264,9 +265,9 @@ func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]bullpen.Tel
 	if err != nil {
 		return nil, err
 	}
-	out := make([]bullpen.TelegramUserView, 0, len(us))
+	out := make([]view.TelegramUserView, 0, len(us))
 	for _, u := range us {
-		v := bullpen.TelegramUserView{TelegramUser: u}
+		v := view.TelegramUserView{TelegramUser: u}
 		if m, err := b.off.Member(ctx, u.MemberID); err == nil {
 			v.Handle, v.DisplayName = m.Handle, m.DisplayName
 		}
@@ -277,12 +278,12 @@ func (b *Bridge) Users(ctx context.Context, actor bullpen.Member) ([]bullpen.Tel
 
 // PutUser adds a Telegram user to the allowlist as a human member, or
 // changes its entry. Admins only.
-func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in bullpen.TelegramUserInput) (bullpen.TelegramUserView, error) {
+func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in bullpen.TelegramUserInput) (view.TelegramUserView, error) {
 	if err := admin(actor); err != nil {
-		return bullpen.TelegramUserView{}, err
+		return view.TelegramUserView{}, err
 	}
 	if in.TelegramUserID <= 0 {
-		return bullpen.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "telegram_user_id must be a positive Telegram user ID (the bot's /start shows it to a refused user)")
+		return view.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "telegram_user_id must be a positive Telegram user ID (the bot's /start shows it to a refused user)")
 	}
 	var m bullpen.Member
 	var err error
@@ -292,20 +293,20 @@ func (b *Bridge) PutUser(ctx context.Context, actor bullpen.Member, in bullpen.T
 	case in.MemberID > 0:
 		m, err = b.off.Member(ctx, in.MemberID)
 	default:
-		return bullpen.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "handle or member_id is required")
+		return view.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "handle or member_id is required")
 	}
 	if err != nil {
-		return bullpen.TelegramUserView{}, err
+		return view.TelegramUserView{}, err
 	}
 	if m.Kind != bullpen.KindHuman {
-		return bullpen.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "@%s is an agent; Telegram users map to humans", m.Handle)
+		return view.TelegramUserView{}, bullpen.Errorf(bullpen.EINVALID, "@%s is an agent; Telegram users map to humans", m.Handle)
 	}
 	var u bullpen.TelegramUser
 	_, err = b.db.Transact(ctx, func(tx *store.Tx) error {
 		u, err = tx.PutTelegramUser(bullpen.TelegramUser{TelegramUserID: in.TelegramUserID, MemberID: m.ID, CanApprove: in.CanApprove})
 		return err
 	})
-	return bullpen.TelegramUserView{TelegramUser: u, Handle: m.Handle, DisplayName: m.DisplayName}, err
+	return view.TelegramUserView{TelegramUser: u, Handle: m.Handle, DisplayName: m.DisplayName}, err
 }
 
 // DeleteUser removes a Telegram user from the allowlist. Admins only.
@@ -318,7 +319,7 @@ func (b *Bridge) DeleteUser(ctx context.Context, actor bullpen.Member, telegramU
 }
 
 // Chats lists linked chats. Admins only.
-func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]bullpen.TelegramChatView, error) {
+func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]view.TelegramChatView, error) {
 	if err := admin(actor); err != nil {
 		return nil, err
 	}
@@ -326,9 +327,9 @@ func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]bullpen.Tel
 	if err != nil {
 		return nil, err
 	}
-	out := make([]bullpen.TelegramChatView, 0, len(cs))
+	out := make([]view.TelegramChatView, 0, len(cs))
 	for _, c := range cs {
-		v := bullpen.TelegramChatView{TelegramChat: c}
+		v := view.TelegramChatView{TelegramChat: c}
 		if ch, err := b.db.Channel(ctx, c.ChannelID); err == nil {
 			v.ChannelName, v.ChannelKind = ch.Name, string(ch.Kind)
 		}
@@ -339,12 +340,12 @@ func (b *Bridge) Chats(ctx context.Context, actor bullpen.Member) ([]bullpen.Tel
 
 // LinkChat links a chat (by its Telegram chat ID) to a channel. Admins
 // only.
-func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in bullpen.TelegramLinkInput) (bullpen.TelegramChatView, error) {
+func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int64, in bullpen.TelegramLinkInput) (view.TelegramChatView, error) {
 	if err := admin(actor); err != nil {
-		return bullpen.TelegramChatView{}, err
+		return view.TelegramChatView{}, err
 	}
 	if chatID == 0 {
-		return bullpen.TelegramChatView{}, bullpen.Errorf(bullpen.EINVALID, "chat_id is required (the bot's /start shows it)")
+		return view.TelegramChatView{}, bullpen.Errorf(bullpen.EINVALID, "chat_id is required (the bot's /start shows it)")
 	}
 	var ch bullpen.Channel
 	var err error
@@ -356,10 +357,10 @@ func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int6
 	case in.DMWith != "":
 		ch, err = b.dmChannel(ctx, actor, in)
 	default:
-		return bullpen.TelegramChatView{}, bullpen.Errorf(bullpen.EINVALID, "channel_id, channel or dm_with is required")
+		return view.TelegramChatView{}, bullpen.Errorf(bullpen.EINVALID, "channel_id, channel or dm_with is required")
 	}
 	if err != nil {
-		return bullpen.TelegramChatView{}, err
+		return view.TelegramChatView{}, err
 	}
 	prev, _ := b.db.TelegramChat(ctx, chatID)
 	var c bullpen.TelegramChat
@@ -367,7 +368,7 @@ func (b *Bridge) LinkChat(ctx context.Context, actor bullpen.Member, chatID int6
 		c, err = tx.PutTelegramChat(bullpen.TelegramChat{ChatID: chatID, ChannelID: ch.ID, Type: prev.Type, Title: prev.Title})
 		return err
 	})
-	return bullpen.TelegramChatView{TelegramChat: c, ChannelName: ch.Name, ChannelKind: string(ch.Kind)}, err
+	return view.TelegramChatView{TelegramChat: c, ChannelName: ch.Name, ChannelKind: string(ch.Kind)}, err
 }
 
 func (b *Bridge) dmChannel(ctx context.Context, actor bullpen.Member, in bullpen.TelegramLinkInput) (bullpen.Channel, error) {

@@ -44,6 +44,7 @@ import (
 	secrets "github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // Modes.
@@ -350,18 +351,18 @@ func (b *Bridge) wakeOutbox() {
 }
 
 // Status reports the bridge's state. The token is shown as a hint only.
-func (b *Bridge) Status(ctx context.Context) (bullpen.TelegramStatus, error) {
+func (b *Bridge) Status(ctx context.Context) (view.TelegramStatus, error) {
 	st, err := b.db.TelegramBot(ctx)
 	if err != nil {
-		return bullpen.TelegramStatus{}, err
+		return view.TelegramStatus{}, err
 	}
 	counts, err := b.db.TelegramOutboxCounts(ctx)
 	if err != nil {
-		return bullpen.TelegramStatus{}, err
+		return view.TelegramStatus{}, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := bullpen.TelegramStatus{State: b.state, Error: b.lastErr, Mode: st.Mode, TokenHint: Hint(st.Token), TokenFromEnv: b.cfg.Env.Token != "",
+	s := view.TelegramStatus{State: b.state, Error: b.lastErr, Mode: st.Mode, TokenHint: Hint(st.Token), TokenFromEnv: b.cfg.Env.Token != "",
 		BotUsername: st.BotUsername, WebhookURL: st.WebhookURL, WebhookPath: bullpen.TelegramWebhookPath, UpdateOffset: st.UpdateOffset,
 		Outbox: counts}
 	if st.RelayCursor != nil {

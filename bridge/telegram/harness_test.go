@@ -16,6 +16,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 const token = "123456:TEST-abcdefghijklmnopqrstuvwxyz"
@@ -207,9 +208,9 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Fatalf("timed out waiting for %s", what)
 }
 
-func (h *harness) waitState(state string) bullpen.TelegramStatus {
+func (h *harness) waitState(state string) view.TelegramStatus {
 	h.t.Helper()
-	var st bullpen.TelegramStatus
+	var st view.TelegramStatus
 	h.waitFor("bridge state "+state, func() bool {
 		var err error
 		st, err = h.br.Status(context.Background())

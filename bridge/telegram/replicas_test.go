@@ -18,6 +18,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/store/storetest"
+	"github.com/bullpen-hq/bullpen/view"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -357,7 +358,7 @@ func TestSharedDatabaseSettingsFromStandby(t *testing.T) {
 		wh := tg.Webhook()
 		return wh != nil && wh.URL == "https://bullpen.example/telegram/webhook"
 	})
-	var status bullpen.TelegramStatus
+	var status view.TelegramStatus
 	waitUntil(t, "one bridge running, one standing by", func() bool {
 		sa, errA := a.br.Status(context.Background())
 		sb, errB := b.br.Status(context.Background())

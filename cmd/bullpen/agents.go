@@ -8,10 +8,14 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
-	"github.com/bullpen-hq/bullpen/agents/llm/scripted"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
+	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/mcp"
+	"github.com/bullpen-hq/bullpen/metrics"
+	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -29,26 +33,17 @@ func (m *Main) openAgents(ctx context.Context) error {
 	var ps map[string]llm.Provider
 	var def string
 	if m.Demo {
-		sim := scripted.New(agents.DemoScript)
-		sim.DeltaDelay = 120 * time.Millisecond // stream visibly
-		ps, def = providers.Simulation(agents.Paced(sim, m.DemoPace[0], m.DemoPace[1]))
+		ps, def = providers.Simulation(agents.DemoModel(m.DemoPace[0], m.DemoPace[1]))
 	}
-	timeouts, err := agents.TimeoutsFromEnv(os.Getenv)
-	if err != nil {
+	if m.timeouts, err = agents.TimeoutsFromEnv(os.Getenv); err != nil {
 		return err
 	}
 	cfg := agents.Config{Office: m.Office, DB: m.DB, Catalog: cat, Providers: ps, DefaultProvider: def,
-		Simulation: m.Demo, Logger: m.Logger, Timeouts: timeouts,
-		SharedDatabase: m.SharedDatabase && m.DatabaseURL != "", Tasks: m.Tasks}
+		Simulation: m.Demo, Logger: m.Logger, Timeouts: m.timeouts,
+		SharedDatabase: m.Shared(), Tasks: m.Tasks, Memory: m.Memory, Wiki: m.Wiki}
 	m.Recording.Apply(&cfg)
 	if !m.Demo {
 		cfg.ProviderSource = m.Settings // the providers set up in Settings, read at each turn
-	}
-	if m.Memory != nil {
-		cfg.Memory = m.Memory
-	}
-	if m.Wiki != nil {
-		cfg.Wiki = m.Wiki
 	}
 	if m.Sandboxes != nil {
 		ws := m.Sandboxes.Workspaces(m.SandboxTimes.AgentIdle)
@@ -71,36 +66,80 @@ func (m *Main) openAgents(ctx context.Context) error {
 	return nil
 }
 
-// turnService returns the turn inspector for the web server (nil-safe).
-func (m *Main) turnService() web.TurnService {
-	if m.Agents == nil {
-		return nil
-	}
-	return m.Agents
-}
-
-// mcpHandler returns the MCP endpoint over the agents' tool registry, or
-// nil (the route answers "unavailable") without an agents service. The
+// mcpHandler returns the MCP endpoint over the agents' tool registry. The
 // agents' sockets resolve turn tokens (auth is the office); the main
 // listener takes ordinary tokens only (mcp.MemberTokens).
 func (m *Main) mcpHandler(auth mcp.Authenticator) http.Handler {
-	if m.Agents == nil {
-		return nil
-	}
-	deps := mcp.Deps{Auth: auth, Tools: m.Agents, Turns: m.Agents, Fixtures: m.MCPConformance, Logger: m.Logger}
-	if m.Office != nil {
-		deps.Office = m.Office
-	}
-	if m.Wiki != nil {
-		deps.Wiki = m.Wiki
-	}
-	return mcp.New(deps)
+	return mcp.New(mcp.Deps{Auth: auth, Tools: m.Agents, Turns: m.Agents, Office: m.Office, Wiki: m.Wiki, Fixtures: m.MCPConformance, Logger: m.Logger})
 }
 
-// agentService returns the agents service for the web server (nil-safe).
-func (m *Main) agentService() web.AgentService {
-	if m.Agents == nil {
-		return nil
+// openTasks starts the task service, its sweep of lapsed claims and its
+// routines' ticks, and the memory's consolidation over the cap.
+func (m *Main) openTasks() {
+	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopTasks = cancel
+	go m.Tasks.Run(ctx, time.Minute)
+	go m.Tasks.RunRoutines(ctx, time.Second)
+	go m.Memory.Run(ctx, time.Minute)
+}
+
+// wireCLIs gives the agents service the CLI runtimes: the installer in the
+// data dir, the sandboxes, the per-turn tokens of the office and the
+// per-agent sockets, which serve cliMux (its handlers are set once the
+// agents service exists).
+func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
+	m.cliMux = &cli.Mux{}
+	socks, err := cli.New(cli.Config{Dir: cli.DirFor(m.DataDir), Handler: m.cliMux, Auth: m.Office, Logger: m.Logger})
+	if err != nil {
+		return err
 	}
-	return m.Agents
+	m.sockets = socks
+	in := m.cliInstaller()
+	cfg.CLIs = agents.JoinCLIs(ws.WithCLIs(sandboxes.CLIHost{Dir: in.Dir, Socket: socks.Socket}), in)
+	cfg.TurnTokens, cfg.CLILender = m.Office, socks
+	return nil
+}
+
+// gatewayHandler is the model gateway over the providers of the
+// environment (the real keys stay in this process), recording each call
+// and charging it to its turn.
+func (m *Main) gatewayHandler() http.Handler {
+	cfg := gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(m.gatewayUpstreams()),
+		Turns: m.Agents, Recorder: m.DB, Responses: m.DB, Logger: m.Logger, Secrets: m.Secrets, Timeouts: gateway.TimeoutsOf(m.timeouts)}
+	return gateway.New(cfg)
+}
+
+// gatewayUpstreams finds the gateway's providers where the built-in loop
+// does: in Settings (seeded from the environment at start, read at each
+// request). Tests set Main.Upstreams to reach fakes.
+func (m *Main) gatewayUpstreams() agents.UpstreamLookup {
+	if m.Upstreams != nil {
+		return agents.LookupIn(m.Upstreams)
+	}
+	return m.Settings.Upstream
+}
+
+// wireMetrics builds the metrics from the parts of the running office and
+// hands the web server what it reports to and serves.
+func (m *Main) wireMetrics(wcfg *web.Config) *metrics.Metrics {
+	src := metrics.Sources{LastEvent: m.Office.Hub().Last, Inbox: m.DB.InboxCounts, RunningTurns: m.DB.RunningTurns,
+		Tokens: func(ctx context.Context) ([]metrics.ProviderTokens, error) {
+			rows, err := m.DB.TokensByProvider(ctx)
+			out := make([]metrics.ProviderTokens, len(rows))
+			for i, r := range rows {
+				out[i] = metrics.ProviderTokens(r)
+			}
+			return out, err
+		},
+		WebsocketClients: func() int64 { return m.Server.WebsocketClients() }, // read after Run, once m.Server is set
+		Outbox:           m.Telegram.OutboxCounts}
+	if m.Sandboxes != nil {
+		src.Sandboxes = m.Sandboxes.CountByState
+	}
+	mt := metrics.New(metrics.Config{Sources: src, OnError: func(source string, err error) {
+		m.Logger.Warn("metrics: a source failed", "source", source, "err", err)
+	}})
+	wcfg.Metrics, wcfg.MetricsToken, wcfg.ObserveRequest = mt.Handler(), m.Ops.MetricsToken, mt.ObserveRequest
+	return mt
 }

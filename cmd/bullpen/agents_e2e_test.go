@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // apiClient calls the REST API of a running Main with the admin token.
@@ -94,7 +95,7 @@ func TestAgentsEndToEndRealWikiAndSandbox(t *testing.T) {
 		if !strings.HasPrefix(r.ID, "starter/") {
 			continue
 		}
-		var h bullpen.Hired
+		var h view.Hired
 		api.do("POST", "/agents", map[string]string{"role": r.ID}, http.StatusCreated, &h)
 		ids[h.Agent.ID] = h.Agent.Handle
 	}

@@ -3,26 +3,27 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"github.com/bullpen-hq/bullpen/e2b"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents"
+	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/memory"
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
+	"github.com/bullpen-hq/bullpen/config"
+	"github.com/bullpen-hq/bullpen/e2b"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/internal/fds"
 	"github.com/bullpen-hq/bullpen/internal/redact"
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
-	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/store"
@@ -34,116 +35,69 @@ import (
 // Main is the whole program, reusable by end-to-end tests: ParseFlags,
 // Run (returns once listening), Close.
 type Main struct {
-	DataDir     string
-	DatabaseURL string
-	Addr        string
-	AdminHandle string
-	OfficeName  string
-	SandboxesOn bool
-	// SharedDatabase: several processes run on one PostgreSQL database
-	// and share the agents' work.
-	SharedDatabase bool
-	// MCPConformance adds the MCP conformance suite's fixtures to /mcp
-	// (for TestMCPConformance; never in an office).
-	MCPConformance bool
-	// SandboxLimits are the operator's default sandbox limits.
-	SandboxLimits sandbox.Limits
-	// Demo runs every agent on the scripted simulation (bullpen demo).
-	Demo bool
-	// DemoPace bounds how long each simulated model answer takes (default
-	// 1–3 s, so a person can follow; tests make it short).
+	// Config is what the flags and the environment set (ParseFlags).
+	config.Config
+	// Demo runs every agent on the scripted simulation (bullpen demo);
+	// DemoPace bounds how long each simulated answer takes (default 1–3
+	// s, so a person can follow; tests make it short).
+	Demo     bool
 	DemoPace [2]time.Duration
-	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
-	SandboxTimes sandboxes.Times
-	// Auth limits failed authentication per client address.
-	Auth web.AuthLimits
-	// Recording sets the turn inspector's retention and size caps.
-	Recording agents.Recording
-	// Ops are the log format and the metrics token.
-	Ops opsFlags
-	// Metrics are served at /metrics.
-	Metrics *metrics.Metrics
-	// sandboxesDown says why sandboxes are unavailable, for /healthz.
-	sandboxesDown string
-	stderr        io.Writer
 
 	Logger *slog.Logger
 	Stdout io.Writer
+	stderr io.Writer
 	// Secrets are what no view, record, answer or log line shows: the
 	// providers' keys (Settings adds them as it reads them), the
 	// Telegram bot token, the metrics token. Logger redacts them.
 	Secrets *redact.Secrets
 
-	DB     *store.DB
-	Office *office.Office
-	// Wiki serves the wiki's pages, search and agent tools.
-	Wiki *wiki.Wiki
-	// Memory serves the agents' memory: recall, tools and the API.
-	Memory *memory.Service
-	// Sandboxes runs the office's sandboxes; nil when they are unavailable
-	// (not root, turned off, or the host lacks cgroups or overlayfs).
-	Sandboxes *sandboxes.Service
-	// Settings keeps the model providers; agents read them at each turn.
-	Settings *settings.Service
-	// Agents runs the agents: wake router, workers, turns, approvals.
-	Agents *agents.Service
-	// Tasks serves tasks; its sweep returns lapsed claims to open.
-	Tasks     *tasks.Service
-	stopTasks context.CancelFunc
-	// Telegram is the Telegram bridge (idle until a bot token is set).
-	Telegram *telegram.Bridge
-	// TelegramApprovals answers approvals from Telegram's buttons; set it
-	// to the agents service when that is wired (nil: the buttons say
-	// approvals are not available).
+	// The parts of the office, made by Run. Sandboxes is nil when they
+	// are unavailable (not root, turned off, or the host lacks cgroups or
+	// overlayfs; sandboxesDown says why, for /healthz). Telegram is idle
+	// until a bot token is set; Tasks' sweep returns lapsed claims to open.
+	DB            *store.DB
+	Office        *office.Office
+	Wiki          *wiki.Wiki
+	Memory        *memory.Service
+	Sandboxes     *sandboxes.Service
+	sandboxesDown string
+	Settings      *settings.Service // the model providers, read at each turn
+	Agents        *agents.Service   // wake router, workers, turns, approvals
+	timeouts      bullpen.Timeouts  // of the agents' model calls, from the environment
+	Tasks         *tasks.Service
+	stopTasks     context.CancelFunc
+	Telegram      *telegram.Bridge
+	Metrics       *metrics.Metrics // served at /metrics
+	Server        *web.Server
+	// TelegramApprovals answers approvals from Telegram's buttons; nil
+	// means the agents service.
 	TelegramApprovals telegram.Approvals
-	Server            *web.Server
 	// Upstreams are the model gateway's providers; nil reads them from
-	// the environment (BULLPEN_ANTHROPIC_API_KEY, …).
+	// Settings (gatewayUpstreams).
 	Upstreams map[string]gateway.Upstream
-	// cli serves Bullpen (MCP, gateway) to the agent CLIs' sandboxes.
-	cli        *cliWiring
-	ln         net.Listener
-	adminGiven bool         // --admin or BULLPEN_ADMIN was set
-	demo       *agents.Demo // bullpen demo: starts when watched
-	e2b        *e2b.Server  // the E2B-compatible API; nil without sandboxes
-	served     chan error
+
+	sockets *cli.Sockets // serve cliMux (MCP, gateway) to the agent CLIs' sandboxes
+	cliMux  *cli.Mux
+	demo    *agents.Demo // bullpen demo: starts when watched
+	e2b     *e2b.Server  // the E2B-compatible API; nil without sandboxes
+	ln      net.Listener
+	served  chan error
 }
 
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
 	sec := redact.New()
-	return &Main{Stdout: stdout, Logger: slog.New(sec.Handler(newLogger(stderr).Handler())), Secrets: sec, stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
+	return &Main{Stdout: stdout, Logger: slog.New(sec.Handler(config.NewLogger(stderr, "text").Handler())), Secrets: sec, stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
 }
 
-// ParseFlags reads flags, falling back to environment variables.
+// ParseFlags reads flags, falling back to environment variables, and
+// sets up the logger they ask for.
 func (m *Main) ParseFlags(cmd string, args []string) error {
-	fs := flag.NewFlagSet("bullpen "+cmd, flag.ContinueOnError)
-	fs.StringVar(&m.DataDir, "data", defaultDataDir(), "data directory (env BULLPEN_DATA)")
-	fs.StringVar(&m.DatabaseURL, "database-url", envOr("BULLPEN_DATABASE_URL", ""), "postgres:// URL; empty for SQLite in the data directory (env BULLPEN_DATABASE_URL)")
-	fs.StringVar(&m.Addr, "addr", envOr("BULLPEN_ADDR", "127.0.0.1:8080"), "listen address (env BULLPEN_ADDR)")
-	fs.StringVar(&m.AdminHandle, "admin", envOr("BULLPEN_ADMIN", "admin"), "handle of the first admin, created at first start")
-	fs.StringVar(&m.OfficeName, "name", envOr("BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
-	checks := []func() error{
-		onOffVar(fs, &m.SandboxesOn, "sandboxes", "BULLPEN_SANDBOXES", true, "on or off: run sandboxes (they need root) (env BULLPEN_SANDBOXES)"),
-		m.SandboxTimes.RegisterFlags(fs, os.Getenv), m.Auth.RegisterFlags(fs, os.Getenv), m.SandboxLimits.RegisterFlags(fs, os.Getenv), m.Recording.RegisterFlags(fs, os.Getenv),
-		onOffVar(fs, &m.SharedDatabase, "shared-database", "BULLPEN_SHARED_DATABASE", false, "on or off: several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE)"),
-		onOffVar(fs, &m.MCPConformance, "mcp-conformance", "BULLPEN_MCP_CONFORMANCE", false, "on or off: add the MCP conformance suite's test tools, resources and prompts to /mcp, for running the suite only (env BULLPEN_MCP_CONFORMANCE)"),
-		m.Ops.RegisterFlags(fs)}
-	if err := fs.Parse(args); err != nil {
+	if err := m.Config.Parse(cmd, args, os.Getenv); err != nil {
 		return err
 	}
-	fs.Visit(func(f *flag.Flag) { m.adminGiven = m.adminGiven || f.Name == "admin" })
-	m.adminGiven = m.adminGiven || os.Getenv("BULLPEN_ADMIN") != ""
-	for _, check := range checks {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
 	if m.stderr != nil {
-		m.Logger = slog.New(m.Secrets.Handler(newLoggerFormat(m.stderr, m.Ops.LogFormat).Handler()))
+		m.Logger = slog.New(m.Secrets.Handler(config.NewLogger(m.stderr, m.Ops.LogFormat).Handler()))
 	}
 	m.Secrets.Add(m.Ops.MetricsToken)
 	return nil
@@ -177,9 +131,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
-	m.openSandboxes(ctx)
+	sbcfg := sandboxes.Config{Office: off, DB: m.DB, DefaultLifetime: m.SandboxTimes.DefaultLifetime, Logger: m.Logger}
+	m.SandboxLimits.Apply(&sbcfg.Sandbox)
+	m.Sandboxes, m.sandboxesDown = sandboxes.OpenOrExplain(ctx, m.DataDir, m.SandboxesOn, sbcfg)
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
-	if err := m.openSettings(ctx); err != nil {
+	if m.Settings, err = settings.Open(ctx, settings.Config{DB: m.DB, Logger: m.Logger, Secrets: m.Secrets}, os.Getenv); err != nil {
 		return err
 	}
 	m.Memory = memory.New(m.DB, memory.Config{Embedder: &memory.ProviderEmbedder{DB: m.DB}, Models: m.Settings, Log: m.Logger})
@@ -187,63 +143,57 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.openAgents(ctx); err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}
-	if m.TelegramApprovals == nil && m.Agents != nil { // never a typed nil in the interface
+	if m.TelegramApprovals == nil {
 		m.TelegramApprovals = m.Agents
 	}
-	if err := m.openTelegram(ctx); err != nil {
+	m.Telegram, err = telegram.Open(ctx, telegram.Config{Office: off, DB: m.DB, Approvals: m.TelegramApprovals, OfficeName: m.OfficeName,
+		Logger: m.Logger, Secrets: m.Secrets, Shared: m.Shared()}, os.Getenv)
+	if err != nil {
 		return err
 	}
-	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice}
-	m.Auth.Apply(&wcfg)
-	if m.demo != nil {
-		wcfg.OnWatch = m.demo.Watched
+	if err := m.serve(); err != nil {
+		return err
 	}
-	m.Metrics = m.wireMetrics(&wcfg)
-	wcfg.Descriptors = fds.Count
-	wcfg.SandboxesOff, wcfg.SandboxesDown = !m.SandboxesOn, m.sandboxesDown
-	if m.Sandboxes != nil {
-		wcfg.SandboxReady = m.sandboxReady
-	}
-	mcpH := m.mcpHandler(mcp.MemberTokens(off.Authenticate))
-	m.cli.setHandlers(m.mcpHandler(off), m.gatewayHandler())
-	m.Server = web.New(wcfg, web.Services{Office: off, Agents: m.agentService(), Sandboxes: m.timedSandboxService(),
-		Telegram: m.telegramService(), Wiki: m.Wiki, Memory: m.Memory, Turns: m.turnService(), Timeline: timeline.Lines{Log: m.Logger},
-		Settings: m.settingsService(), MCP: mcpH, Tasks: m.Tasks, Routines: m.Tasks, E2B: m.e2bService()})
-	if m.ln, err = net.Listen("tcp", m.Addr); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	m.ln = fds.Listener(m.ln, m.Logger) // out of descriptors, it waits and accepts again
-	m.served = make(chan error, 1)
-	go func() { m.served <- m.Server.Serve(m.ln) }()
-
 	fmt.Fprintf(m.Stdout, "Bullpen is running: %s\n", m.URL())
-	fmt.Fprintf(m.Stdout, "Data: %s\n", m.where())
+	fmt.Fprintf(m.Stdout, "Data: %s\n", m.Where())
 	if token != "" {
 		fmt.Fprintf(m.Stdout, "\nFirst start: log in as @%s with this token (shown only once):\n\n    %s\n\n", m.AdminHandle, token)
 	}
 	return nil
 }
 
-// openTasks starts the task service, its sweep of lapsed claims and its
-// routines' ticks, and the memory's consolidation over the cap.
-func (m *Main) openTasks() {
-	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
-	ctx, cancel := context.WithCancel(context.Background())
-	m.stopTasks = cancel
-	go m.Tasks.Run(ctx, time.Minute)
-	go m.Tasks.RunRoutines(ctx, time.Second)
-	go m.Memory.Run(ctx, time.Minute)
+// serve wires the web server (and the agents' sockets' MCP and gateway)
+// and starts it on Addr in the background.
+func (m *Main) serve() error {
+	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice, Descriptors: fds.Count,
+		SandboxesOff: !m.SandboxesOn, SandboxesDown: m.sandboxesDown}
+	m.Auth.Apply(&wcfg)
+	if m.demo != nil {
+		wcfg.OnWatch = m.demo.Watched
+	}
+	m.Metrics = m.wireMetrics(&wcfg)
+	var sb web.Sandboxes // nil interfaces without sandboxes: their routes answer "unavailable"
+	var e2bAPI web.E2B
+	if m.Sandboxes != nil {
+		m.e2b = e2b.New(e2b.Config{Boxes: m.Sandboxes, Keys: m.Office, DefaultTimeout: m.SandboxTimes.DefaultLifetime, Logger: m.Logger})
+		wcfg.SandboxReady, sb, e2bAPI = m.Sandboxes.Ready, m.Sandboxes, m.e2b
+	}
+	m.cliMux.SetHandlers(m.mcpHandler(m.Office), m.gatewayHandler())
+	m.Server = web.New(wcfg, web.Services{Office: m.Office, Agents: m.Agents, Sandboxes: web.TimedSandboxes(sb, m.Metrics.ObserveSandboxCreate),
+		Telegram: m.Telegram, Wiki: m.Wiki, Memory: m.Memory, Turns: m.Agents, Timeline: timeline.Lines{Log: m.Logger},
+		Settings: m.Settings, MCP: m.mcpHandler(mcp.MemberTokens(m.Office.Authenticate)), Tasks: m.Tasks, Routines: m.Tasks, E2B: e2bAPI})
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	m.ln = fds.Listener(ln, m.Logger) // out of descriptors, it waits and accepts again
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.Server.Serve(m.ln) }()
+	return nil
 }
 
 // URL is the dashboard's address.
 func (m *Main) URL() string { return "http://" + m.ln.Addr().String() + "/" }
-
-func (m *Main) where() string {
-	if m.DatabaseURL != "" {
-		return "PostgreSQL"
-	}
-	return m.DataDir
-}
 
 // Close shuts the server down (websockets get a going-away frame) and
 // closes the database.
@@ -264,7 +214,9 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.Agents != nil {
 		m.Agents.Close()
 	}
-	m.cli.close()
+	if m.sockets != nil {
+		m.sockets.Close()
+	}
 	if m.Telegram != nil {
 		m.Telegram.Close()
 	}

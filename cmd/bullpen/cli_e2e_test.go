@@ -20,6 +20,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/client"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // cliRun is one run of the client commands of the real binary.
@@ -142,7 +143,7 @@ func TestCLIOfficeCommands(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	srv := startServer(t, bin, t.TempDir(), append(os.Environ(), "BULLPEN_SANDBOXES=off", "BULLPEN_TELEGRAM_TOKEN="))
-	var hired bullpen.Hired
+	var hired view.Hired
 	if err := json.Unmarshal([]byte(must(t, bin, srv, 0, nil, "agents", "hire", "--json", "--handle", "qa", "starter/engineer")), &hired); err != nil || hired.Agent.Handle != "qa" || !strings.HasPrefix(hired.Token, bullpen.TokenPrefix) {
 		t.Fatalf("hire: %v %+v", err, hired)
 	}

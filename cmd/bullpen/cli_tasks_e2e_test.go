@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // bullpen task … against the real binary: create, a lost claim exits 5
@@ -20,7 +21,7 @@ func TestCLITaskCommands(t *testing.T) {
 	srv := startServer(t, bin, t.TempDir(), append(os.Environ(), "BULLPEN_SANDBOXES=off", "BULLPEN_TELEGRAM_TOKEN="))
 	tokens := map[string]string{}
 	for _, h := range []string{"qa", "dev"} {
-		var hired bullpen.Hired
+		var hired view.Hired
 		if err := json.Unmarshal([]byte(must(t, bin, srv, 0, nil, "agents", "hire", "--json", "--handle", h, "starter/engineer")), &hired); err != nil {
 			t.Fatal(err)
 		}

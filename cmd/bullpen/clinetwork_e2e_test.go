@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // outsideAddr is a host behind this machine's routing (a network
@@ -114,7 +115,7 @@ func TestCLINetworkNeedsApproval(t *testing.T) {
 	}
 	role.Runtime, role.Provider, role.Model = bullpen.RuntimeClaudeCode, "anthropic", "claude-sonnet-4-5"
 	role.Sandbox.Network, role.Sandbox.Allow = bullpen.NetworkAllowlist, []string{outsideAddr + "/32"}
-	var hired bullpen.Hired
+	var hired view.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &hired)
 	eng := hired.Agent.Member
 
@@ -232,7 +233,7 @@ func TestCLINetworkAskedAtHire(t *testing.T) {
 		if network == bullpen.NetworkAllowlist {
 			r.Sandbox.Allow = []string{"10.9.8.7/32"}
 		}
-		var h bullpen.Hired
+		var h view.Hired
 		o.api.do("POST", "/agents", map[string]any{"spec": r}, http.StatusCreated, &h)
 		return h.Agent.Member
 	}

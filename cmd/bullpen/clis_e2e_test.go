@@ -15,6 +15,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // scriptCommand writes hello.sh in the workspace and runs it.
@@ -101,7 +102,7 @@ func checkCLITurn(t *testing.T, o *cliOffice, eng bullpen.Member, since int64, s
 	}
 	// 5. The turn inspector shows the CLI turn like a built-in one: its
 	// model calls as the gateway forwarded them, and its tool calls.
-	var d bullpen.TurnDetail
+	var d view.TurnDetail
 	o.api.do("GET", fmt.Sprintf("/turns/%d", turn.TurnID), nil, http.StatusOK, &d)
 	gw := 0
 	for _, mc := range d.ModelCalls {

@@ -18,6 +18,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/agents/runtime/runtimetest"
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // providerSecret is the "real" provider key the gateway holds; it must
@@ -94,7 +95,7 @@ func (o *cliOffice) hire(rt, kind, model string, mut func(*bullpen.Role)) bullpe
 	if mut != nil {
 		mut(&role)
 	}
-	var h bullpen.Hired
+	var h view.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &h)
 	return h.Agent.Member
 }
@@ -240,7 +241,7 @@ const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protoc
 // sandbox's bridge leads; a turn token works nowhere else) gives token
 // for an initialize.
 func (o *cliOffice) socketMCPStatus(agent bullpen.Member, token string) int {
-	path, err := o.m.cli.sockets.Socket(context.Background(), agent)
+	path, err := o.m.sockets.Socket(context.Background(), agent)
 	if err != nil {
 		o.t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // deployWindow is a fact only the scripted model knows: it reaches the
@@ -76,7 +77,7 @@ func TestClaudeCodeMemory(t *testing.T) {
 	if !recalled {
 		t.Fatal("the CLI's prompt in the later turn did not carry the recalled memory")
 	}
-	var d bullpen.TurnDetail
+	var d view.TurnDetail
 	o.api.do("GET", fmt.Sprintf("/turns/%d", second.TurnID), nil, http.StatusOK, &d)
 	if len(d.Memory) != 1 || d.Memory[0].EntryID != list.Items[0].ID || d.Memory[0].Score <= 0 || !strings.Contains(d.WorkPacket, deployWindow) {
 		t.Fatalf("inspector of the later turn: memory %+v, packet has the fact %v", d.Memory, strings.Contains(d.WorkPacket, deployWindow))

@@ -19,6 +19,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // A cliBench is one runtime's case: its provider kind, model, and the
@@ -100,7 +101,7 @@ func (c cliBench) run(b *testing.B) {
 	eng := o.hire(c.rt.Name(), c.kind, c.model, nil)
 	key := strings.ReplaceAll(c.rt.Name(), "-", "_")
 	var firstReq time.Duration
-	var d bullpen.TurnDetail
+	var d view.TurnDetail
 	var packetReq llmtest.CapturedRequest
 	for k := 1; k <= 2; k++ { // turn 1 makes the sandbox; turn 2 is measured
 		since, before := o.m.Office.Hub().Last(), len(fake.Requests())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/browsertest"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/chromedp/chromedp"
 )
 
@@ -32,13 +33,13 @@ func TestBrowserTurnInspector(t *testing.T) {
 	defer m.Close(context.Background())
 	token := tokenRE.FindString(out.String())
 	api := apiClient{t: t, base: m.URL() + "api/v1", token: token}
-	var eng bullpen.Hired
+	var eng view.Hired
 	api.do("POST", "/agents", map[string]string{"role": "starter/engineer"}, 201, &eng)
 	const ask = "@engineer please check that the build machine still works"
 	var asked bullpen.Message
 	api.do("POST", "/channels/1/messages", map[string]string{"body": ask}, 201, &asked)
 	turn := waitTurnDone(t, api, eng.Agent.ID)
-	var detail bullpen.TurnDetail
+	var detail view.TurnDetail
 	api.do("GET", fmt.Sprintf("/turns/%d", turn.ID), nil, 200, &detail)
 	if len(detail.Turn.ToolCalls) == 0 || len(detail.ModelCalls) == 0 {
 		t.Fatalf("turn %d has %d tool calls, %d model calls; the test needs both", turn.ID, len(detail.Turn.ToolCalls), len(detail.ModelCalls))

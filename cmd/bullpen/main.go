@@ -13,14 +13,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/cli"
+	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 )
 
@@ -54,28 +55,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch cmd {
-	case "serve":
+	case "serve", "demo":
+		if cmd == "demo" { // a labelled simulation: scripted agents in their own office
+			m.Demo = true
+			m.ForDemo(os.Getenv)
+		}
 		if err := m.Run(ctx); err != nil {
 			return err
+		}
+		if m.Demo {
+			fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) starts in #general when you open the dashboard.\n")
 		}
 		<-ctx.Done()
 		m.Logger.Info("shutting down")
 		return m.closeSoon()
-	case "demo":
-		// A labelled simulation: scripted agents in their own office.
-		m.Demo = true
-		if m.DataDir == defaultDataDir() && m.DatabaseURL == "" {
-			m.DataDir = filepath.Join(m.DataDir, "demo")
-		}
-		if err := m.Run(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Demo: a simulated team (scripted model, not a real one) starts in #general when you open the dashboard.\n")
-		<-ctx.Done()
-		return m.closeSoon()
 	case "admin-token":
 		handle := ""
-		if m.adminGiven {
+		if m.AdminGiven {
 			handle = m.AdminHandle
 		}
 		return m.adminToken(ctx, handle)
@@ -98,27 +94,33 @@ func (m *Main) closeSoon() error {
 	return m.Close(ctx)
 }
 
-// defaultDataDir is $BULLPEN_DATA, else the XDG data directory.
-func defaultDataDir() string {
-	if d := os.Getenv("BULLPEN_DATA"); d != "" {
-		return d
+// adminToken is `bullpen admin-token`: it mints a new login token for an
+// admin on this server's database (the data directory or --database-url)
+// and prints it once. The server may be running meanwhile.
+func (m *Main) adminToken(ctx context.Context, handle string) error {
+	if err := m.OpenStore(ctx); err != nil {
+		return err
 	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "bullpen")
+	defer m.DB.Close()
+	off, err := office.New(ctx, m.DB, office.Config{})
+	if err != nil {
+		return err
 	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "bullpen")
+	secret, admin, err := off.MintAdminToken(ctx, handle)
+	if err != nil {
+		return fmt.Errorf("admin-token: %w", err)
 	}
-	return "bullpen-data"
+	fmt.Fprintf(m.Stdout, "New login token for @%s (shown only once; revoke old ones in Settings → Tokens):\n\n    %s\n\n", admin.Handle, secret)
+	return nil
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+// cliInstaller is the installer of the agent CLIs, in <data dir>/clis.
+func (m *Main) cliInstaller() *runtime.Installer {
+	return &runtime.Installer{Dir: filepath.Join(m.DataDir, "clis")}
 }
 
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+// installCLIs is `bullpen install-clis` (a hire of a CLI role installs
+// its CLI too, in the background).
+func (m *Main) installCLIs(ctx context.Context) error {
+	return m.cliInstaller().InstallAll(ctx, m.Stdout)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // The secrets of the redaction test: a provider key, the user information
@@ -153,7 +154,7 @@ func TestNoSecretInAnyView(t *testing.T) {
 		t.Fatal(err)
 	}
 	role.Provider, role.Model = "hung", "gpt-4o-mini"
-	var h bullpen.Hired
+	var h view.Hired
 	api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &h)
 	ch, err := m.Office.ChannelByName(context.Background(), bullpen.Member{ID: 1, IsAdmin: true}, bullpen.GeneralChannel)
 	if err != nil {

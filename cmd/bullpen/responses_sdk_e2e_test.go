@@ -20,6 +20,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/agents/runtime/runtimetest"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // openaiSDK is the official openai npm package the test drives, pinned in
@@ -169,14 +170,14 @@ func runSDKInSandbox(t *testing.T, cache string, native bool) {
 	base := front.URL + "/v1"
 	o := startCLIOffice(t, "openai", base, cache)
 	t.Cleanup(func() { close(hold) }) // before the office closes
-	clis := o.m.Sandboxes.Workspaces(time.Hour).WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.cli.sockets.Socket})
+	clis := o.m.Sandboxes.Workspaces(time.Hour).WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.sockets.Socket})
 	so := &socketOffice{cliOffice: o, clis: clis}
 	role, err := o.m.Agents.Catalog().Role("starter/engineer")
 	if err != nil {
 		t.Fatal(err)
 	}
 	role.Handle, role.Runtime, role.Provider = "engineer", bullpen.RuntimeBuiltin, "openai"
-	var h bullpen.Hired
+	var h view.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &h)
 	agent := h.Agent.Member
 	tok := so.turnToken(agent)

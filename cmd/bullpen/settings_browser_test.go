@@ -16,6 +16,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/internal/browsertest"
+	"github.com/bullpen-hq/bullpen/view"
 	"github.com/chromedp/chromedp"
 )
 
@@ -180,7 +181,7 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 	addProvider("alpha", fakeA.BaseURL(), keyA)
 	waitFor("alpha is the default", `document.querySelector('`+sel("provider-default-alpha")+`') !== null`)
 
-	var hired bullpen.Hired
+	var hired view.Hired
 	if st := apiCall(t, m, token, "POST", "/api/v1/agents", map[string]any{"role": "starter/lead"}, &hired); st != 201 {
 		t.Fatalf("hire lead = %d", st)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/sandboxes"
+	"github.com/bullpen-hq/bullpen/view"
 )
 
 // socketOffice is the whole program with real sandboxes and a model that
@@ -40,7 +41,7 @@ func newSocketOffice(t *testing.T) *socketOffice {
 	o := startCLIOffice(t, "anthropic", fake.URL, t.TempDir())
 	t.Cleanup(func() { close(hold) }) // before the office closes
 	ws := o.m.Sandboxes.Workspaces(time.Hour)
-	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.cli.sockets.Socket})}
+	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.sockets.Socket})}
 }
 
 // hireBuiltin hires a built-in engineer and returns it and its own
@@ -52,7 +53,7 @@ func (o *socketOffice) hireBuiltin(handle string) (bullpen.Member, string) {
 		o.t.Fatal(err)
 	}
 	role.Handle, role.Runtime, role.Provider = handle, bullpen.RuntimeBuiltin, "anthropic"
-	var h bullpen.Hired
+	var h view.Hired
 	o.api.do("POST", "/agents", map[string]any{"spec": role}, http.StatusCreated, &h)
 	return h.Agent.Member, h.Token
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/bridge/telegram"
 	"github.com/bullpen-hq/bullpen/bridge/telegram/tgtest"
+	"github.com/bullpen-hq/bullpen/view"
 	"gorm.io/gorm"
 )
 
@@ -67,7 +67,7 @@ func TestTelegramOneBridgeAcrossReplicas(t *testing.T) {
 // waitBridge waits until p's bridge reports state.
 func waitBridge(t *testing.T, p *replicaProc, token, state string) {
 	t.Helper()
-	var st bullpen.TelegramStatus
+	var st view.TelegramStatus
 	waitFor(t, "bridge state "+state, func() bool {
 		code, err := p.api(token, "GET", "/telegram", nil, &st)
 		return err == nil && code == http.StatusOK && st.State == state

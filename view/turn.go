@@ -1,11 +1,13 @@
-package bullpen
+package view
+
+import "github.com/bullpen-hq/bullpen"
 
 // TurnDetail is everything the turn inspector shows of one turn: what
 // woke it, what the model saw and answered, each tool call, the tokens
 // with a cost estimate, and the budgets left.
 type TurnDetail struct {
-	Turn  Turn   `json:"turn"` // with its tool calls
-	Agent Member `json:"agent"`
+	Turn  bullpen.Turn   `json:"turn"` // with its tool calls
+	Agent bullpen.Member `json:"agent"`
 	// URL is this document's API address; InspectURL the dashboard page.
 	URL        string     `json:"url"`
 	InspectURL string     `json:"inspect_url"`
@@ -15,13 +17,13 @@ type TurnDetail struct {
 	// byte-stable prefix and the packet (from the work-packet journal when
 	// that request was cut, or none carried it yet). PromptSource says
 	// where they were read.
-	SystemPrefix string      `json:"system_prefix"`
-	WorkPacket   string      `json:"work_packet"`
-	PromptSource string      `json:"prompt_source"` // "request", "journal" (cut), "pending" (no request yet) or "" (not recorded)
-	ModelCalls   []ModelCall `json:"model_calls"`
+	SystemPrefix string              `json:"system_prefix"`
+	WorkPacket   string              `json:"work_packet"`
+	PromptSource string              `json:"prompt_source"` // "request", "journal" (cut), "pending" (no request yet) or "" (not recorded)
+	ModelCalls   []bullpen.ModelCall `json:"model_calls"`
 	// Memory lists the memory entries recalled into the work packet, best
 	// first, with their scores and why (match, pinned).
-	Memory []MemoryRecall `json:"memory"`
+	Memory []bullpen.MemoryRecall `json:"memory"`
 	// Cost is nil when the model's price is unknown (never a made-up 0).
 	Cost    *TurnCost   `json:"cost"`
 	Budgets TurnBudgets `json:"budgets"`

@@ -1,0 +1,57 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// env is a getenv over a map.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// Parse reads flags over the environment it is given (no process state),
+// a flag beats its variable, and a bad variable is an error naming it.
+func TestParseEnvFallbacks(t *testing.T) {
+	vars := map[string]string{"BULLPEN_DATA": "/srv/bp", "BULLPEN_ADDR": "0.0.0.0:9", "BULLPEN_SANDBOXES": "off", "BULLPEN_LOG_FORMAT": "json"}
+	var c Config
+	if err := c.Parse("serve", []string{"--addr", "127.0.0.1:0", "--shared-database"}, env(vars)); err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/srv/bp" || c.Addr != "127.0.0.1:0" || c.SandboxesOn || !c.SharedDatabase || c.Ops.LogFormat != "json" || c.AdminGiven {
+		t.Fatalf("Parse = %+v", c)
+	}
+	if c.Shared() { // shared needs PostgreSQL
+		t.Error("Shared() without a database URL")
+	}
+	for _, bad := range []map[string]string{{"BULLPEN_SHARED_DATABASE": "perhaps"}, {"BULLPEN_LOG_FORMAT": "xml"}} {
+		var c Config
+		err := c.Parse("serve", nil, env(bad))
+		for k := range bad {
+			if err == nil || (!strings.Contains(err.Error(), k) && !strings.Contains(err.Error(), "log-format")) {
+				t.Errorf("Parse with %s=%q = %v, want an error naming it", k, bad[k], err)
+			}
+		}
+	}
+	var given Config
+	if err := given.Parse("admin-token", nil, env(map[string]string{"BULLPEN_ADMIN": "ops"})); err != nil || !given.AdminGiven || given.AdminHandle != "ops" {
+		t.Errorf("BULLPEN_ADMIN=ops: AdminGiven %v handle %q err %v", given.AdminGiven, given.AdminHandle, err)
+	}
+}
+
+// The demo gets an office of its own under the default data directory,
+// but never moves one the operator named.
+func TestForDemo(t *testing.T) {
+	getenv := env(map[string]string{"XDG_DATA_HOME": "/home/u/.data"})
+	c := Config{DataDir: DefaultDataDir(getenv)}
+	c.ForDemo(getenv)
+	if want := filepath.Join("/home/u/.data", "bullpen", "demo"); c.DataDir != want {
+		t.Errorf("default dir: DataDir = %q, want %q", c.DataDir, want)
+	}
+	for _, named := range []Config{{DataDir: "/srv/bp"}, {DataDir: DefaultDataDir(getenv), DatabaseURL: "postgres://db/bp"}} {
+		before := named.DataDir
+		named.ForDemo(getenv)
+		if named.DataDir != before {
+			t.Errorf("ForDemo moved %+v to %q", named, named.DataDir)
+		}
+	}
+}
