@@ -66,7 +66,7 @@ func TestFirstLoadWeightBrowser(t *testing.T) {
 	b.waitFor("xterm.js fetched", `typeof window.Terminal === "function" && performance.getEntriesByType("resource").some(e => e.name.includes("/static/vendor/xterm.js?v="))`)
 	b.waitFor("shell connected", `document.querySelector('[data-sandboxes]').dataset.terminal === "open"`)
 	rows := `Array.from(document.querySelectorAll('[data-testid="sandbox-terminal"] .xterm-rows > div')).map(r => r.textContent.trim())`
-	b.waitFor("prompt", rows+`.some(r => r === "$")`)
+	b.waitFor("prompt", rows+`.some(r => r.endsWith("$"))`)
 	b.run("type", chromedp.Focus(`[data-testid="sandbox-terminal"] .xterm-helper-textarea`), typeText("echo hi-$((6*7))\r"))
 	b.waitFor("hi-42 drawn by xterm", rows+`.some(r => r === "hi-42")`)
 }
