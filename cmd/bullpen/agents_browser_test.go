@@ -47,11 +47,17 @@ func TestBrowserAgentsHireEditFire(t *testing.T) {
 		chromedp.SendKeys(sel("login-token"), token),
 		chromedp.Click(sel("login-submit")),
 		chromedp.WaitVisible(sel("composer-input")))
-	run("open the Agents tab and the hire form",
-		chromedp.Click(sel("panel-tab-agents")),
-		chromedp.WaitVisible(sel("agents-empty")),
-		chromedp.Click(sel("agent-hire-open")),
-		chromedp.WaitVisible(sel("agent-hire-form")))
+	// The panel re-renders as the office's events arrive, so a button is
+	// clicked where it stands when clicked (a node found a moment before
+	// may have been replaced: "Could not find node with given id").
+	clickNow := func(id string) string {
+		return `(() => { const b = document.querySelector('` + sel(id) + `'); if (!b || b.offsetParent === null) return false; b.click(); return true })()`
+	}
+	run("open the Agents tab", chromedp.WaitVisible(sel("panel-tab-agents")))
+	waitFor("the Agents tab clicked", clickNow("panel-tab-agents"))
+	run("see the empty agents panel", chromedp.WaitVisible(sel("agents-empty")))
+	waitFor("the hire form opened", clickNow("agent-hire-open"))
+	run("see the hire form", chromedp.WaitVisible(sel("agent-hire-form")))
 	waitFor("roles loaded", q+`('`+sel("agent-hire-role")+` option[value="starter/engineer"]') !== null`)
 
 	run("hire starter/engineer",
