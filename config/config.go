@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -44,6 +45,12 @@ type Config struct {
 	Recording agents.Recording
 	// Ops are the log format and the metrics token.
 	Ops Ops
+	// Demo runs every agent on the scripted simulation (bullpen demo, in
+	// an office of its own: ForDemo); DemoPace bounds how long each
+	// simulated answer takes (the program's default is 1–3 s, so a person
+	// can follow; tests make it short).
+	Demo     bool
+	DemoPace [2]time.Duration
 }
 
 // Parse reads args (the flags of bullpen cmd), falling back to getenv's
@@ -73,6 +80,10 @@ func (c *Config) Parse(cmd string, args []string, getenv func(string) string) er
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if cmd == "demo" {
+		c.Demo = true
+		c.ForDemo(getenv)
 	}
 	return nil
 }

@@ -55,3 +55,21 @@ func TestForDemo(t *testing.T) {
 		}
 	}
 }
+
+// `bullpen demo` is a demo in an office of its own; `serve` is neither.
+func TestParseDemo(t *testing.T) {
+	getenv := env(map[string]string{"XDG_DATA_HOME": "/home/u/.data"})
+	var demo, serve Config
+	if err := demo.Parse("demo", nil, getenv); err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Parse("serve", nil, getenv); err != nil {
+		t.Fatal(err)
+	}
+	if !demo.Demo || demo.DataDir != filepath.Join("/home/u/.data", "bullpen", "demo") {
+		t.Errorf("demo: Demo %v, DataDir %q", demo.Demo, demo.DataDir)
+	}
+	if serve.Demo || serve.DataDir != filepath.Join("/home/u/.data", "bullpen") {
+		t.Errorf("serve: Demo %v, DataDir %q", serve.Demo, serve.DataDir)
+	}
+}

@@ -25,6 +25,22 @@ type ProviderTokens struct {
 	Input, CachedInput, Output int64
 }
 
+// TokensOf adapts a reader of per-provider token rows that have
+// ProviderTokens' fields (the store's) to Sources.Tokens.
+func TokensOf[R ~struct {
+	Provider                   string
+	Input, CachedInput, Output int64
+}](read func(context.Context) ([]R, error)) func(context.Context) ([]ProviderTokens, error) {
+	return func(ctx context.Context) ([]ProviderTokens, error) {
+		rows, err := read(ctx)
+		out := make([]ProviderTokens, len(rows))
+		for i, r := range rows {
+			out[i] = ProviderTokens(r)
+		}
+		return out, err
+	}
+}
+
 // Sources are read on each scrape; a nil one is left out. Each gets the
 // scrape's context, bounded by Config.ScrapeTimeout.
 type Sources struct {

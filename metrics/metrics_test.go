@@ -70,3 +70,19 @@ func TestSeriesReadOnScrape(t *testing.T) {
 		t.Errorf("OnError saw %v, want [turns]", failed)
 	}
 }
+
+// TokensOf hands a reader's rows on as ProviderTokens, and its error.
+func TestTokensOf(t *testing.T) {
+	type row struct {
+		Provider                   string
+		Input, CachedInput, Output int64
+	}
+	read := metrics.TokensOf(func(context.Context) ([]row, error) {
+		return []row{{"anthropic", 10, 4, 2}, {"", 1, 0, 0}}, errors.New("half read")
+	})
+	got, err := read(context.Background())
+	want := []metrics.ProviderTokens{{Provider: "anthropic", Input: 10, CachedInput: 4, Output: 2}, {Input: 1}}
+	if err == nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %+v, %v; want %+v and the error", got, err, want)
+	}
+}

@@ -43,6 +43,16 @@ func (o *Office) touchToken(ctx context.Context, t bullpen.Token) {
 	_, _ = o.db.Transact(ctx, func(tx *store.Tx) error { return tx.TouchToken(t.ID, now, stale) })
 }
 
+// MintAdminTokenIn is MintAdminToken on db without a running office
+// (`bullpen admin-token`; the server may be running meanwhile).
+func MintAdminTokenIn(ctx context.Context, db *store.DB, handle string) (string, bullpen.Member, error) {
+	o, err := New(ctx, db, Config{})
+	if err != nil {
+		return "", bullpen.Member{}, err
+	}
+	return o.MintAdminToken(ctx, handle)
+}
+
 // MintAdminToken issues a new login token for an admin human, for when
 // the old one is lost (`bullpen admin-token`, run on the server). handle
 // names the admin; "" picks the first admin. It returns the secret, shown

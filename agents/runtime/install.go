@@ -27,6 +27,9 @@ type Installer struct {
 	mu       sync.Mutex
 }
 
+// InstallerIn is the installer of a server's CLIs: <dataDir>/clis.
+func InstallerIn(dataDir string) *Installer { return &Installer{Dir: filepath.Join(dataDir, "clis")} }
+
 // Path is where rt is (or would be) installed.
 func (in *Installer) Path(rt Runtime) string { return filepath.Join(in.Dir, rt.Install().Dir()) }
 

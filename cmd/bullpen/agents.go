@@ -11,6 +11,7 @@ import (
 	"github.com/bullpen-hq/bullpen/agents/cli"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/providers"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/agents/tasks"
 	"github.com/bullpen-hq/bullpen/gateway"
 	"github.com/bullpen-hq/bullpen/mcp"
@@ -60,6 +61,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 		return err
 	}
 	m.Agents = svc
+	m.atClose(func(context.Context) error { svc.Close(); return nil })
 	if m.Demo {
 		m.demo = agents.NewDemo(svc)
 	}
@@ -78,7 +80,7 @@ func (m *Main) mcpHandler(auth mcp.Authenticator) http.Handler {
 func (m *Main) openTasks() {
 	m.Tasks = tasks.New(m.DB, m.Office, tasks.Config{Logger: m.Logger})
 	ctx, cancel := context.WithCancel(context.Background())
-	m.stopTasks = cancel
+	m.atClose(func(context.Context) error { cancel(); return nil })
 	go m.Tasks.Run(ctx, time.Minute)
 	go m.Tasks.RunRoutines(ctx, time.Second)
 	go m.Memory.Run(ctx, time.Minute)
@@ -95,43 +97,31 @@ func (m *Main) wireCLIs(ws *sandboxes.Workspaces, cfg *agents.Config) error {
 		return err
 	}
 	m.sockets = socks
-	in := m.cliInstaller()
+	m.atClose(func(context.Context) error { socks.Close(); return nil })
+	in := runtime.InstallerIn(m.DataDir)
 	cfg.CLIs = agents.JoinCLIs(ws.WithCLIs(sandboxes.CLIHost{Dir: in.Dir, Socket: socks.Socket}), in)
 	cfg.TurnTokens, cfg.CLILender = m.Office, socks
 	return nil
 }
 
-// gatewayHandler is the model gateway over the providers of the
-// environment (the real keys stay in this process), recording each call
-// and charging it to its turn.
+// gatewayHandler is the model gateway over the providers of Settings
+// (seeded from the environment at start, read at each request, as the
+// built-in loop does; tests set Main.Upstreams to reach fakes). The real
+// keys stay in this process; each call is recorded and charged to its turn.
 func (m *Main) gatewayHandler() http.Handler {
-	cfg := gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(m.gatewayUpstreams()),
-		Turns: m.Agents, Recorder: m.DB, Responses: m.DB, Logger: m.Logger, Secrets: m.Secrets, Timeouts: gateway.TimeoutsOf(m.timeouts)}
-	return gateway.New(cfg)
-}
-
-// gatewayUpstreams finds the gateway's providers where the built-in loop
-// does: in Settings (seeded from the environment at start, read at each
-// request). Tests set Main.Upstreams to reach fakes.
-func (m *Main) gatewayUpstreams() agents.UpstreamLookup {
+	lookup := m.Settings.Upstream
 	if m.Upstreams != nil {
-		return agents.LookupIn(m.Upstreams)
+		lookup = agents.LookupIn(m.Upstreams)
 	}
-	return m.Settings.Upstream
+	return gateway.New(gateway.Config{Auth: m.Office, Upstreams: m.Agents.GatewayUpstreams(lookup), Turns: m.Agents, Recorder: m.DB,
+		Responses: m.DB, Logger: m.Logger, Secrets: m.Secrets, Timeouts: gateway.TimeoutsOf(m.timeouts)})
 }
 
 // wireMetrics builds the metrics from the parts of the running office and
 // hands the web server what it reports to and serves.
 func (m *Main) wireMetrics(wcfg *web.Config) *metrics.Metrics {
 	src := metrics.Sources{LastEvent: m.Office.Hub().Last, Inbox: m.DB.InboxCounts, RunningTurns: m.DB.RunningTurns,
-		Tokens: func(ctx context.Context) ([]metrics.ProviderTokens, error) {
-			rows, err := m.DB.TokensByProvider(ctx)
-			out := make([]metrics.ProviderTokens, len(rows))
-			for i, r := range rows {
-				out[i] = metrics.ProviderTokens(r)
-			}
-			return out, err
-		},
+		Tokens:           metrics.TokensOf(m.DB.TokensByProvider),
 		WebsocketClients: func() int64 { return m.Server.WebsocketClients() }, // read after Run, once m.Server is set
 		Outbox:           m.Telegram.OutboxCounts}
 	if m.Sandboxes != nil {

@@ -37,12 +37,6 @@ import (
 type Main struct {
 	// Config is what the flags and the environment set (ParseFlags).
 	config.Config
-	// Demo runs every agent on the scripted simulation (bullpen demo);
-	// DemoPace bounds how long each simulated answer takes (default 1–3
-	// s, so a person can follow; tests make it short).
-	Demo     bool
-	DemoPace [2]time.Duration
-
 	Logger *slog.Logger
 	Stdout io.Writer
 	stderr io.Writer
@@ -65,29 +59,34 @@ type Main struct {
 	Agents        *agents.Service   // wake router, workers, turns, approvals
 	timeouts      bullpen.Timeouts  // of the agents' model calls, from the environment
 	Tasks         *tasks.Service
-	stopTasks     context.CancelFunc
 	Telegram      *telegram.Bridge
 	Metrics       *metrics.Metrics // served at /metrics
 	Server        *web.Server
 	// TelegramApprovals answers approvals from Telegram's buttons; nil
 	// means the agents service.
 	TelegramApprovals telegram.Approvals
-	// Upstreams are the model gateway's providers; nil reads them from
-	// Settings (gatewayUpstreams).
+	// Upstreams are the model gateway's providers (tests); nil reads
+	// them from Settings (gatewayHandler).
 	Upstreams map[string]gateway.Upstream
 
 	sockets *cli.Sockets // serve cliMux (MCP, gateway) to the agent CLIs' sandboxes
 	cliMux  *cli.Mux
 	demo    *agents.Demo // bullpen demo: starts when watched
-	e2b     *e2b.Server  // the E2B-compatible API; nil without sandboxes
 	ln      net.Listener
-	served  chan error
+	// closers undo what Run opened, each registered as its part opens;
+	// Close runs them in the reverse order.
+	closers []func(context.Context) error
 }
+
+// atClose registers what Close does for a part just opened.
+func (m *Main) atClose(f func(context.Context) error) { m.closers = append(m.closers, f) }
 
 // NewMain returns a Main with its defaults.
 func NewMain(stdout, stderr io.Writer) *Main {
 	sec := redact.New()
-	return &Main{Stdout: stdout, Logger: slog.New(sec.Handler(config.NewLogger(stderr, "text").Handler())), Secrets: sec, stderr: stderr, DemoPace: [2]time.Duration{time.Second, 3 * time.Second}}
+	m := &Main{Stdout: stdout, Logger: slog.New(sec.Handler(config.NewLogger(stderr, "text").Handler())), Secrets: sec, stderr: stderr}
+	m.DemoPace = [2]time.Duration{time.Second, 3 * time.Second}
+	return m
 }
 
 // ParseFlags reads flags, falling back to environment variables, and
@@ -110,6 +109,7 @@ func (m *Main) OpenStore(ctx context.Context) error {
 		return err
 	}
 	m.DB = db
+	m.atClose(func(context.Context) error { return db.Close() })
 	return nil
 }
 
@@ -134,6 +134,9 @@ func (m *Main) Run(ctx context.Context) error {
 	sbcfg := sandboxes.Config{Office: off, DB: m.DB, DefaultLifetime: m.SandboxTimes.DefaultLifetime, Logger: m.Logger}
 	m.SandboxLimits.Apply(&sbcfg.Sandbox)
 	m.Sandboxes, m.sandboxesDown = sandboxes.OpenOrExplain(ctx, m.DataDir, m.SandboxesOn, sbcfg)
+	if m.Sandboxes != nil {
+		m.atClose(func(context.Context) error { return m.Sandboxes.Close() })
+	}
 	m.Wiki = wiki.New(m.DB, wiki.Config{})
 	if m.Settings, err = settings.Open(ctx, settings.Config{DB: m.DB, Logger: m.Logger, Secrets: m.Secrets}, os.Getenv); err != nil {
 		return err
@@ -151,6 +154,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.atClose(func(context.Context) error { m.Telegram.Close(); return nil })
 	if err := m.serve(); err != nil {
 		return err
 	}
@@ -175,8 +179,9 @@ func (m *Main) serve() error {
 	var sb web.Sandboxes // nil interfaces without sandboxes: their routes answer "unavailable"
 	var e2bAPI web.E2B
 	if m.Sandboxes != nil {
-		m.e2b = e2b.New(e2b.Config{Boxes: m.Sandboxes, Keys: m.Office, DefaultTimeout: m.SandboxTimes.DefaultLifetime, Logger: m.Logger})
-		wcfg.SandboxReady, sb, e2bAPI = m.Sandboxes.Ready, m.Sandboxes, m.e2b
+		api := e2b.New(e2b.Config{Boxes: m.Sandboxes, Keys: m.Office, DefaultTimeout: m.SandboxTimes.DefaultLifetime, Logger: m.Logger})
+		m.atClose(func(context.Context) error { api.Close(); return nil })
+		wcfg.SandboxReady, sb, e2bAPI = m.Sandboxes.Ready, m.Sandboxes, api
 	}
 	m.cliMux.SetHandlers(m.mcpHandler(m.Office), m.gatewayHandler())
 	m.Server = web.New(wcfg, web.Services{Office: m.Office, Agents: m.Agents, Sandboxes: web.TimedSandboxes(sb, m.Metrics.ObserveSandboxCreate),
@@ -187,47 +192,29 @@ func (m *Main) serve() error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	m.ln = fds.Listener(ln, m.Logger) // out of descriptors, it waits and accepts again
-	m.served = make(chan error, 1)
-	go func() { m.served <- m.Server.Serve(m.ln) }()
+	served := make(chan error, 1)
+	go func() { served <- m.Server.Serve(m.ln) }()
+	m.atClose(func(ctx context.Context) error {
+		// Shutdown cannot stop a Serve that has not registered its listener
+		// yet (a Close right after Run); closing the listener always does.
+		err := m.Server.Shutdown(ctx)
+		m.ln.Close()
+		return errors.Join(err, <-served)
+	})
 	return nil
 }
 
 // URL is the dashboard's address.
 func (m *Main) URL() string { return "http://" + m.ln.Addr().String() + "/" }
 
-// Close shuts the server down (websockets get a going-away frame) and
-// closes the database.
+// Close shuts the server down (websockets get a going-away frame), stops
+// the parts in the reverse order Run opened them, and closes the
+// database. A second Close does nothing.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
-	if m.Server != nil {
-		errs = append(errs, m.Server.Shutdown(ctx))
-		// Shutdown cannot stop a Serve that has not registered its listener
-		// yet (a Close right after Run); closing the listener always does.
-		if m.ln != nil {
-			m.ln.Close()
-			errs = append(errs, <-m.served)
-		}
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		errs = append(errs, m.closers[i](ctx))
 	}
-	if m.stopTasks != nil {
-		m.stopTasks()
-	}
-	if m.Agents != nil {
-		m.Agents.Close()
-	}
-	if m.sockets != nil {
-		m.sockets.Close()
-	}
-	if m.Telegram != nil {
-		m.Telegram.Close()
-	}
-	if m.e2b != nil {
-		m.e2b.Close()
-	}
-	if m.Sandboxes != nil {
-		errs = append(errs, m.Sandboxes.Close())
-	}
-	if m.DB != nil {
-		errs = append(errs, m.DB.Close())
-	}
+	m.closers = nil
 	return errors.Join(errs...)
 }

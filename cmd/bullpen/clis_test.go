@@ -79,7 +79,7 @@ func TestGatewayUpstreamsFollowSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := m.gatewayUpstreams()
+	lookup := m.Settings.Upstream // what the gateway reads when no test sets Main.Upstreams
 	ctx := context.Background()
 	if _, ok, err := lookup(ctx, "claude"); ok || err != nil {
 		t.Fatalf("a provider not set up: ok=%v err=%v", ok, err)

@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -56,10 +55,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "serve", "demo":
-		if cmd == "demo" { // a labelled simulation: scripted agents in their own office
-			m.Demo = true
-			m.ForDemo(os.Getenv)
-		}
 		if err := m.Run(ctx); err != nil {
 			return err
 		}
@@ -68,15 +63,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		<-ctx.Done()
 		m.Logger.Info("shutting down")
-		return m.closeSoon()
-	case "admin-token":
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // connections and agents get 10 s to finish
+		defer cancel()
+		return m.Close(ctx)
+	case "admin-token": // a new login token for an admin (--admin, else the first), on this server's database
 		handle := ""
 		if m.AdminGiven {
 			handle = m.AdminHandle
 		}
-		return m.adminToken(ctx, handle)
-	case "install-clis":
-		return m.installCLIs(ctx)
+		if err := m.OpenStore(ctx); err != nil {
+			return err
+		}
+		defer m.Close(ctx)
+		secret, admin, err := office.MintAdminTokenIn(ctx, m.DB, handle)
+		if err != nil {
+			return fmt.Errorf("admin-token: %w", err)
+		}
+		fmt.Fprintf(stdout, "New login token for @%s (shown only once; revoke old ones in Settings → Tokens):\n\n    %s\n\n", admin.Handle, secret)
+		return nil
+	case "install-clis": // a hire of a CLI role installs its CLI too, in the background
+		return runtime.InstallerIn(m.DataDir).InstallAll(ctx, m.Stdout)
 	case "migrate":
 		if err := m.OpenStore(ctx); err != nil {
 			return err
@@ -85,42 +91,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.Close(ctx)
 	}
 	return fmt.Errorf("unknown command %q (bullpen help lists the commands)", cmd)
-}
-
-// closeSoon closes m, giving connections and agents 10 s to finish.
-func (m *Main) closeSoon() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return m.Close(ctx)
-}
-
-// adminToken is `bullpen admin-token`: it mints a new login token for an
-// admin on this server's database (the data directory or --database-url)
-// and prints it once. The server may be running meanwhile.
-func (m *Main) adminToken(ctx context.Context, handle string) error {
-	if err := m.OpenStore(ctx); err != nil {
-		return err
-	}
-	defer m.DB.Close()
-	off, err := office.New(ctx, m.DB, office.Config{})
-	if err != nil {
-		return err
-	}
-	secret, admin, err := off.MintAdminToken(ctx, handle)
-	if err != nil {
-		return fmt.Errorf("admin-token: %w", err)
-	}
-	fmt.Fprintf(m.Stdout, "New login token for @%s (shown only once; revoke old ones in Settings → Tokens):\n\n    %s\n\n", admin.Handle, secret)
-	return nil
-}
-
-// cliInstaller is the installer of the agent CLIs, in <data dir>/clis.
-func (m *Main) cliInstaller() *runtime.Installer {
-	return &runtime.Installer{Dir: filepath.Join(m.DataDir, "clis")}
-}
-
-// installCLIs is `bullpen install-clis` (a hire of a CLI role installs
-// its CLI too, in the background).
-func (m *Main) installCLIs(ctx context.Context) error {
-	return m.cliInstaller().InstallAll(ctx, m.Stdout)
 }

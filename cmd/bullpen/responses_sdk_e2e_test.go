@@ -18,6 +18,7 @@ import (
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/agents/runtime/runtimetest"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/view"
@@ -170,7 +171,7 @@ func runSDKInSandbox(t *testing.T, cache string, native bool) {
 	base := front.URL + "/v1"
 	o := startCLIOffice(t, "openai", base, cache)
 	t.Cleanup(func() { close(hold) }) // before the office closes
-	clis := o.m.Sandboxes.Workspaces(time.Hour).WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.sockets.Socket})
+	clis := o.m.Sandboxes.Workspaces(time.Hour).WithCLIs(sandboxes.CLIHost{Dir: runtime.InstallerIn(o.m.DataDir).Dir, Socket: o.m.sockets.Socket})
 	so := &socketOffice{cliOffice: o, clis: clis}
 	role, err := o.m.Agents.Catalog().Role("starter/engineer")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
+	"github.com/bullpen-hq/bullpen/agents/runtime"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/view"
 )
@@ -41,7 +42,7 @@ func newSocketOffice(t *testing.T) *socketOffice {
 	o := startCLIOffice(t, "anthropic", fake.URL, t.TempDir())
 	t.Cleanup(func() { close(hold) }) // before the office closes
 	ws := o.m.Sandboxes.Workspaces(time.Hour)
-	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: o.m.cliInstaller().Dir, Socket: o.m.sockets.Socket})}
+	return &socketOffice{cliOffice: o, clis: ws.WithCLIs(sandboxes.CLIHost{Dir: runtime.InstallerIn(o.m.DataDir).Dir, Socket: o.m.sockets.Socket})}
 }
 
 // hireBuiltin hires a built-in engineer and returns it and its own
