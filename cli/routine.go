@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -64,7 +62,7 @@ it was skipped), next run and name.`)
 func (e *env) routineShow(args []string) error {
 	fs := e.flags("routine show", "routine show [flags] ID", `
 Prints a routine: schedule, action, skip condition, last and next run.`)
-	id, _, err := e.routineArg(fs, args, 1)
+	id, _, err := e.idArg("routine", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -141,7 +139,7 @@ and off; turning it on or changing its schedule starts it from now.`)
 	name := fs.String("name", "", "a new name")
 	on := fs.Bool("on", false, "turn it on")
 	off := fs.Bool("off", false, "turn it off")
-	id, _, err := e.routineArg(fs, args, 1)
+	id, _, err := e.idArg("routine", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -171,7 +169,7 @@ and off; turning it on or changing its schedule starts it from now.`)
 func (e *env) routineDelete(args []string) error {
 	fs := e.flags("routine delete", "routine delete [flags] ID", `
 Deletes a routine. Its ticks stay on record.`)
-	id, _, err := e.routineArg(fs, args, 1)
+	id, _, err := e.idArg("routine", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -186,7 +184,7 @@ func (e *env) routineTicks(args []string) error {
 Lists a routine's latest ticks, newest first: when each was due, fired or
 skipped (and why), the ticks downtime folded into it, and the message or
 task it made.`)
-	id, _, err := e.routineArg(fs, args, 1)
+	id, _, err := e.idArg("routine", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -213,23 +211,6 @@ task it made.`)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.DueAt.Local().Format(time.DateTime), k.State, k.Reason, missed, made)
 	}
 	return tw.Flush()
-}
-
-// routineArg parses flags and n positional arguments, the first a
-// routine ID, and connects; it returns the ID and the other arguments.
-func (e *env) routineArg(fs *flag.FlagSet, args []string, n int) (int64, []string, error) {
-	pos, err := parse(fs, args)
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := nargs(fs, pos, n, n); err != nil {
-		return 0, nil, err
-	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, nil, usagef("routine ID %q must be a positive integer", pos[0])
-	}
-	return id, pos[1:], e.connect()
 }
 
 // onOff says whether a routine is on.

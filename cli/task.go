@@ -77,7 +77,7 @@ Lists tasks, newest first: the open ones unless --state names others.`)
 func (e *env) taskShow(args []string) error {
 	fs := e.flags("task show", "task show [flags] ID", `
 Prints a task: state, owner, dependencies, labels, tokens and body.`)
-	id, _, err := e.taskArg(fs, args, 1)
+	id, _, err := e.idArg("task", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -91,9 +91,10 @@ Prints a task: state, owner, dependencies, labels, tokens and body.`)
 	return e.out(t, text)
 }
 
-// taskArg parses flags and n positional arguments, the first a task ID,
-// and connects; it returns the ID and the other arguments.
-func (e *env) taskArg(fs *flag.FlagSet, args []string, n int) (int64, []string, error) {
+// idArg parses flags and n positional arguments, the first the ID of a
+// what (task, routine), and connects; it returns the ID and the other
+// arguments.
+func (e *env) idArg(what string, fs *flag.FlagSet, args []string, n int) (int64, []string, error) {
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, nil, err
@@ -103,7 +104,7 @@ func (e *env) taskArg(fs *flag.FlagSet, args []string, n int) (int64, []string, 
 	}
 	id, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "#"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, nil, usagef("task ID %q must be a positive integer", pos[0])
+		return 0, nil, usagef("%s ID %q must be a positive integer", what, pos[0])
 	}
 	return id, pos[1:], e.connect()
 }

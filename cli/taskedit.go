@@ -69,7 +69,7 @@ task's thread with the change.`)
 	labels := fs.String("labels", "", "replace the labels (comma-separated; - for none)")
 	deps := fs.String("deps", "", "replace the dependencies (comma-separated IDs; - for none)")
 	note := fs.String("note", "", "a note for the task's thread")
-	id, _, err := e.taskArg(fs, args, 1)
+	id, _, err := e.idArg("task", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (e *env) taskClaim(args []string) error {
 	fs := e.flags("task claim", "task claim [flags] ID", `
 Claims a task for you. When someone else holds it, nothing changes, the
 owner is named and the exit code is 5.`)
-	id, _, err := e.taskArg(fs, args, 1)
+	id, _, err := e.idArg("task", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (e *env) taskRelease(args []string) error {
 	fs := e.flags("task release", "task release [flags] ID", `
 Gives a task up: it returns to open without owner.`)
 	note := fs.String("note", "", "why")
-	id, _, err := e.taskArg(fs, args, 1)
+	id, _, err := e.idArg("task", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ thread, mentioning them, which wakes an agent.`)
 	if err := nargs(fs, pos, 3, -1); err != nil {
 		return err
 	}
-	id, _, err := e.taskArg(fs, pos[:1], 1)
+	id, _, err := e.idArg("task", fs, pos[:1], 1)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (e *env) taskSubmit(args []string) error {
 	fs := e.flags("task submit", "task submit [flags] ID", `
 Submits your work on a task: to review when it needs one, else done.`)
 	note := fs.String("note", "", "what you did, for the reviewer")
-	id, _, err := e.taskArg(fs, args, 1)
+	id, _, err := e.idArg("task", fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ Answers a submission: --approve makes the task done; --changes NOTE sends
 it back to its owner with the note.`)
 	approve := fs.Bool("approve", false, "approve the work")
 	changes := fs.String("changes", "", "request changes, saying what")
-	id, _, err := e.taskArg(fs, args, 1)
+	id, _, err := e.idArg("task", fs, args, 1)
 	if err != nil {
 		return err
 	}

@@ -72,31 +72,15 @@ func (db *DB) MemberByHandle(ctx context.Context, handle string) (bullpen.Member
 
 // Members returns all members ordered by handle.
 func (db *DB) Members(ctx context.Context) ([]bullpen.Member, error) {
-	var rows []memberRow
-	if err := db.read(ctx).Order("handle").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: list members: %w", err)
-	}
-	out := make([]bullpen.Member, len(rows))
-	for i := range rows {
-		out[i] = rows[i].toMember()
-	}
-	return out, nil
+	return db.members(ctx, "list members", "")
 }
 
 // MembersByID returns the members with the given IDs, keyed by ID.
 func (db *DB) MembersByID(ctx context.Context, ids []int64) (map[int64]bullpen.Member, error) {
-	out := map[int64]bullpen.Member{}
 	if len(ids) == 0 {
-		return out, nil
+		return map[int64]bullpen.Member{}, nil
 	}
-	var rows []memberRow
-	if err := db.read(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: members by id: %w", err)
-	}
-	for i := range rows {
-		out[rows[i].ID] = rows[i].toMember()
-	}
-	return out, nil
+	return byID(db.members(ctx, "members by id", "id IN ?", ids))
 }
 
 // CountMembers returns how many members exist.
@@ -114,9 +98,28 @@ func (db *DB) MembersIn(ctx context.Context, ids []int64) ([]bullpen.Member, err
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	return db.members(ctx, "members in", "id IN ?", ids)
+}
+
+// MembersByHandle returns the members with the given handles (unknown
+// handles are left out), keyed by ID.
+func (db *DB) MembersByHandle(ctx context.Context, handles []string) (map[int64]bullpen.Member, error) {
+	if len(handles) == 0 {
+		return map[int64]bullpen.Member{}, nil
+	}
+	return byID(db.members(ctx, "members by handle", "handle IN ?", handles))
+}
+
+// members reads the members a condition picks (none: all of them),
+// ordered by handle; what names the read in its error.
+func (db *DB) members(ctx context.Context, what, where string, args ...any) ([]bullpen.Member, error) {
+	q := db.read(ctx).Order("handle")
+	if where != "" {
+		q = q.Where(where, args...)
+	}
 	var rows []memberRow
-	if err := db.read(ctx).Where("id IN ?", ids).Order("handle").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: members in: %w", err)
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
 	}
 	out := make([]bullpen.Member, len(rows))
 	for i := range rows {
@@ -125,19 +128,14 @@ func (db *DB) MembersIn(ctx context.Context, ids []int64) ([]bullpen.Member, err
 	return out, nil
 }
 
-// MembersByHandle returns the members with the given handles (unknown
-// handles are left out), keyed by ID.
-func (db *DB) MembersByHandle(ctx context.Context, handles []string) (map[int64]bullpen.Member, error) {
-	out := map[int64]bullpen.Member{}
-	if len(handles) == 0 {
-		return out, nil
+// byID keys members by ID.
+func byID(ms []bullpen.Member, err error) (map[int64]bullpen.Member, error) {
+	if err != nil {
+		return nil, err
 	}
-	var rows []memberRow
-	if err := db.read(ctx).Where("handle IN ?", handles).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: members by handle: %w", err)
-	}
-	for i := range rows {
-		out[rows[i].ID] = rows[i].toMember()
+	out := make(map[int64]bullpen.Member, len(ms))
+	for _, m := range ms {
+		out[m.ID] = m
 	}
 	return out, nil
 }
