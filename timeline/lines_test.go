@@ -15,8 +15,15 @@ import (
 	"github.com/bullpen-hq/bullpen/timeline"
 )
 
-// notProduced are kinds this scenario cannot make happen.
-var notProduced = map[string]bool{}
+// notProduced are kinds this scenario cannot make happen: it runs no
+// task service, so the task and routine kinds' lines are checked on
+// their payloads by the root's TestTaskAndRoutineLines.
+var notProduced = map[string]bool{
+	bullpen.EventTaskCreated: true, bullpen.EventTaskUpdated: true, bullpen.EventTaskClaimed: true, bullpen.EventTaskReleased: true,
+	bullpen.EventTaskHandedOff: true, bullpen.EventTaskSubmitted: true, bullpen.EventTaskReviewed: true,
+	bullpen.EventRoutineCreated: true, bullpen.EventRoutineUpdated: true, bullpen.EventRoutineDeleted: true,
+	bullpen.EventRoutineFired: true, bullpen.EventRoutineSkipped: true,
+}
 
 // TestLinesOfRealEvents runs the office through a scenario that emits
 // every stored event kind (people, channels, messages, the wiki, agents'
