@@ -33,7 +33,7 @@ func (s *Server) processHandlers(opts []connect.HandlerOption) []route {
 type pider interface{ Pid() int }
 
 // execRequest turns a start into a command. A PTY runs the command on a
-// terminal of the asked size (sandbox.PTYCommand).
+// terminal of the asked size (ExecRequest.PTY).
 func execRequest(in *startRequest) (sandbox.ExecRequest, bool, error) {
 	if in.Process == nil || in.Process.Cmd == "" {
 		return sandbox.ExecRequest{}, false, bullpen.Errorf(bullpen.EINVALID, "process.cmd is required")
@@ -49,11 +49,7 @@ func execRequest(in *startRequest) (sandbox.ExecRequest, bool, error) {
 	if sz := in.Pty.Size; sz != nil {
 		rows, cols = int(min(sz.Rows, sandbox.MaxPTYSide+1)), int(min(sz.Cols, sandbox.MaxPTYSide+1))
 	}
-	cmd, err := sandbox.PTYCommand(req.Cmd, rows, cols)
-	if err != nil {
-		return req, false, err
-	}
-	req.Cmd = cmd
+	req.PTY = &sandbox.PTYSize{Rows: rows, Cols: cols}
 	return req, true, nil
 }
 

@@ -11,8 +11,8 @@ import (
 // script gives its child a terminal of its own and copies between it and
 // the exec's pipes. The size is set with stty before the command starts,
 // and changed later by a short command that runs stty on the child's
-// terminal (PTYResizeCommand). The E2B API's PTYs and the dashboard's
-// terminal both run this way.
+// terminal (PTYResizeCommand). An ExecRequest asks for it with PTY; the
+// E2B API's PTYs and the dashboard's terminal both run this way.
 
 // MaxPTYSide bounds a PTY's rows and columns.
 const MaxPTYSide = 1000
@@ -24,8 +24,8 @@ func checkPTYSize(rows, cols int) error {
 	return nil
 }
 
-// PTYCommand returns cmd run on a terminal of rows×cols.
-func PTYCommand(cmd []string, rows, cols int) ([]string, error) {
+// ptyCommand returns cmd run on a terminal of rows×cols.
+func ptyCommand(cmd []string, rows, cols int) ([]string, error) {
 	if len(cmd) == 0 {
 		return nil, bullpen.Errorf(bullpen.EINVALID, "a PTY needs a command")
 	}

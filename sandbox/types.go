@@ -309,7 +309,15 @@ type ExecRequest struct {
 	// started is killed too, even ones that left its process group or
 	// session (setsid, double fork).
 	KillTree bool
+	// PTY runs the command on a terminal of this size (under script(1)
+	// in the sandbox: stdout and stderr arrive joined, as a terminal shows
+	// them); PTYResizeCommand resizes it. Cmd stays what was asked for,
+	// so the exec history shows the command, not the wrapper.
+	PTY *PTYSize
 }
+
+// PTYSize is a terminal's size in characters.
+type PTYSize struct{ Rows, Cols int }
 
 // ExitResult is how a process ended.
 type ExitResult struct {

@@ -228,6 +228,13 @@ func checkExec(req *ExecRequest) error {
 	if len(req.Cmd) == 0 || req.Cmd[0] == "" {
 		return invalid("command is empty")
 	}
+	if req.PTY != nil {
+		cmd, err := ptyCommand(req.Cmd, req.PTY.Rows, req.PTY.Cols)
+		if err != nil {
+			return err
+		}
+		req.Cmd, req.PTY = cmd, nil
+	}
 	size := 0
 	for _, a := range req.Cmd {
 		if strings.IndexByte(a, 0) >= 0 {

@@ -256,6 +256,18 @@ func TestSandboxExecWebsocketPTY(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the resize runs as its own command
 	c.WriteJSON(map[string]any{"stdin": "\r"})
 	readUntil(c, "40 120")
+	// The exec history shows the command asked for, not script(1)'s wrapper.
+	page, _ := s.execsOf(s.Token, sb.ID, "")
+	shown := false
+	for _, e := range page.Items {
+		if strings.Contains(e.Command, "script") {
+			t.Errorf("the history shows the PTY's wrapper: %q", e.Command)
+		}
+		shown = shown || strings.Contains(e.Command, "test -t 0 && echo TTY")
+	}
+	if !shown {
+		t.Errorf("the PTY's command is not in the history: %+v", page.Items)
+	}
 
 	// Bad sizes: refused before anything runs.
 	for _, bad := range []map[string]int{{"rows": 0, "cols": 80}, {"rows": 24, "cols": 5000}} {

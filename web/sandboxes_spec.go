@@ -218,11 +218,7 @@ func (in execIn) request() (sandbox.ExecRequest, error) {
 	}
 	req := sandbox.ExecRequest{Cmd: in.Cmd, Env: in.Env, Workdir: in.Workdir, Timeout: time.Duration(in.TimeoutMS) * time.Millisecond}
 	if in.PTY != nil {
-		cmd, err := sandbox.PTYCommand(in.Cmd, in.PTY.Rows, in.PTY.Cols)
-		if err != nil {
-			return req, err
-		}
-		req.Cmd = cmd
+		req.PTY = &sandbox.PTYSize{Rows: in.PTY.Rows, Cols: in.PTY.Cols}
 	}
 	switch {
 	case in.Stdin != nil && in.StdinB64 != nil:
