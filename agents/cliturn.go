@@ -104,7 +104,7 @@ func (s *Service) cliPrepare(ctx context.Context, e *turnEnv, rt runtime.Runtime
 	run := bullpen.CLIRun{Argv: inv.Argv, Env: inv.Env, Dirs: append([]string{bullpen.CLIHomes + "/" + rt.Name()}, inv.Dirs...),
 		Stdin: inv.PromptPrefix + packet, Timeout: ttl}
 	_, err = s.db.Transact(ctx, func(tx *store.Tx) error {
-		if err := e.j.note(tx, "k", packet); err != nil {
+		if err := e.notePacket(tx, packet); err != nil {
 			return err
 		}
 		return e.j.note(tx, cliStartedKey, struct{}{})

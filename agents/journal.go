@@ -77,6 +77,18 @@ func (j *journal) note(tx *store.Tx, key string, v any) error {
 	return tx.NoteStep(j.step(key, v))
 }
 
+// notePacket journals the turn's work packet and, in the same
+// transaction, the memory recalled into it: the entries' recall counts
+// and the turn's recall rows for the inspector. A turn cut off before
+// this recalls again when it resumes; one cut off after it reuses the
+// packet, so a recall is recorded exactly once.
+func (e *turnEnv) notePacket(tx *store.Tx, packet string) error {
+	if err := e.j.note(tx, "k", packet); err != nil {
+		return err
+	}
+	return tx.MarkRecalled(e.turn.ID, e.recalled)
+}
+
 // openJournal loads the journal of a turn's anchor wake. When an earlier
 // run of the turn started, the turn resumes with that run's wakes: wakes
 // claimed on top go back to pending for a turn of their own.

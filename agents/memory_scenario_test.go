@@ -57,6 +57,17 @@ func memoryScript(req llm.Request) (llm.Response, error) {
 	return llm.Response{Text: "Sure."}, nil
 }
 
+// day1 is the scenario's first day: the next Wednesday, 09:00 UTC. It
+// lies ahead of the real time because a turn's deadline, taken from the
+// office's clock, also bounds its contexts, which follow the real one.
+func day1() time.Time {
+	d := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
+	for d.Weekday() != time.Wednesday {
+		d = d.AddDate(0, 0, 1)
+	}
+	return d.Add(9 * time.Hour)
+}
+
 // memoryScenario is the multi-day scenario on one dialect.
 type memoryScenario struct {
 	t     testing.TB
@@ -67,7 +78,7 @@ type memoryScenario struct {
 }
 
 func newMemoryScenario(t testing.TB, dialect string, withMemory bool) *memoryScenario {
-	clock := &testClock{t: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)} // a Wednesday
+	clock := &testClock{t: day1()}
 	cfg := storetest.Config(t, dialect)
 	cfg.Now = clock.Now
 	sc := &memoryScenario{t: t, clock: clock}
@@ -165,7 +176,8 @@ func TestMemoryScenario(t *testing.T) {
 			}
 
 			// Day 3, Friday: the lesson is recalled and changes the answer.
-			sc.clock.Set(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC))
+			day3 := day1().AddDate(0, 0, 2).Add(time.Hour)
+			sc.clock.Set(day3)
 			d3, reply := sc.ask(general, 0, "@engineer please deploy the release")
 			if !strings.Contains(d3.WorkPacket, fridayLesson) || len(d3.Memory) != 1 || d3.Memory[0].EntryID != lesson.ID || d3.Memory[0].Score <= 0 {
 				t.Fatalf("day 3 deploy: recalled %+v, packet:\n%s", d3.Memory, d3.WorkPacket)
@@ -198,7 +210,7 @@ func TestMemoryScenario(t *testing.T) {
 				t.Errorf("the DM fact is not recalled in its own DM:\n%s", inDM.WorkPacket)
 			}
 			if e, _ := sc.mem.Get(ctx, sc.h.admin, sc.eng.ID, lesson.ID); e.RecallCount != 1 || e.LastRecalledAt == nil ||
-				!e.LastRecalledAt.Equal(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)) {
+				!e.LastRecalledAt.Equal(day3) {
 				t.Errorf("lesson recall count %d, last %v; want 1 on day 3", e.RecallCount, e.LastRecalledAt)
 			}
 		})

@@ -14,9 +14,10 @@ import (
 // (package agents/memory) provides it. Every call names the acting member,
 // and an agent reaches only its own memory.
 type Memory interface {
-	// Recall picks and records the entries of agentID for a turn in
-	// channelID triggered by query, within budget tokens.
-	Recall(ctx context.Context, agentID, channelID, turnID int64, query string, budget int) ([]bullpen.MemoryRecall, error)
+	// Recall picks the entries of agentID for a turn in channelID
+	// triggered by query, within budget tokens. It only reads: the turn
+	// records what it recalled with the work packet (notePacket).
+	Recall(ctx context.Context, agentID, channelID int64, query string, budget int) ([]bullpen.MemoryRecall, error)
 	// WriteWith stores an entry, running fn in the same transaction.
 	WriteWith(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput,
 		fn func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error) (bullpen.MemoryEntry, bool, error)
@@ -151,7 +152,7 @@ func (mt memoryTools) recallSection(ctx context.Context, e *turnEnv, query []str
 	if mt.mem == nil || budget == 0 || len(query) == 0 {
 		return ""
 	}
-	rs, err := mt.mem.Recall(ctx, e.agent.ID, e.channel.ID, e.turn.ID, clip(strings.Join(query, " "), 1000), budget)
+	rs, err := mt.mem.Recall(ctx, e.agent.ID, e.channel.ID, clip(strings.Join(query, " "), 1000), budget)
 	if err != nil {
 		e.log.Warn("agents: memory recall", "err", err)
 		return ""
@@ -159,6 +160,7 @@ func (mt memoryTools) recallSection(ctx context.Context, e *turnEnv, query []str
 	if len(rs) == 0 {
 		return ""
 	}
+	e.recalled = rs
 	var b strings.Builder
 	b.WriteString("\n## You remember\n")
 	for _, r := range rs {

@@ -36,8 +36,9 @@ type turnEnv struct {
 	kind      string           // the provider kind, for its share of model calls
 	task      taskSpend        // the task the turn works on, when its role has a task budget
 	j         *journal
-	callKey   string       // the journal key of the tool call running
-	log       *slog.Logger // carries the turn, agent, channel and anchor wake
+	callKey   string                 // the journal key of the tool call running
+	recalled  []bullpen.MemoryRecall // memory put in the work packet, recorded with it (notePacket)
+	log       *slog.Logger           // carries the turn, agent, channel and anchor wake
 	// lost is the outage that cut the turn off (outage.go): it writes
 	// nothing more, and its worker re-drives its wakes. heldUp is how
 	// long writes waited for the database.
@@ -274,7 +275,7 @@ func (s *turnLoop) firstRequest(ctx context.Context, e *turnEnv, triggers []trig
 	var packet string
 	if !e.j.get("k", &packet) {
 		packet = s.workPacket(ctx, e, triggers)
-		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "k", packet) }); err != nil {
+		if _, err := s.db.Transact(ctx, func(tx *store.Tx) error { return e.notePacket(tx, packet) }); err != nil {
 			return llm.Request{}, err
 		}
 	}

@@ -206,7 +206,11 @@ func (db *DB) MemoryCount(ctx context.Context, agentID int64) (int, error) {
 // PinnedMemory returns an agent's pinned entries that a turn in channel
 // may recall (channel 0: all of them), oldest first.
 func (db *DB) PinnedMemory(ctx context.Context, agentID, channel int64) ([]bullpen.MemoryEntry, error) {
-	g := db.read(ctx).Select(memoryCols).Where("agent_id = ? AND pinned = ? AND proposed_to = 0", agentID, true)
+	return pinnedOn(db.read(ctx), agentID, channel)
+}
+
+func pinnedOn(g *gorm.DB, agentID, channel int64) ([]bullpen.MemoryEntry, error) {
+	g = g.Select(memoryCols).Where("agent_id = ? AND pinned = ? AND proposed_to = 0", agentID, true)
 	if channel >= 0 {
 		g = g.Where("channel_id = 0 OR channel_id = ?", channel)
 	}

@@ -91,17 +91,22 @@ func (db *DB) MemoryVectors(ctx context.Context, model string, ids []int64) ([]M
 // MemoryEntriesByID returns the entries of ids that exist, in the order
 // of ids.
 func (db *DB) MemoryEntriesByID(ctx context.Context, ids []int64) ([]bullpen.MemoryEntry, error) {
-	hits := make([]scoredID, len(ids))
-	for i, id := range ids {
-		hits[i].ID = id
+	if len(ids) == 0 {
+		return []bullpen.MemoryEntry{}, nil
 	}
-	hs, err := db.memoryHits(ctx, hits)
-	if err != nil {
-		return nil, err
+	var rows []memoryRow
+	if err := db.read(ctx).Select(memoryCols).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: memory entries: %w", err)
 	}
-	out := make([]bullpen.MemoryEntry, len(hs))
-	for i, h := range hs {
-		out[i] = h.Entry
+	byID := make(map[int64]memoryRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	out := make([]bullpen.MemoryEntry, 0, len(rows))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r.entry())
+		}
 	}
 	return out, nil
 }

@@ -151,11 +151,11 @@ func TestRecallFindsParaphraseByVector(t *testing.T) {
 			t.Fatalf("%d embeddings calls for two writes, want 2", fe.calls.Load())
 		}
 		// The same memory without embeddings: full text finds nothing.
-		plain, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, paraphrase, 600)
+		plain, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, paraphrase, 600)
 		if err != nil || len(plain) != 0 {
 			t.Fatalf("full-text recall of the paraphrase = %+v, %v; want nothing (the test needs a real paraphrase)", plain, err)
 		}
-		rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 11, paraphrase, 600)
+		rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, paraphrase, 600)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestRecallFindsParaphraseByVector(t *testing.T) {
 			t.Errorf("the client sent a request in the wrong shape")
 		}
 		// Both signals: a full-text match that is also similar ranks first.
-		both, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 12, "deploy on the weekend", 600)
+		both, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, "deploy on the weekend", 600)
 		if err != nil || len(both) == 0 || both[0].EntryID != lesson.ID || both[0].Why != "match+similar" || both[0].Score <= 1 {
 			t.Fatalf("recall by both = %+v, %v; want the lesson first, match+similar, score over 1", both, err)
 		}
@@ -191,18 +191,18 @@ func TestEmbeddingFollowsText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, paraphrase, 600); err != nil || len(rs) != 1 {
+		if rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, paraphrase, 600); err != nil || len(rs) != 1 {
 			t.Fatalf("before the edit, the paraphrase recalls %+v, %v; want the entry", rs, err)
 		}
 		text := "The espresso machine is on the second floor"
 		if _, err := m.Update(f.ctx, f.ada, f.eng.ID, e.ID, bullpen.MemoryUpdate{Text: &text}); err != nil {
 			t.Fatal(err)
 		}
-		rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, paraphrase, 600)
+		rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, paraphrase, 600)
 		if err != nil || len(rs) != 0 {
 			t.Fatalf("after the edit, the old meaning recalls %+v, %v; want nothing", rs, err)
 		}
-		rs, err = m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, "where is the coffee", 600)
+		rs, err = m.Recall(f.ctx, f.eng.ID, f.general.ID, "where is the coffee", 600)
 		if err != nil || len(rs) != 1 || rs[0].Why != "similar" {
 			t.Fatalf("after the edit, the new meaning recalls %+v, %v; want the entry, similar", rs, err)
 		}
@@ -244,7 +244,7 @@ func TestEmbeddingsFailureFallsBackToFullText(t *testing.T) {
 			if got, err := f.db.Memory(f.ctx, e.ID); err != nil || got.Text != e.Text {
 				t.Fatalf("%s: entry not kept: %v", mode, err)
 			}
-			rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, "deploy today", 600)
+			rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, "deploy today", 600)
 			if err != nil || len(rs) == 0 || rs[0].Why != "match" {
 				t.Fatalf("%s: recall = %+v, %v; want the full-text match", mode, rs, err)
 			}
@@ -268,7 +268,7 @@ func TestNoEmbeddingsModelNoCalls(t *testing.T) {
 		if _, _, err := m.Write(f.ctx, f.ada, f.eng.ID, bullpen.MemoryInput{Text: "Never deploy on Fridays"}); err != nil {
 			t.Fatal(err)
 		}
-		rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, "deploy today", 600)
+		rs, err := m.Recall(f.ctx, f.eng.ID, f.general.ID, "deploy today", 600)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("recall = %+v, %v", rs, err)
 		}

@@ -79,6 +79,14 @@ func (f *fixture) write(actor bullpen.Member, in bullpen.MemoryInput) bullpen.Me
 	return e
 }
 
+// markRecalled records a recall as a turn does with its work packet.
+func (f *fixture) markRecalled(turnID int64, rs []bullpen.MemoryRecall) {
+	f.t.Helper()
+	if _, err := f.db.Transact(f.ctx, func(tx *store.Tx) error { return tx.MarkRecalled(turnID, rs) }); err != nil {
+		f.t.Fatalf("MarkRecalled: %v", err)
+	}
+}
+
 func wantCode(t *testing.T, what string, err error, code string) {
 	t.Helper()
 	if got := bullpen.ErrorCode(err); got != code {
@@ -184,11 +192,11 @@ func TestAudience(t *testing.T) {
 			}
 			return out
 		}
-		inGeneral, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, 0, "what happens in March", 600)
+		inGeneral, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, "what happens in March", 600)
 		if err != nil || len(inGeneral) != 1 || inGeneral[0].EntryID != public.ID {
 			t.Errorf("recall in #general = %v, %v; want only the public entry %d", ids(inGeneral), err, public.ID)
 		}
-		inDM, err := f.m.Recall(f.ctx, f.eng.ID, f.adaDM.ID, 0, "what happens in March", 600)
+		inDM, err := f.m.Recall(f.ctx, f.eng.ID, f.adaDM.ID, "what happens in March", 600)
 		if err != nil || len(inDM) != 2 {
 			t.Errorf("recall in the DM = %v, %v; want both", ids(inDM), err)
 		}
@@ -209,7 +217,7 @@ func TestAudience(t *testing.T) {
 }
 
 // Recall keeps pinned entries and the best matches within the budget,
-// and records counts and the turn's rows.
+// and writes nothing; recording it sets counts and the turn's rows.
 func TestRecallBudget(t *testing.T) {
 	each(t, memory.Config{}, func(t *testing.T, f *fixture) {
 		pinned := f.write(f.ada, bullpen.MemoryInput{Text: "Always answer in English", Kind: bullpen.MemoryPreference, Pinned: true})
@@ -218,10 +226,14 @@ func TestRecallBudget(t *testing.T) {
 		for i := range 30 {
 			f.write(f.ada, bullpen.MemoryInput{Text: fmt.Sprintf("deploy log %d: %s", i, strings.Repeat(fmt.Sprintf("word%d ", i), 40))})
 		}
-		rs, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, 7, "please deploy the release today", 120)
+		rs, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, "please deploy the release today", 120)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n, _ := f.db.MemoryRecalls(f.ctx, 7); len(n) != 0 {
+			t.Errorf("Recall wrote %d recall rows itself; the turn records them with its packet", len(n))
+		}
+		f.markRecalled(7, rs)
 		total := 0
 		for _, r := range rs {
 			total += r.Tokens
@@ -243,7 +255,7 @@ func TestRecallBudget(t *testing.T) {
 		if e.RecallCount != 1 || e.LastRecalledAt == nil {
 			t.Errorf("lesson after recall: count %d, last %v", e.RecallCount, e.LastRecalledAt)
 		}
-		none, _ := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, 8, "who waters the plant", 0)
+		none, _ := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, "who waters the plant", 0)
 		if len(none) != 0 {
 			t.Errorf("budget 0 recalled %v", none)
 		}
@@ -260,9 +272,11 @@ func TestMergeAndCap(t *testing.T) {
 			t.Fatalf("near-duplicate Write = %+v merged %v, %v; want merged into %d", b, merged, err, a.ID)
 		}
 		used := f.write(f.ada, bullpen.MemoryInput{Text: "Payments live in the billing service"})
-		if _, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, 1, "billing payments", 600); err != nil {
+		rs, err := f.m.Recall(f.ctx, f.eng.ID, f.general.ID, "billing payments", 600)
+		if err != nil {
 			t.Fatal(err)
 		}
+		f.markRecalled(1, rs)
 		f.write(f.ada, bullpen.MemoryInput{Text: "The designer prefers dark mode mockups"})
 		f.write(f.ada, bullpen.MemoryInput{Text: "Customers in Japan need invoices in yen"})
 		n, _ := f.db.MemoryCount(f.ctx, f.eng.ID)

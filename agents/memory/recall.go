@@ -24,19 +24,16 @@ const (
 // its best full-text matches (and, where the agent's provider offers
 // embeddings, its entries most similar in meaning: see withVectors), only those the channel's audience may hear
 // (bullpen.MemoryVisibleIn), fitted into budget tokens, pinned first and
-// then by score. It records the recall (each entry's count and time, and
-// the turn's rows with scores, for the inspector) and returns the
-// entries in the order they go into the work packet. budget 0 recalls
-// nothing.
-func (s *Service) Recall(ctx context.Context, agentID, channelID, turnID int64, query string, budget int) ([]bullpen.MemoryRecall, error) {
+// then by score, in the order they go into the work packet. budget 0
+// recalls nothing. Recall only reads, so that it stays off the turn's
+// write path: the caller records the recall (each entry's count and time,
+// and the turn's rows with scores, for the inspector) with
+// store.Tx.MarkRecalled in the transaction that journals its packet.
+func (s *Service) Recall(ctx context.Context, agentID, channelID int64, query string, budget int) ([]bullpen.MemoryRecall, error) {
 	if budget <= 0 {
 		return nil, nil
 	}
-	pinned, err := s.db.PinnedMemory(ctx, agentID, channelID)
-	if err != nil {
-		return nil, err
-	}
-	hits, err := s.db.MemorySearch(ctx, store.MemoryQuery{AgentID: agentID, Text: query, Channel: channelID, Limit: candidates})
+	pinned, hits, err := s.db.MemoryRecallRead(ctx, store.MemoryQuery{AgentID: agentID, Text: query, Channel: channelID, Limit: candidates})
 	if err != nil {
 		return nil, err
 	}
@@ -45,15 +42,7 @@ func (s *Service) Recall(ctx context.Context, agentID, channelID, turnID int64, 
 			return nil, fmt.Errorf("memory: recall by vectors: %w", err)
 		}
 	}
-	picked := fit(pinned, hits, channelID, budget)
-	if len(picked) == 0 {
-		return nil, nil
-	}
-	_, err = s.db.Transact(ctx, func(tx *store.Tx) error { return tx.MarkRecalled(turnID, picked) })
-	if err != nil {
-		return nil, fmt.Errorf("memory: record recall: %w", err)
-	}
-	return picked, nil
+	return fit(pinned, hits, channelID, budget), nil
 }
 
 // fit orders pinned entries (with their match score when they also
