@@ -344,3 +344,6 @@ func (b *responseBuilder) object(status string, final bool) map[string]any {
 	}
 	return o
 }
+
+func (b *responseBuilder) setFinish(reason string)   { b.finish = reason }
+func (b *responseBuilder) setUsage(u *chatWireUsage) { b.usage = u }
