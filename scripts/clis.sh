@@ -22,6 +22,9 @@ clis=(
 	# not a CLI: the official OpenAI SDK, the Responses client that
 	# cmd/bullpen's TestResponsesSDKInSandbox runs inside a sandbox.
 	"openai@7.59.0"
+	# the official Google Gen AI SDK, the Gemini client that
+	# TestGeminiSDKInSandbox runs (3.x needs Node 22; sandboxes have 20).
+	"@google/genai@2.32.0"
 )
 
 for tool in node npm; do
