@@ -14,7 +14,7 @@ type Role struct {
 	// agent CLI inside the agent's sandbox.
 	Runtime string `yaml:"runtime" json:"runtime,omitempty"`
 	// Command names the agent of runtime acp: one that ships ready
-	// (claude-code-acp, codex-acp) or the command line of any
+	// (claude-code-acp, codex-acp, gemini) or the command line of any
 	// agent in the sandbox image that speaks ACP on stdio.
 	Command string `yaml:"command" json:"command,omitempty"`
 	// Resume asks a CLI runtime to continue its own session from the

@@ -91,6 +91,8 @@ func rows() []row {
 		{"cli_opencode_first_turn_first_request_ms", "  the agent's first turn (sandbox made, opencode's server started)", "", 0},
 		{"cli_opencode_inspector_packet", "  inspector's \"what the model saw\" is the request with the work packet (1 = yes)", "eq", 1},
 		{"cli_opencode_bullpen_share_tokens", "  Bullpen's share of that request (brief, MCP tools, packet) over a bare run", "le", 3000},
+		{"cli_gemini_first_request_ms", "gemini (runtime acp, Gemini API at the gateway): turn start → its first model request (warm sandbox)", "", 0},
+		{"cli_gemini_inspector_packet", "  inspector's \"what the model saw\" is the request with the work packet (1 = yes)", "eq", 1},
 		{"go_wiki_sqlite_search_mixed_p50_ms", "wiki search, 10,000 pages, SQLite, mixed queries, p50", "", 0},
 		{"go_wiki_sqlite_search_mixed_p95_ms", "  p95", "le", 10},
 		{"go_wiki_sqlite_save_saves_per_s", "  saves per second", "", 0},

@@ -52,6 +52,9 @@ func errorBody(kind string, err error) (int, []byte) {
 	}
 	msg := bullpen.ErrorMessage(err)
 	var v any
+	if kind == KindGemini {
+		return status, geminiErrorBody(status, msg)
+	}
 	if kind == KindAnthropic {
 		v = map[string]any{"type": "error", "error": map[string]any{"type": anthropicTypes[status], "message": msg}}
 	} else {
@@ -80,4 +83,43 @@ func writeError(w http.ResponseWriter, kind string, err error, retry bool) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// geminiStatuses are the Google API's canonical status names by HTTP
+// status, as its error bodies carry them.
+var geminiStatuses = map[int]string{
+	http.StatusBadRequest:            "INVALID_ARGUMENT",
+	http.StatusUnauthorized:          "UNAUTHENTICATED",
+	http.StatusForbidden:             "PERMISSION_DENIED",
+	http.StatusNotFound:              "NOT_FOUND",
+	http.StatusConflict:              "ABORTED",
+	http.StatusRequestEntityTooLarge: "INVALID_ARGUMENT",
+	http.StatusTooManyRequests:       "RESOURCE_EXHAUSTED",
+	499:                              "CANCELLED",
+	http.StatusInternalServerError:   "INTERNAL",
+	http.StatusNotImplemented:        "UNIMPLEMENTED",
+	http.StatusBadGateway:            "UNAVAILABLE",
+	http.StatusServiceUnavailable:    "UNAVAILABLE",
+	http.StatusGatewayTimeout:        "DEADLINE_EXCEEDED",
+}
+
+// geminiErrorBody is the Gemini API's error shape:
+// {"error":{"code":429,"message":…,"status":"RESOURCE_EXHAUSTED"}}.
+func geminiErrorBody(status int, msg string) []byte {
+	name, ok := geminiStatuses[status]
+	if !ok {
+		name = "UNKNOWN"
+		if status < 500 {
+			name = "FAILED_PRECONDITION"
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": name}})
+	return b
+}
+
+// writeGeminiError answers with a Gemini error of the given status.
+func writeGeminiError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(geminiErrorBody(status, msg))
 }

@@ -21,9 +21,9 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
 // clientOnly are request headers the gateway replaces: the client's
-// credential (the turn token must not reach the provider), its cookies,
+// credential in any API's header (the turn token must not reach the provider), its cookies,
 // and what the transport sets itself.
-var clientOnly = []string{"Authorization", "X-Api-Key", "Cookie", "Host", "Content-Length", "Accept-Encoding"}
+var clientOnly = []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie", "Host", "Content-Length", "Accept-Encoding"}
 
 // forward sends the call to its upstream with the real credential and
 // relays the answer. The client going away cancels the upstream request.

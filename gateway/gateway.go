@@ -1,6 +1,6 @@
-// Package gateway is Bullpen's model gateway: Anthropic Messages and OpenAI
-// (Chat Completions, Responses) compatible endpoints that the agent CLIs in
-// the sandboxes call instead of the provider. Each request carries a
+// Package gateway is Bullpen's model gateway: Anthropic Messages, OpenAI
+// (Chat Completions, Responses) and Gemini compatible endpoints that the
+// agent CLIs in the sandboxes call instead of the provider. Each request carries a
 // per-turn token; the gateway resolves it to the turn and its agent,
 // reserves the call's worst case against the turn's budgets (budget.go),
 // and forwards the request to the provider
@@ -27,8 +27,8 @@ import (
 	"github.com/bullpen-hq/bullpen/internal/redact"
 )
 
-// Provider kinds an Upstream may have, which are also the gateway's two
-// path prefixes.
+// Provider kinds an Upstream may have, which are also two of the
+// gateway's path prefixes (the third is KindGemini's).
 const (
 	KindAnthropic = "anthropic"
 	KindOpenAI    = "openai"
@@ -167,10 +167,11 @@ type Gateway struct {
 	chatOnly sync.Map
 }
 
-// New returns the gateway handler. Its paths start with /anthropic and
-// /openai; the caller mounts it where the CLIs reach it, for example with
-// ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/anthropic and an OpenAI base URL
-// of http://127.0.0.1:PORT/openai/v1.
+// New returns the gateway handler. Its paths start with /anthropic,
+// /openai and /gemini; the caller mounts it where the CLIs reach it, for
+// example with ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/anthropic, an
+// OpenAI base URL of http://127.0.0.1:PORT/openai/v1 and
+// GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT/gemini.
 func New(cfg Config) http.Handler {
 	cfg.defaults()
 	g := &Gateway{cfg: cfg, client: &http.Client{Transport: cfg.Transport}}
@@ -181,6 +182,10 @@ func New(cfg Config) http.Handler {
 	for _, op := range responsesOps {
 		g.mux.Handle("POST "+op.path, g.responses(op))
 	}
+	g.mux.Handle("POST /gemini/{version}/models/{call}", g.geminiModel())
+	g.mux.HandleFunc("/gemini/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, KindGemini, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
+	})
 	g.mux.HandleFunc("/anthropic/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, KindAnthropic, bullpen.Errorf(bullpen.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path), false)
 	})

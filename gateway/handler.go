@@ -85,7 +85,7 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, c *call) error
 // the agent's provider.
 func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, c *call) error {
 	ctx := r.Context()
-	if err := g.authenticate(ctx, r.Header, c); err != nil {
+	if err := g.authenticate(ctx, r, c); err != nil {
 		return err
 	}
 	if err := g.readBody(w, r, c); err != nil {
@@ -96,7 +96,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, c *call) error {
 		return fmt.Errorf("gateway: upstream of @%s: %w", c.member.Handle, err)
 	}
 	c.up = up
-	if up.Kind != c.ep.kind {
+	if up.Kind != c.ep.kind && c.ep.kind != KindGemini { // Gemini is translated for either kind
 		return bullpen.Errorf(bullpen.EINVALID, "@%s's model provider %q speaks the %s API, not %s: point the CLI at the gateway's /%s endpoint",
 			c.member.Handle, up.Name, up.Kind, c.ep.kind, up.Kind)
 	}
@@ -108,14 +108,26 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, c *call) error {
 
 // authenticate resolves the request's turn token: x-api-key (Claude Code
 // with ANTHROPIC_API_KEY) or Authorization: Bearer (ANTHROPIC_AUTH_TOKEN,
-// Codex and the OpenAI SDKs).
-func (g *Gateway) authenticate(ctx context.Context, h http.Header, c *call) error {
+// Codex and the OpenAI SDKs); on the Gemini paths also x-goog-api-key or
+// the key query parameter, as the Google SDKs send an API key.
+func (g *Gateway) authenticate(ctx context.Context, r *http.Request, c *call) error {
+	h := r.Header
 	secret := h.Get("X-Api-Key")
+	if c.ep.kind == KindGemini && secret == "" {
+		secret = h.Get("X-Goog-Api-Key")
+	}
 	if auth := h.Get("Authorization"); secret == "" && len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
 		secret = strings.TrimSpace(auth[7:])
 	}
+	if c.ep.kind == KindGemini && secret == "" {
+		secret = r.URL.Query().Get("key")
+	}
 	if secret == "" {
-		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "missing credential: send the turn's token as x-api-key or Authorization: Bearer")
+		how := "x-api-key or Authorization: Bearer"
+		if c.ep.kind == KindGemini {
+			how = "x-goog-api-key (the Gemini API key)"
+		}
+		return bullpen.Errorf(bullpen.EUNAUTHORIZED, "missing credential: send the turn's token as %s", how)
 	}
 	m, turnID, err := g.cfg.Auth.AuthenticateTurn(ctx, secret)
 	switch {

@@ -140,6 +140,7 @@ func (m *memRecorder) all() []bullpen.ModelCall {
 type tapTransport struct {
 	mu      sync.Mutex
 	headers []http.Header
+	urls    []string
 	bodies  []*bytes.Buffer
 }
 
@@ -151,6 +152,7 @@ func (t *tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	buf := &bytes.Buffer{}
 	t.mu.Lock()
 	t.headers = append(t.headers, r.Header.Clone())
+	t.urls = append(t.urls, r.URL.String())
 	t.bodies = append(t.bodies, buf)
 	t.mu.Unlock()
 	resp.Body = struct {

@@ -55,18 +55,21 @@ type chatWireUsage struct {
 
 // chatDelta is the part of a Chat message or stream delta the builder reads.
 type chatDelta struct {
-	Content          *string `json:"content"`
-	ReasoningContent *string `json:"reasoning_content"`
-	Reasoning        *string `json:"reasoning"`
-	Refusal          *string `json:"refusal"`
-	ToolCalls        []struct {
-		Index    *int   `json:"index"`
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	Content          *string         `json:"content"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	Refusal          *string         `json:"refusal"`
+	ToolCalls        []chatToolDelta `json:"tool_calls"`
+}
+
+// chatToolDelta is one tool call of a Chat stream delta (or message).
+type chatToolDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 func newResponseBuilder(req *responsesRequest, model string, custom map[string]bool, created int64) *responseBuilder {
@@ -344,3 +347,6 @@ func (b *responseBuilder) object(status string, final bool) map[string]any {
 	}
 	return o
 }
+
+func (b *responseBuilder) setFinish(reason string)   { b.finish = reason }
+func (b *responseBuilder) setUsage(u *chatWireUsage) { b.usage = u }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,16 +25,13 @@ type chatTranslator struct {
 	stream  bool // the client asked for a stream
 	status  int
 	pass    bool // an error answer: passed through
-	sse     bool // the provider streams
 	started bool
-	line    []byte       // a partial SSE line
-	whole   bytes.Buffer // a non-streamed Chat answer
-	done    bool         // the provider's answer ended whole ([DONE], or a whole JSON body)
+	dec     *chatDecoder // reads the provider's answer into b
 	werr    error        // writing to the client failed
 }
 
 func newChatTranslator(w http.ResponseWriter, b *responseBuilder, stream bool) *chatTranslator {
-	t := &chatTranslator{w: w, hdr: http.Header{}, b: b, stream: stream}
+	t := &chatTranslator{w: w, hdr: http.Header{}, b: b, stream: stream, dec: &chatDecoder{sink: b}}
 	b.emit = t.writeEvent
 	return t
 }
@@ -55,7 +51,7 @@ func (t *chatTranslator) WriteHeader(status int) {
 		t.w.WriteHeader(status)
 		return
 	}
-	t.sse = bytes.HasPrefix(bytes.ToLower([]byte(t.hdr.Get("Content-Type"))), []byte("text/event-stream"))
+	t.dec.sse = isSSE(t.hdr)
 	for k, vs := range t.hdr {
 		if k != "Content-Type" && k != "Content-Length" {
 			t.w.Header()[k] = vs
@@ -77,68 +73,19 @@ func (t *chatTranslator) Write(p []byte) (int, error) {
 	if t.pass {
 		return t.w.Write(p)
 	}
-	n := len(p)
-	if !t.sse {
-		if t.whole.Len()+len(p) > maxUsageJSON {
-			return 0, errors.New("the provider's answer is too long")
-		}
-		t.whole.Write(p)
-		return len(p), nil
-	}
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if len(t.line)+len(p) > maxSSELine {
-				return 0, errors.New("the provider streamed an over-long line")
-			}
-			t.line = append(t.line, p...)
-			break
-		}
-		t.chunkLine(append(t.line, p[:i]...))
-		t.line, p = t.line[:0], p[i+1:]
+	if err := t.dec.write(p); err != nil {
+		return 0, err
 	}
 	if t.werr != nil {
 		return 0, t.werr
 	}
-	return n, nil
+	return len(p), nil
 }
 
 // Flush passes a flush on to the client (forward flushes every chunk).
 func (t *chatTranslator) Flush() {
 	if t.pass || t.started {
 		_ = http.NewResponseController(t.w).Flush()
-	}
-}
-
-// chunkLine reads one line of the provider's Chat stream.
-func (t *chatTranslator) chunkLine(l []byte) {
-	data, ok := bytes.CutPrefix(bytes.TrimRight(l, "\r"), []byte("data:"))
-	if !ok {
-		return
-	}
-	data = bytes.TrimSpace(data)
-	if string(data) == "[DONE]" {
-		t.done = true
-		return
-	}
-	var ch struct {
-		Choices []struct {
-			Delta        chatDelta `json:"delta"`
-			FinishReason *string   `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *chatWireUsage `json:"usage"`
-	}
-	if json.Unmarshal(data, &ch) != nil {
-		return
-	}
-	for _, c := range ch.Choices {
-		t.b.add(c.Delta)
-		if c.FinishReason != nil && *c.FinishReason != "" {
-			t.b.finish = *c.FinishReason
-		}
-	}
-	if ch.Usage != nil {
-		t.b.usage = ch.Usage
 	}
 }
 
@@ -158,21 +105,7 @@ func (t *chatTranslator) writeEvent(ev map[string]any) {
 }
 
 // readWhole takes a non-streamed Chat answer into the builder.
-func (t *chatTranslator) readWhole() bool {
-	var v struct {
-		Choices []struct {
-			Message      chatDelta `json:"message"`
-			FinishReason string    `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *chatWireUsage `json:"usage"`
-	}
-	if json.Unmarshal(t.whole.Bytes(), &v) != nil || len(v.Choices) == 0 {
-		return false
-	}
-	t.b.add(v.Choices[0].Message)
-	t.b.finish, t.b.usage = v.Choices[0].FinishReason, v.Usage
-	return true
-}
+func (t *chatTranslator) readWhole() bool { return t.dec.readWhole() }
 
 // finish ends the client's answer once forward has returned: the final
 // event (or the whole response object) when the provider's answer came
@@ -183,10 +116,7 @@ func (t *chatTranslator) finish(ctx context.Context, keep func(ctx context.Conte
 	if t.pass || t.status == 0 {
 		return
 	}
-	whole := t.done
-	if !t.sse {
-		whole = t.readWhole() // a streaming client gets its events now
-	}
+	whole := t.dec.end() // a non-streamed answer: a streaming client gets its events now
 	if !whole {
 		msg := "the model provider's answer was cut short or malformed"
 		if t.stream {

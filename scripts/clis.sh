@@ -18,9 +18,13 @@ clis=(
 	"opencode-ai@1.18.33"
 	"@zed-industries/claude-code-acp@0.16.2"
 	"@zed-industries/codex-acp@0.16.0"
+	"@google/gemini-cli@0.61.0"
 	# not a CLI: the official OpenAI SDK, the Responses client that
 	# cmd/bullpen's TestResponsesSDKInSandbox runs inside a sandbox.
 	"openai@7.59.0"
+	# the official Google Gen AI SDK, the Gemini client that
+	# TestGeminiSDKInSandbox runs (3.x needs Node 22; sandboxes have 20).
+	"@google/genai@2.32.0"
 )
 
 for tool in node npm; do
@@ -32,13 +36,18 @@ done
 
 # files each install needs besides its package (agents/runtime Install.Files):
 # opencode's read-only global config directory, so it never npm-installs its
-# plugin package at start, and Bullpen's client of a running opencode server.
+# plugin package at start, and Bullpen's client of a running opencode server;
+# Gemini CLI's system settings (gateway auth, no telemetry or update checks).
 extras() {
 	case "$1" in
 	opencode-ai)
 		mkdir -p "$2/xdg/opencode" "$2/bullpen"
 		printf 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore' >"$2/xdg/opencode/.gitignore"
 		cp agents/runtime/opencode/attach.mjs "$2/bullpen/attach.mjs"
+		;;
+	@google/gemini-cli)
+		mkdir -p "$2/bullpen"
+		cp agents/runtime/gemini/settings.json "$2/bullpen/settings.json"
 		;;
 	esac
 }

@@ -152,6 +152,7 @@ type client struct {
 // when it runs, or with its end.
 type toolCall struct {
 	name, terminal string
+	title          string
 	class          runtime.ToolClass
 	input          any
 	started        bool
@@ -191,6 +192,9 @@ func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionR
 	if allow {
 		want = []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways}
 	}
+	if allow {
+		c.permitted(ctx, p.ToolCall)
+	}
 	for _, k := range want {
 		for _, o := range p.Options {
 			if o.Kind == k {
@@ -199,6 +203,21 @@ func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionR
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}, nil
+}
+
+// permitted notes an allowed call as running: an agent may ask before
+// it reports the call (Gemini CLI reports a call it asked for only when
+// it ends). A request is handled as it arrives, maybe before the
+// agent's notifications sent ahead of it, so the answer's text is not
+// reset here but at the call's end, a notification in order.
+func (c *client) permitted(ctx context.Context, tc sdk.ToolCallUpdate) {
+	kind := sdk.ToolKindOther
+	if tc.Kind != nil {
+		kind = *tc.Kind
+	}
+	c.begin(tc.ToolCallId, tc.Meta, deref(tc.Title), kind, tc.RawInput, tc.Content, false)
+	running := sdk.ToolCallStatusInProgress
+	c.progress(ctx, tc.ToolCallId, tc.RawInput, &running, tc.Content, nil)
 }
 
 // SessionUpdate turns the agent's progress into events.
@@ -214,7 +233,7 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 		}
 	case u.ToolCall != nil:
 		tc := u.ToolCall
-		c.begin(tc.ToolCallId, tc.Meta, tc.Title, tc.Kind, tc.RawInput, tc.Content)
+		c.begin(tc.ToolCallId, tc.Meta, tc.Title, tc.Kind, tc.RawInput, tc.Content, true)
 		c.progress(ctx, tc.ToolCallId, tc.RawInput, &tc.Status, tc.Content, tc.RawOutput) // reported again: its input may be whole now
 	case u.ToolCallUpdate != nil:
 		tu := u.ToolCallUpdate
@@ -224,16 +243,19 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 }
 
 // begin notes a tool call the agent reported; a call reported twice is
-// one call.
-func (c *client) begin(id sdk.ToolCallId, meta map[string]any, title string, kind sdk.ToolKind, input any, content []sdk.ToolCallContent) {
+// one call. reset starts the answer anew: it is the message after the
+// last call.
+func (c *client) begin(id sdk.ToolCallId, meta map[string]any, title string, kind sdk.ToolKind, input any, content []sdk.ToolCallContent, reset bool) {
 	name, class := toolNameOf(meta, title, &kind)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.tools[id]; ok {
 		return
 	}
-	c.tools[id] = &toolCall{name: name, class: class, input: input, terminal: terminalOf(content)}
-	c.text.Reset() // the answer is the message after the last call
+	c.tools[id] = &toolCall{name: name, title: title, class: class, input: input, terminal: terminalOf(content)}
+	if reset {
+		c.text.Reset()
+	}
 }
 
 // progress takes an update of a call: new arguments, a terminal, its
@@ -257,13 +279,30 @@ func (c *client) progress(ctx context.Context, id sdk.ToolCallId, input any, sta
 	}
 	start := !tc.started && (!empty(tc.input) || st != "" && st != sdk.ToolCallStatusPending)
 	tc.started = tc.started || start
+	in := tc.input
 	c.mu.Unlock()
 	if start {
-		c.t.Emit(runtime.Event{Kind: runtime.KindToolStart, CallID: string(id), Tool: tc.name, Class: tc.class, Input: rawInput(tc.input)})
+		if empty(in) {
+			in = titleInput(tc)
+		}
+		c.t.Emit(runtime.Event{Kind: runtime.KindToolStart, CallID: string(id), Tool: tc.name, Class: tc.class, Input: rawInput(in)})
 	}
 	if st == sdk.ToolCallStatusCompleted || st == sdk.ToolCallStatusFailed {
 		c.end(ctx, id, st == sdk.ToolCallStatusFailed, content, raw)
 	}
+}
+
+// titleInput stands for the arguments of a call that runs without them
+// (Gemini CLI sends none): its title, which for a command is the command
+// line.
+func titleInput(tc *toolCall) any {
+	switch {
+	case tc.title == "":
+		return nil
+	case tc.class == runtime.ClassCommand:
+		return map[string]any{"command": tc.title}
+	}
+	return map[string]any{"title": tc.title}
 }
 
 // empty reports whether a call's arguments are not known yet.
@@ -281,6 +320,9 @@ func (c *client) end(ctx context.Context, id sdk.ToolCallId, isErr bool, content
 	c.mu.Lock()
 	tc, ok := c.tools[id]
 	delete(c.tools, id)
+	if ok {
+		c.text.Reset() // the answer is the message after the last call
+	}
 	c.mu.Unlock()
 	if !ok {
 		return

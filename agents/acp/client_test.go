@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +204,56 @@ func TestRunTurnsUpdatesIntoEvents(t *testing.T) {
 		`tool_start:command command {"command":"sh hello.sh"}`, "tool_end:hello",
 		`tool_start:mcp__bullpen__post_message mcp {"body":"hi"}`, "tool_end:denied (error)",
 		"delta:All ", "delta:done.", "final:All done."}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRunCallsReportedLate: an agent that asks permission for a call
+// before reporting it, and sends no arguments (Gemini CLI reports such a
+// call only when it ends), gets its call started when allowed, with its
+// title for arguments; a refused call never starts.
+func TestRunCallsReportedLate(t *testing.T) {
+	execute, other := sdk.ToolKindExecute, sdk.ToolKindOther
+	a := &fakeAgent{prompt: func(ctx context.Context, c *sdk.AgentSideConnection, id sdk.SessionId) (sdk.StopReason, error) {
+		send := func(u sdk.SessionUpdate) { _ = c.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}) }
+		ask := func(call, title string, kind *sdk.ToolKind) {
+			opts := []sdk.PermissionOption{{Kind: sdk.PermissionOptionKindAllowOnce, OptionId: "once"}, {Kind: sdk.PermissionOptionKindRejectOnce, OptionId: "no"}}
+			_, _ = c.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: id, Options: opts,
+				ToolCall: sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(call), Title: &title, Kind: kind}})
+		}
+		done := sdk.ToolCallStatusCompleted
+		send(text("Writing the script."))
+		ask("g1", "sh hello.sh", &execute)
+		send(sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "g1", Status: &done,
+			Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("hello"))}}})
+		ask("g2", "rm -rf /", &execute) // refused: it never runs, and Gemini CLI says no more of it
+		ask("g3", "post_message (bullpen MCP Server)", &other)
+		send(sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "g3", Status: &done}})
+		send(text("Done."))
+		return sdk.StopReasonEndTurn, nil
+	}}
+	var asked []string
+	evs, err := session(t, a, Turn{Prompt: "x", Permit: func(_ context.Context, p Permission) (bool, string) {
+		asked = append(asked, p.Tool)
+		return len(asked) != 2, "" // the second request is refused
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		if ev.Kind == runtime.KindToolStart {
+			got = append(got, "start:"+ev.Tool+" "+string(ev.Input))
+		} else if ev.Kind != runtime.KindDelta && ev.Kind != runtime.KindSession {
+			got = append(got, string(ev.Kind)+":"+ev.Text+ev.Output)
+		}
+	}
+	// The client handles a request as it arrives, the notifications in
+	// their order: a call's start may come before earlier calls' ends.
+	want := []string{`start:command {"command":"sh hello.sh"}`, `start:mcp__bullpen__post_message {"title":"post_message (bullpen MCP Server)"}`,
+		"tool_end:", "tool_end:hello", "final:Done."}
+	sort.Strings(got[:len(got)-1])
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -40,7 +40,7 @@ type TurnAuthenticator interface {
 type Config struct {
 	// Dir holds the sockets; DirFor gives the usual one.
 	Dir string
-	// Handler serves /mcp, /anthropic/… and /openai/….
+	// Handler serves /mcp, /anthropic/…, /openai/… and /gemini/….
 	Handler http.Handler
 	// Auth resolves the turn tokens requests carry.
 	Auth   TurnAuthenticator
@@ -127,7 +127,7 @@ func (a *Sockets) Socket(_ context.Context, agent bullpen.Member) (string, error
 func (a *Sockets) forAgent(agent bullpen.Member) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if p != "/mcp" && !strings.HasPrefix(p, "/anthropic/") && !strings.HasPrefix(p, "/openai/") {
+		if p != "/mcp" && !strings.HasPrefix(p, "/anthropic/") && !strings.HasPrefix(p, "/openai/") && !strings.HasPrefix(p, "/gemini/") {
 			http.Error(w, "not found: only /mcp and the model gateway are served here", http.StatusNotFound)
 			return
 		}

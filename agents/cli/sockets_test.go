@@ -82,6 +82,8 @@ func TestAgentSockets(t *testing.T) {
 		{"mcp bearer", "/mcp", []hdr{{"Authorization", "Bearer tok-a"}}, 200},
 		{"anthropic x-api-key", "/anthropic/v1/messages", []hdr{{"X-Api-Key", "tok-a"}}, 200},
 		{"openai bearer", "/openai/v1/responses", []hdr{{"Authorization", "Bearer tok-a"}}, 200},
+		{"gemini goog key", "/gemini/v1beta/models/m:generateContent", []hdr{{"X-Goog-Api-Key", "tok-a"}}, 200},
+		{"gemini key in the query", "/gemini/v1beta/models/m:generateContent?key=tok-a&alt=sse", nil, 200},
 		{"same token twice", "/anthropic/v1/messages", []hdr{{"X-Api-Key", "tok-a"}, {"Authorization", "bearer tok-a"}}, 200},
 		{"query as well", "/openai/v1/models?key=tok-a&x=1", []hdr{{"Authorization", "Bearer tok-a"}}, 200},
 		{"another agent's token", "/mcp", []hdr{{"Authorization", "Bearer tok-b"}}, 403},
@@ -126,7 +128,7 @@ func TestAgentSockets(t *testing.T) {
 			t.Errorf("%s: handler reached = %v", tc.name, reached)
 		}
 		if reached {
-			if got := hdrs.Get("Authorization"); got != "Bearer tok-a" || hdrs.Get("X-Api-Key") != "" || strings.Contains(q, "key") {
+			if got := hdrs.Get("Authorization"); got != "Bearer tok-a" || hdrs.Get("X-Api-Key")+hdrs.Get("X-Goog-Api-Key") != "" || strings.Contains(q, "key") {
 				t.Errorf("%s: handler saw Authorization %q, X-Api-Key %q, query %q; want the one Bearer token", tc.name, got, hdrs.Get("X-Api-Key"), q)
 			}
 		}

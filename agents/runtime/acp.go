@@ -19,15 +19,15 @@ type ACP struct {
 	Argv []string
 }
 
-// The ACP agents that ship ready. (Gemini CLI, `gemini --acp`, speaks
-// only the Gemini API, which the gateway does not serve yet.)
+// The ACP agents that ship ready.
 const (
 	ACPClaudeCode = "claude-code-acp"
 	ACPCodex      = "codex-acp"
+	ACPGemini     = "gemini" // Gemini CLI, `gemini --acp` (acpgemini.go)
 )
 
 // ACPAgents lists the shipped ACP agents' names.
-func ACPAgents() []string { return []string{ACPClaudeCode, ACPCodex} }
+func ACPAgents() []string { return []string{ACPClaudeCode, ACPCodex, ACPGemini} }
 
 // acpInstalls says where each shipped agent comes from.
 var acpInstalls = map[string]Install{
@@ -35,6 +35,9 @@ var acpInstalls = map[string]Install{
 	// The npm launcher runs the platform's native binary (an optional
 	// dependency of the package) under the host's Node.
 	ACPCodex: {Package: "@zed-industries/codex-acp", Version: "0.16.0", Bin: "node_modules/.bin/codex-acp"},
+	// One bundled script run by the host's Node (it needs 20 or newer).
+	ACPGemini: {Package: "@google/gemini-cli", Version: "0.61.0", Bin: "node_modules/.bin/gemini",
+		Files: map[string]string{geminiSettingsFile: geminiSettings}},
 }
 
 // acpMaxCommand bounds a role's command line.
@@ -119,6 +122,8 @@ func (a ACP) Command(t Turn) Invocation {
 		}
 		env["CODEX_HOME"] = home + "/codex"
 		env[acpTokenEnv] = t.Token
+	case ACPGemini:
+		argv = geminiCommand(t, bin, env)
 	default:
 		// Any agent: both gateway protocols, the token as the key.
 		argv = append([]string(nil), a.Argv...)
@@ -133,7 +138,11 @@ func (a ACP) Command(t Turn) Invocation {
 	if t.Brief != "" {
 		prefix = t.Brief + "\n\n"
 	}
-	return Invocation{Argv: argv, Env: env, PromptPrefix: prefix, Dirs: []string{home, home + "/codex"}}
+	dirs := []string{home}
+	if a.Agent == ACPCodex {
+		dirs = append(dirs, env["CODEX_HOME"])
+	}
+	return Invocation{Argv: argv, Env: env, PromptPrefix: prefix, Dirs: dirs}
 }
 
 // homeName is the agent's own HOME below the runtime's state directory.

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -55,17 +56,51 @@ func TestACPCommands(t *testing.T) {
 		!strings.Contains(argv, `base_url="http://127.0.0.1:4000/openai/v1"`) || !strings.Contains(argv, `model="m-1"`) {
 		t.Errorf("codex-acp: %q %v", cx.Argv, cx.Env)
 	}
+	gm := ACP{Agent: ACPGemini}.Command(turn)
+	if strings.Join(gm.Argv[3:], " ") != "/opt/bullpen/clis/x/bullpen/settings.json /opt/bullpen/clis/x/node_modules/.bin/gemini --acp --model m-1" ||
+		gm.Argv[2] != geminiStart || gm.Env["GOOGLE_GEMINI_BASE_URL"] != "http://127.0.0.1:4000/gemini" || gm.Env["GEMINI_API_KEY"] != "tok-secret" ||
+		gm.Env["HOME"] != turn.Home+"/gemini" || gm.Env["GEMINI_CLI_NO_RELAUNCH"] == "" || gm.Env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" {
+		t.Errorf("gemini: %q %v", gm.Argv, gm.Env)
+	}
 	other := ACP{Argv: []string{"my-agent", "--acp"}}.Command(turn)
 	if strings.Join(other.Argv, " ") != "my-agent --acp" || other.Env["OPENAI_BASE_URL"] != "http://127.0.0.1:4000/openai/v1" ||
 		other.Env["ANTHROPIC_API_KEY"] != "tok-secret" {
 		t.Errorf("command line: %q %v", other.Argv, other.Env)
 	}
-	for _, inv := range []Invocation{cl, cx, other} {
+	for _, inv := range []Invocation{cl, cx, gm, other} {
 		if inv.PromptPrefix != "BRIEF\n\n" || len(inv.Dirs) == 0 {
 			t.Errorf("prefix %q dirs %q", inv.PromptPrefix, inv.Dirs)
 		}
 	}
 	if _, err := (ACP{}).NewParser().Line([]byte(`{"jsonrpc":"2.0"}`)); err == nil {
 		t.Error("an ACP agent's stdout was parsed as a CLI stream")
+	}
+}
+
+// TestGeminiSettings: the settings Gemini CLI reads from its install
+// choose the gateway's auth (no login prompt) and turn off what would
+// call Google (usage statistics, telemetry, update checks, its web tools)
+// or ask a Gemini model of its own (subagents).
+func TestGeminiSettings(t *testing.T) {
+	var s struct {
+		Security struct {
+			Auth        struct{ SelectedType string }
+			FolderTrust struct{ Enabled *bool }
+		}
+		Privacy      struct{ UsageStatisticsEnabled *bool }
+		Telemetry    struct{ Enabled *bool }
+		General      struct{ EnableAutoUpdate, EnableAutoUpdateNotification *bool }
+		Tools        struct{ Exclude []string }
+		Experimental struct{ EnableAgents *bool }
+	}
+	content := ACP{Agent: ACPGemini}.Install().Files[geminiSettingsFile]
+	if err := json.Unmarshal([]byte(content), &s); err != nil {
+		t.Fatal(err)
+	}
+	off := func(b *bool) bool { return b != nil && !*b }
+	if s.Security.Auth.SelectedType != "gateway" || !off(s.Security.FolderTrust.Enabled) || !off(s.Privacy.UsageStatisticsEnabled) ||
+		!off(s.Telemetry.Enabled) || !off(s.General.EnableAutoUpdate) || !off(s.General.EnableAutoUpdateNotification) ||
+		strings.Join(s.Tools.Exclude, ",") != "google_web_search,web_fetch,invoke_agent" || !off(s.Experimental.EnableAgents) {
+		t.Errorf("settings = %s", content)
 	}
 }

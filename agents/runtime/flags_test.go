@@ -69,7 +69,7 @@ func TestClisScriptWritesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := string(b)
-	for _, rt := range All() {
+	for _, rt := range Installs() {
 		if !strings.Contains(script, rt.Install().Spec()) {
 			t.Errorf("clis.sh does not install %s", rt.Install().Spec())
 		}

@@ -17,6 +17,7 @@ import (
 // its tools have.
 type acpCase struct {
 	agent, kind, model string
+	name               string // the subtest's, when one agent meets both kinds
 	// shell is the shell tool as the model calls it, args its arguments;
 	// shown is the tool as Bullpen's events name it; post is Bullpen's
 	// post_message as the model calls it.
@@ -35,6 +36,14 @@ func fakeResponses(h llmtest.Handler) (string, func() []llmtest.CapturedRequest,
 	return f.BaseURL(), f.Requests, f.Close
 }
 
+func fakeChat(h llmtest.Handler) (string, func() []llmtest.CapturedRequest, func()) {
+	f := llmtest.NewFakeOpenAI(h)
+	return f.BaseURL(), f.Requests, f.Close
+}
+
+// geminiShell is the arguments of Gemini CLI's shell tool.
+var geminiShell = map[string]any{"command": scriptCommand, "description": "write and run hello.sh"}
+
 var acpCases = []acpCase{
 	{agent: runtime.ACPClaudeCode, kind: "anthropic", model: "claude-sonnet-4-5", fake: fakeAnthropic,
 		// terminal/* is offered, so its Bash runs through the client.
@@ -43,6 +52,20 @@ var acpCases = []acpCase{
 	{agent: runtime.ACPCodex, kind: "openai", model: "gpt-5-codex", fake: fakeResponses,
 		shell: "exec_command", shown: "command", post: "mcp__bullpen__post_message",
 		args: map[string]any{"cmd": scriptCommand}},
+	// Gemini CLI speaks the Gemini API, which the gateway translates for
+	// either kind of provider. It runs its shell tool itself.
+	{agent: runtime.ACPGemini, name: "gemini-on-anthropic", kind: "anthropic", model: "claude-sonnet-4-5", fake: fakeAnthropic,
+		shell: "run_shell_command", shown: "command", post: "mcp_bullpen_post_message", args: geminiShell},
+	{agent: runtime.ACPGemini, name: "gemini-on-chat", kind: "openai", model: "gpt-4.1", fake: fakeChat,
+		shell: "run_shell_command", shown: "command", post: "mcp_bullpen_post_message", args: geminiShell},
+}
+
+// label is the case's subtest name.
+func (c acpCase) label() string {
+	if c.name != "" {
+		return c.name
+	}
+	return c.agent
 }
 
 // TestACPEndToEnd: each shipped ACP agent (the real npm packages) as
@@ -52,7 +75,7 @@ var acpCases = []acpCase{
 // the office only through MCP; the provider key is never inside.
 func TestACPEndToEnd(t *testing.T) {
 	for _, c := range acpCases {
-		t.Run(c.agent, func(t *testing.T) {
+		t.Run(c.label(), func(t *testing.T) {
 			var o *cliOffice
 			var eng bullpen.Member
 			p := &probe{}
@@ -79,7 +102,7 @@ func TestACPEndToEnd(t *testing.T) {
 // was never called and nothing is left running in the sandbox.
 func TestACPBudgetStop(t *testing.T) {
 	for _, c := range acpCases {
-		t.Run(c.agent, func(t *testing.T) {
+		t.Run(c.label(), func(t *testing.T) {
 			url, requests, closeFake := c.fake(func(llmtest.CapturedRequest) llmtest.Reply { return llmtest.Reply{Text: "never"} })
 			defer closeFake()
 			o := newCLIOffice(t, c.kind, url, runtime.ACP{Agent: c.agent})

@@ -28,6 +28,17 @@ type cliBench struct {
 	rt    runtime.Runtime
 	kind  string // the role's provider: anthropic or openai
 	model string
+	// command is an ACP agent's (runtime acp), which names its figures;
+	// it has no bare run (it speaks ACP, not a prompt on stdin).
+	command string
+}
+
+// key names the case's figures.
+func (c cliBench) key() string {
+	if c.command != "" {
+		return c.command
+	}
+	return strings.ReplaceAll(c.rt.Name(), "-", "_")
 }
 
 // fake is a model server of either protocol.
@@ -80,13 +91,18 @@ func benchPostHandler() llmtest.Handler {
 //     carried the work packet minus those of a bare run's request (the
 //     same CLI in a sandbox of its own, no MCP server, no brief, prompt
 //     "Say ok."): Bullpen's office brief, MCP tool schemas and packet.
+//
+// Gemini CLI (runtime acp, figures cli_gemini_…) is measured the same way
+// on an Anthropic provider behind the gateway's Gemini API, without the
+// bare run.
 func BenchmarkCLIRuntimes(b *testing.B) {
 	for _, c := range []cliBench{
-		{runtime.ClaudeCode{}, "anthropic", "claude-sonnet-4-5"},
-		{runtime.Codex{}, "openai", "gpt-5-codex"},
-		{runtime.OpenCode{}, "anthropic", "claude-sonnet-4-5"},
+		{runtime.ClaudeCode{}, "anthropic", "claude-sonnet-4-5", ""},
+		{runtime.Codex{}, "openai", "gpt-5-codex", ""},
+		{runtime.OpenCode{}, "anthropic", "claude-sonnet-4-5", ""},
+		{runtime.ACP{Agent: runtime.ACPGemini}, "anthropic", "claude-sonnet-4-5", runtime.ACPGemini},
 	} {
-		b.Run(c.rt.Name(), func(b *testing.B) {
+		b.Run(c.key(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				c.run(b)
 			}
@@ -98,8 +114,8 @@ func (c cliBench) run(b *testing.B) {
 	fake := c.fake(benchPostHandler())
 	defer fake.Close()
 	o := newCLIOffice(b, c.kind, fake.BaseURL(), c.rt)
-	eng := o.hire(c.rt.Name(), c.kind, c.model, nil)
-	key := strings.ReplaceAll(c.rt.Name(), "-", "_")
+	eng := o.hire(c.rt.Name(), c.kind, c.model, func(r *bullpen.Role) { r.Command = c.command })
+	key := c.key()
 	var firstReq time.Duration
 	var d view.TurnDetail
 	var packetReq llmtest.CapturedRequest
@@ -134,12 +150,15 @@ func (c cliBench) run(b *testing.B) {
 		b.Errorf("%s: inspector shows prompt from %q, prefix %d bytes, packet %.100q; want the request that carried the packet",
 			c.rt.Name(), d.PromptSource, len(d.SystemPrefix), d.WorkPacket)
 	}
+	fmt.Printf("figure cli_%s_first_request_ms %d ms\n", key, firstReq.Milliseconds())
+	fmt.Printf("figure cli_%s_inspector_packet %d ok\n", key, ok)
+	if c.command != "" {
+		return
+	}
 	bare := c.bareRun(b, o, fake)
 	share := packetReq.InputTokens - bare.InputTokens
 	b.Logf("%s: packet request %d tokens, bare request %d tokens (tools %d vs %d)", c.rt.Name(), packetReq.InputTokens,
 		bare.InputTokens, len(packetReq.Tools), len(bare.Tools))
-	fmt.Printf("figure cli_%s_first_request_ms %d ms\n", key, firstReq.Milliseconds())
-	fmt.Printf("figure cli_%s_inspector_packet %d ok\n", key, ok)
 	fmt.Printf("figure cli_%s_bullpen_share_tokens %d tokens\n", key, share)
 }
 

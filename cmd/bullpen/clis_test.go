@@ -27,7 +27,7 @@ func fakeBin(t *testing.T, scripts map[string]string) {
 // npmScript installs a package as npm would: its bin under --prefix.
 const npmScript = `while [ "$1" != "--prefix" ]; do shift; done
 p="$2"; mkdir -p "$p/node_modules/.bin"
-for b in claude codex opencode claude-code-acp codex-acp; do : > "$p/node_modules/.bin/$b"; done
+for b in claude codex opencode claude-code-acp codex-acp gemini; do : > "$p/node_modules/.bin/$b"; done
 `
 
 // TestInstallCLIsCommand: `bullpen install-clis` installs every CLI (and
@@ -41,16 +41,20 @@ func TestInstallCLIsCommand(t *testing.T) {
 		t.Fatalf("install-clis: %v\n%s", err, out.String())
 	}
 	for _, d := range []string{"@anthropic-ai+claude-code@2.1.328", "@openai+codex@0.169.0", "opencode-ai@1.18.33",
-		"@zed-industries+claude-code-acp@0.16.2", "@zed-industries+codex-acp@0.16.0"} {
+		"@zed-industries+claude-code-acp@0.16.2", "@zed-industries+codex-acp@0.16.0", "@google+gemini-cli@0.61.0"} {
 		if _, err := os.Stat(filepath.Join(data, "clis", d, ".installed")); err != nil {
 			t.Errorf("%s not installed: %v\n%s", d, err, out.String())
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(data, "clis", "@google+gemini-cli@0.61.0", "bullpen", "settings.json")); err != nil ||
+		!strings.Contains(string(b), `"selectedType": "gateway"`) {
+		t.Errorf("Gemini CLI's settings were not installed with it: %q %v", b, err)
 	}
 	out.Reset()
 	if err := run(context.Background(), []string{"install-clis", "-data", data}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(out.String(), "is installed") != 5 || strings.Contains(out.String(), "installing") {
+	if strings.Count(out.String(), "is installed") != 6 || strings.Contains(out.String(), "installing") {
 		t.Fatalf("second run:\n%s", out.String())
 	}
 }
