@@ -1,8 +1,10 @@
 // The Memory tab of an agent's card: its entries with kind, source link,
 // recall count and pin; a proposed lesson waits with Save and Edit for
 // the human it was proposed to; Edit, Pin and Forget (two clicks) on each;
-// Teach adds one. Everything goes in as text. agents.js calls
-// BPMemory.toggle(container, agent) from the card's Memory button.
+// Teach adds one. Its History (memhistory.js) lists what left no entry:
+// consolidations, merges and expiries with their text before and after,
+// forgets with only who and when. Everything goes in as text. agents.js
+// calls BPMemory.toggle(container, agent) from the card's Memory button.
 (() => {
   "use strict";
   const { el, api, showError } = window.BP;
@@ -13,6 +15,7 @@
       case "turn": return el("a", { href: "/turns/" + e.source_id, "data-testid": "memory-source" }, "turn " + e.source_id);
       case "message": return el("span", { "data-testid": "memory-source" }, "message " + e.source_id);
       case "task": return el("span", { "data-testid": "memory-source" }, "task " + e.source_id);
+      case "consolidation": return el("span", { "data-testid": "memory-source" }, "consolidated by @" + (e.author || "?") + " (see History)");
     }
     return el("span", { "data-testid": "memory-source" }, "taught by @" + (e.author || "?"));
   }
@@ -77,6 +80,7 @@
       list.replaceChildren(...res.items.map((e) => entryRow(box, agent, e)));
       box.querySelector(".mem-empty").hidden = res.items.length > 0;
     } catch (x) { showError(err, x.message); }
+    window.BPMemoryHistory.refresh(box.querySelector(".mem-history"), agent);
   }
 
   function build(agent) {
@@ -87,7 +91,8 @@
     const box = el("div", { class: "mem", "data-testid": "memory-" + agent.handle },
       teach, el("p", { class: "form-error mem-error", role: "alert", hidden: true }),
       el("p", { class: "panel-empty mem-empty", hidden: true }, "Nothing remembered yet."),
-      el("ul", { class: "mem-list", "data-testid": "memory-list-" + agent.handle }));
+      el("ul", { class: "mem-list", "data-testid": "memory-list-" + agent.handle }),
+      window.BPMemoryHistory.build(agent));
     teach.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       try {
