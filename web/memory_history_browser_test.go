@@ -40,7 +40,7 @@ func TestMemoryHistoryBrowser(t *testing.T) {
 		return llm.Response{Text: `[{"text": "Deploys: never on Fridays, smoke tests first, then tag the release", "kind": "lesson"},
 			{"text": "Team habits: standup at 9:30, reviews within a day", "kind": "fact"}]`}, nil
 	})
-	ts, mem := newMemoryServerWith(t, store.SQLite, memory.Config{Cap: 5, Models: foldModels{model}})
+	ts, mem := newMemoryServerWith(t, store.SQLite, memory.Config{Cap: 5, Models: foldModels{model}}, echoScript)
 	ctx := context.Background()
 	var eng view.Hired
 	ts.do("POST", "/api/v1/agents", ts.Token, map[string]any{"role": "starter/engineer", "handle": "eng"}, &eng)
