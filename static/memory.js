@@ -10,11 +10,25 @@
   const { el, api, showError } = window.BP;
   let me = 0; // the signed-in member's ID, read once (GET /api/v1/me)
 
-  function sourceLink(e) {
+  // openMessage shows a message in its thread: the thread it is a reply
+  // in, or its own, on its channel's page.
+  async function openMessage(id, err) {
+    try {
+      const m = await api("GET", "/api/v1/messages/" + id);
+      const c = await api("GET", "/api/v1/channels/" + m.channel_id);
+      location.assign("/c/" + encodeURIComponent(c.name) + "#thread-" + (Number(m.thread_id) || Number(m.id)));
+    } catch (x) { showError(err, x.message); }
+  }
+
+  function sourceLink(e, err) {
     switch (e.source_kind) {
       case "turn": return el("a", { href: "/turns/" + e.source_id, "data-testid": "memory-source" }, "turn " + e.source_id);
-      case "message": return el("span", { "data-testid": "memory-source" }, "message " + e.source_id);
-      case "task": return el("span", { "data-testid": "memory-source" }, "task " + e.source_id);
+      case "message": {
+        const a = el("a", { href: "#", "data-testid": "memory-source" }, "message " + e.source_id);
+        a.addEventListener("click", (ev) => { ev.preventDefault(); openMessage(e.source_id, err); });
+        return a;
+      }
+      case "task": return el("a", { href: "/tasks/" + e.source_id, "data-testid": "memory-source" }, "task " + e.source_id);
       case "consolidation": return el("span", { "data-testid": "memory-source" }, "consolidated by @" + (e.author || "?") + " (see History)");
     }
     return el("span", { "data-testid": "memory-source" }, "taught by @" + (e.author || "?"));
@@ -26,7 +40,7 @@
     const text = el("span", { class: "mem-text", "data-testid": "memory-text" }, e.text);
     const li = el("li", { class: "mem-item" + (e.proposed_to ? " mem-proposed" : ""), "data-testid": "memory-entry-" + e.id },
       el("span", { class: "badge mem-kind" }, e.kind), " ", text,
-      el("div", { class: "mem-meta" }, sourceLink(e), " · ",
+      el("div", { class: "mem-meta" }, sourceLink(e, err), " · ",
         el("span", { "data-testid": "memory-recalls" }, e.recall_count + (e.recall_count === 1 ? " recall" : " recalls")),
         e.pinned ? " · pinned" : "", e.proposed_to ? " · proposed, waiting for confirmation" : ""),
       err);

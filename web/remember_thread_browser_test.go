@@ -181,7 +181,23 @@ func TestRememberInThreadBrowser(t *testing.T) {
 			}
 		}
 		if len(found) != 1 || found[0].SourceKind != bullpen.MemorySourceMessage || found[0].SourceID != correction.ID || found[0].Kind != "procedure" {
-			t.Errorf("after Remember on the reply: %+v, want one procedure whose source is message %d", found, correction.ID)
+			t.Fatalf("after Remember on the reply: %+v, want one procedure whose source is message %d", found, correction.ID)
+		}
+
+		// In the Memory tab, the entry's source opens the reply's thread.
+		if i == 0 {
+			b.run("close the thread", chromedp.Evaluate[chromedp.Void](q("thread-close")+`.click()`))
+			b.run("open the agents tab", chromedp.Evaluate[chromedp.Void](q("panel-tab-agents")+`.click()`))
+			b.waitFor("the agent", `!!`+q("agent-memory-eng"))
+			b.run("open its memory", chromedp.Evaluate[chromedp.Void](q("agent-memory-eng")+`.click()`))
+			src := q(fmt.Sprintf("memory-entry-%d", found[0].ID))
+			b.waitFor("the entry", `!!`+src)
+			if got := evalIn[string](b.tab, src+`.querySelector('[data-testid="memory-source"]').textContent`); got != fmt.Sprintf("message %d", correction.ID) {
+				t.Errorf("the entry's source reads %q", got)
+			}
+			b.run("follow its source", chromedp.Evaluate[chromedp.Void](src+`.querySelector('[data-testid="memory-source"]').click()`))
+			b.arrives("the reply's thread", fmt.Sprintf(`location.pathname === "/c/general" && location.hash === "#thread-%d" && !!%s && !%s.hidden`,
+				root.ID, reply(correction.ID), q("thread-pane")))
 		}
 	}
 }
