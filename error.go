@@ -26,7 +26,10 @@ const (
 type Error struct {
 	Code    string
 	Message string
-	Err     error // optional cause, never shown to users
+	// Field, when set, names the request's field at fault (its JSON
+	// name), so that a form can show the message beside that field.
+	Field string
+	Err   error // optional cause, never shown to users
 }
 
 // Error implements the error interface.
@@ -43,6 +46,22 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// FieldErrorf returns an *Error with the given code and message about
+// the request's field (its JSON name).
+func FieldErrorf(field, code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Field: field}
+}
+
+// ErrorField returns the field named by the first *Error in err's chain,
+// "" when none is.
+func ErrorField(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL

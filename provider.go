@@ -87,12 +87,12 @@ const MaxProviderName = 40
 // digits, '.', '_' and '-', starting with a letter or digit.
 func ValidateProviderName(name string) error {
 	if name == "" || len(name) > MaxProviderName {
-		return Errorf(EINVALID, "provider name must be 1-%d characters", MaxProviderName)
+		return FieldErrorf("name", EINVALID, "provider name must be 1-%d characters", MaxProviderName)
 	}
 	for i, c := range name {
 		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-')
 		if !ok {
-			return Errorf(EINVALID, "provider name %q: use lower-case letters, digits, '.', '_' and '-' (starting with a letter or digit)", name)
+			return FieldErrorf("name", EINVALID, "provider name %q: use lower-case letters, digits, '.', '_' and '-' (starting with a letter or digit)", name)
 		}
 	}
 	return nil

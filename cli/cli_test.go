@@ -10,7 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/client"
 )
 
@@ -138,5 +140,23 @@ func TestUsageWithoutServer(t *testing.T) {
 	}
 	if code := Run(context.Background(), []string{"wiki", "--help"}, io); code != ExitOK {
 		t.Errorf("wiki --help exits %d", code)
+	}
+}
+
+// A history row is one line, a consolidation's new entries included.
+func TestHistoryLine(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		h    bullpen.MemoryHistory
+		want string
+	}{
+		{bullpen.MemoryHistory{EntryID: 7, Action: "consolidated", Actor: "eng", Before: "Never deploy on Fridays",
+			After: "#12: Deploys: never on Fridays\n#13: Standup at 9:30", CreatedAt: at},
+			"2026-12-02 09:30\t#7\tconsolidated\t@eng\tNever deploy on Fridays\t#12: Deploys: never on Fridays | #13: Standup at 9:30"},
+		{bullpen.MemoryHistory{EntryID: 8, Action: "forgot", Actor: "ada", CreatedAt: at}, "2026-12-02 09:30\t#8\tforgot\t@ada\t\t"},
+	} {
+		if got := historyLine(tc.h); got != tc.want {
+			t.Errorf("historyLine(%+v) = %q, want %q", tc.h, got, tc.want)
+		}
 	}
 }

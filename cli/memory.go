@@ -17,7 +17,7 @@ commands:
   pin      pin an entry (always recalled); --off unpins
   edit     change an entry's text or kind
   forget   forget an entry for real (the history keeps who and when)
-  history  forgets, merges and expiries, newest first
+  history  consolidations, merges, expiries and forgets, newest first
   export   print an agent's memory as JSON Lines
   import   add entries from JSON Lines (a file or stdin)`
 
@@ -194,7 +194,8 @@ who forgot it and when.`)
 
 func (e *env) memoryHistory(args []string) error {
 	fs := e.flags("memory history", "memory history [flags] AGENT", `
-Lists AGENT's forgets (who, when), merges and expiries (text before and after).`)
+Lists AGENT's forgets (who, when), consolidations, merges and expiries
+(text before and after), one line each.`)
 	pos, err := e.connected(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -212,9 +213,17 @@ Lists AGENT's forgets (who, when), merges and expiries (text before and after).`
 	}
 	tw := tabwriter.NewWriter(e.io.Stdout, 0, 4, 2, ' ', 0)
 	for _, h := range hs {
-		fmt.Fprintf(tw, "%s\t#%d\t%s\t@%s\t%s\t%s\n", h.CreatedAt.Format("2006-01-02 15:04"), h.EntryID, h.Action, h.Actor, h.Before, h.After)
+		fmt.Fprintln(tw, historyLine(h))
 	}
 	return tw.Flush()
+}
+
+// historyLine is one history row as a tab-separated line: a
+// consolidation's several new entries (one a line in After) are joined
+// with " | ", so that a row stays one line of the table.
+func historyLine(h bullpen.MemoryHistory) string {
+	flat := func(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ") }
+	return fmt.Sprintf("%s\t#%d\t%s\t@%s\t%s\t%s", h.CreatedAt.Format("2006-01-02 15:04"), h.EntryID, h.Action, h.Actor, flat(h.Before), flat(h.After))
 }
 
 func (e *env) memoryExport(args []string) error {

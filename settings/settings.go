@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
@@ -236,31 +237,63 @@ func validate(p bullpen.Provider) error {
 		return err
 	}
 	if p.Name == "scripted" {
-		return bullpen.Errorf(bullpen.EINVALID, "the name \"scripted\" is kept for the simulation")
+		return bullpen.FieldErrorf("name", bullpen.EINVALID, "the name \"scripted\" is kept for the simulation")
 	}
 	if p.Kind != bullpen.ProviderOpenAI && p.Kind != bullpen.ProviderAnthropic {
-		return bullpen.Errorf(bullpen.EINVALID, "kind must be \"openai\" (any OpenAI-compatible server) or \"anthropic\", not %q", p.Kind)
+		return bullpen.FieldErrorf("kind", bullpen.EINVALID, "kind must be \"openai\" (any OpenAI-compatible server) or \"anthropic\", not %q", p.Kind)
 	}
 	if p.BaseURL != "" {
 		u, err := url.Parse(p.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bullpen.Errorf(bullpen.EINVALID, "base_url must be an http:// or https:// address, such as http://127.0.0.1:11434/v1")
+			return bullpen.FieldErrorf("base_url", bullpen.EINVALID, "base_url must be an http:// or https:// address, such as http://127.0.0.1:11434/v1")
 		}
 	}
-	if len(p.BaseURL) > 500 || len(p.Model) > 200 || len(p.EmbeddingsModel) > 200 || len(p.APIKey) > 1000 || len(p.OAuthToken) > 1000 {
-		return bullpen.Errorf(bullpen.EINVALID, "base_url, model, embeddings_model, api_key or oauth_token is too long")
+	if err := validateLengths(p); err != nil {
+		return err
 	}
-	if p.EmbeddingsModel != "" && p.Kind != bullpen.ProviderOpenAI {
-		return bullpen.Errorf(bullpen.EINVALID, "embeddings_model is for OpenAI-compatible providers only (their /embeddings endpoint)")
+	if err := validateEmbeddingsModel(p); err != nil {
+		return err
 	}
 	if p.OAuthToken != "" && p.Kind != bullpen.ProviderAnthropic {
-		return bullpen.Errorf(bullpen.EINVALID, "an OAuth token is for Anthropic providers only")
+		return bullpen.FieldErrorf("oauth_token", bullpen.EINVALID, "an OAuth token is for Anthropic providers only")
 	}
 	switch {
 	case p.Kind == bullpen.ProviderOpenAI && p.APIKey == "" && p.BaseURL == "":
 		return bullpen.Errorf(bullpen.EINVALID, "an OpenAI-compatible provider needs an API key, a base URL (Ollama, vLLM need only that) or both")
 	case p.Kind == bullpen.ProviderAnthropic && p.APIKey == "" && p.OAuthToken == "":
 		return bullpen.Errorf(bullpen.EINVALID, "an Anthropic provider needs an API key or an OAuth token")
+	}
+	return nil
+}
+
+// validateLengths bounds the free-text fields, naming the first too long.
+func validateLengths(p bullpen.Provider) error {
+	for _, f := range []struct {
+		name  string
+		value string
+		max   int
+	}{{"base_url", p.BaseURL, 500}, {"model", p.Model, 200}, {"embeddings_model", p.EmbeddingsModel, 200},
+		{"api_key", p.APIKey, 1000}, {"oauth_token", p.OAuthToken, 1000}} {
+		if len(f.value) > f.max {
+			return bullpen.FieldErrorf(f.name, bullpen.EINVALID, "%s is longer than %d characters", f.name, f.max)
+		}
+	}
+	return nil
+}
+
+// validateEmbeddingsModel checks the embeddings model: OpenAI-compatible
+// providers only, and a model's name, which holds no space or control
+// character (a pasted "model: x" would otherwise fail every write later,
+// quietly, as recall by full text alone).
+func validateEmbeddingsModel(p bullpen.Provider) error {
+	switch {
+	case p.EmbeddingsModel == "":
+		return nil
+	case p.Kind != bullpen.ProviderOpenAI:
+		return bullpen.FieldErrorf("embeddings_model", bullpen.EINVALID, "embeddings_model is for OpenAI-compatible providers only (their /embeddings endpoint)")
+	case strings.IndexFunc(p.EmbeddingsModel, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return bullpen.FieldErrorf("embeddings_model", bullpen.EINVALID,
+			"embeddings_model %q is not a model name: no spaces (e.g. text-embedding-3-small, nomic-embed-text)", p.EmbeddingsModel)
 	}
 	return nil
 }

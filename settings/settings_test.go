@@ -154,25 +154,33 @@ func TestProviderValidation(t *testing.T) {
 	s := open(t, storetest.Config(t, store.SQLite))
 	ctx := context.Background()
 	cases := []struct {
-		name string
-		in   bullpen.ProviderInput
-		want string
+		name  string
+		in    bullpen.ProviderInput
+		want  string
+		field string // the field the error names, for the form to mark
 	}{
-		{"no kind", bullpen.ProviderInput{Name: ptr("x")}, "kind"},
-		{"bad kind", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("gemini"), APIKey: ptr("k")}, "kind must be"},
-		{"bad name", bullpen.ProviderInput{Name: ptr("Has Space"), Kind: ptr("openai"), APIKey: ptr("k")}, "provider name"},
-		{"scripted", bullpen.ProviderInput{Name: ptr("scripted"), Kind: ptr("openai"), APIKey: ptr("k")}, "simulation"},
-		{"bad url", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), BaseURL: ptr("ftp://h")}, "base_url"},
-		{"openai nothing", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai")}, "needs an API key"},
-		{"anthropic nothing", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("anthropic")}, "needs an API key or an OAuth token"},
-		{"oauth on openai", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), OAuthToken: ptr("t")}, "Anthropic providers only"},
-		{"embeddings on anthropic", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("anthropic"), APIKey: ptr("k"), EmbeddingsModel: ptr("e")}, "OpenAI-compatible providers only"},
+		{"no kind", bullpen.ProviderInput{Name: ptr("x")}, "kind", ""},
+		{"bad kind", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("gemini"), APIKey: ptr("k")}, "kind must be", "kind"},
+		{"bad name", bullpen.ProviderInput{Name: ptr("Has Space"), Kind: ptr("openai"), APIKey: ptr("k")}, "provider name", "name"},
+		{"scripted", bullpen.ProviderInput{Name: ptr("scripted"), Kind: ptr("openai"), APIKey: ptr("k")}, "simulation", "name"},
+		{"bad url", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), BaseURL: ptr("ftp://h")}, "base_url", "base_url"},
+		{"openai nothing", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai")}, "needs an API key", ""},
+		{"anthropic nothing", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("anthropic")}, "needs an API key or an OAuth token", ""},
+		{"oauth on openai", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), OAuthToken: ptr("t")}, "Anthropic providers only", "oauth_token"},
+		{"embeddings on anthropic", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("anthropic"), APIKey: ptr("k"), EmbeddingsModel: ptr("e")}, "OpenAI-compatible providers only", "embeddings_model"},
+		{"embeddings with a space", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), EmbeddingsModel: ptr("text embedding")}, "not a model name", "embeddings_model"},
+		{"embeddings with a tab", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), EmbeddingsModel: ptr("model:\tx")}, "not a model name", "embeddings_model"},
+		{"embeddings too long", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), EmbeddingsModel: ptr(strings.Repeat("e", 201))}, "longer than 200", "embeddings_model"},
+		{"model too long", bullpen.ProviderInput{Name: ptr("x"), Kind: ptr("openai"), APIKey: ptr("k"), Model: ptr(strings.Repeat("m", 201))}, "longer than 200", "model"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Create(ctx, admin, tc.in)
 			if !bullpen.IsCode(err, bullpen.EINVALID) || !strings.Contains(bullpen.ErrorMessage(err), tc.want) {
 				t.Errorf("Create = %v, want EINVALID mentioning %q", err, tc.want)
+			}
+			if f := bullpen.ErrorField(err); f != tc.field {
+				t.Errorf("Create's error names the field %q, want %q", f, tc.field)
 			}
 		})
 	}
@@ -196,6 +204,12 @@ func TestProviderValidation(t *testing.T) {
 	}
 	if emb, err = s.Update(ctx, admin, emb.ID, bullpen.ProviderInput{EmbeddingsModel: ptr("")}); err != nil || emb.EmbeddingsModel != "" {
 		t.Errorf("clearing the embeddings model = %+v, %v", emb, err)
+	}
+	if _, err := s.Update(ctx, admin, emb.ID, bullpen.ProviderInput{Model: ptr("gpt-x"), EmbeddingsModel: ptr("text embedding")}); bullpen.ErrorField(err) != "embeddings_model" {
+		t.Errorf("an edit to a bad embeddings model = %v, want an error about embeddings_model", err)
+	}
+	if got, _ := s.Get(ctx, admin, emb.ID); got.Version != emb.Version || got.Model != "" || got.EmbeddingsModel != "" {
+		t.Errorf("a refused edit changed the provider: %+v", got)
 	}
 	if _, err := s.Update(ctx, admin, p.ID, bullpen.ProviderInput{ClearOAuthToken: true}); !bullpen.IsCode(err, bullpen.EINVALID) {
 		t.Errorf("clearing the only secret: %v, want EINVALID", err)

@@ -117,12 +117,17 @@
       main.append(el("div", { class: "msg-foot" }, link));
       if (!m.deleted) {
         main.append(el("button", { type: "button", class: "msg-action", "data-testid": "message-reply", "data-thread-open": Number(m.id), title: "Reply in thread" }, "Reply"),
-          el("button", { type: "button", class: "msg-action msg-remember", "data-testid": "message-remember", title: "Remember this for an agent" }, "Remember"));
+          rememberButton());
       }
+    } else if (!m.deleted) {
+      main.append(rememberButton()); // a reply is remembered like any message (remember.js)
     }
     li.append(main);
     return li;
   }
+
+  const rememberButton = () =>
+    el("button", { type: "button", class: "msg-action msg-remember", "data-testid": "message-remember", title: "Remember this for an agent" }, "Remember");
 
   // insertSorted puts node into list in message-id order, unless a message
   // with the same id is already there. It reports whether it inserted.

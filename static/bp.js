@@ -18,11 +18,12 @@
   }
 
   // apiError turns a failed response into an Error carrying the server's
-  // message, status, code and whole decoded body (a wiki conflict sends the
-  // current page along with the error).
+  // message, status, code, the field at fault (when the server names one)
+  // and whole decoded body (a wiki conflict sends the current page along
+  // with the error).
   async function apiError(res) {
     let msg = `Request failed (${res.status}${res.statusText ? " " + res.statusText : ""})`;
-    let code;
+    let code, field;
     let body = null;
     try {
       const j = JSON.parse(await res.text());
@@ -30,11 +31,13 @@
       if (j && j.error) {
         if (j.error.message) msg = j.error.message;
         code = j.error.code;
+        field = j.error.field;
       }
     } catch (e) { /* not JSON */ }
     const err = new Error(msg);
     err.status = res.status;
     err.code = code;
+    err.field = field || "";
     err.body = body;
     return err;
   }

@@ -1,18 +1,35 @@
 // The Memory tab of an agent's card: its entries with kind, source link,
 // recall count and pin; a proposed lesson waits with Save and Edit for
 // the human it was proposed to; Edit, Pin and Forget (two clicks) on each;
-// Teach adds one. Everything goes in as text. agents.js calls
-// BPMemory.toggle(container, agent) from the card's Memory button.
+// Teach adds one. Its History (memhistory.js) lists what left no entry:
+// consolidations, merges and expiries with their text before and after,
+// forgets with only who and when. Everything goes in as text. agents.js
+// calls BPMemory.toggle(container, agent) from the card's Memory button.
 (() => {
   "use strict";
   const { el, api, showError } = window.BP;
   let me = 0; // the signed-in member's ID, read once (GET /api/v1/me)
 
-  function sourceLink(e) {
+  // openMessage shows a message in its thread: the thread it is a reply
+  // in, or its own, on its channel's page.
+  async function openMessage(id, err) {
+    try {
+      const m = await api("GET", "/api/v1/messages/" + id);
+      const c = await api("GET", "/api/v1/channels/" + m.channel_id);
+      location.assign("/c/" + encodeURIComponent(c.name) + "#thread-" + (Number(m.thread_id) || Number(m.id)));
+    } catch (x) { showError(err, x.message); }
+  }
+
+  function sourceLink(e, err) {
     switch (e.source_kind) {
       case "turn": return el("a", { href: "/turns/" + e.source_id, "data-testid": "memory-source" }, "turn " + e.source_id);
-      case "message": return el("span", { "data-testid": "memory-source" }, "message " + e.source_id);
-      case "task": return el("span", { "data-testid": "memory-source" }, "task " + e.source_id);
+      case "message": {
+        const a = el("a", { href: "#", "data-testid": "memory-source" }, "message " + e.source_id);
+        a.addEventListener("click", (ev) => { ev.preventDefault(); openMessage(e.source_id, err); });
+        return a;
+      }
+      case "task": return el("a", { href: "/tasks/" + e.source_id, "data-testid": "memory-source" }, "task " + e.source_id);
+      case "consolidation": return el("span", { "data-testid": "memory-source" }, "consolidated by @" + (e.author || "?") + " (see History)");
     }
     return el("span", { "data-testid": "memory-source" }, "taught by @" + (e.author || "?"));
   }
@@ -23,7 +40,7 @@
     const text = el("span", { class: "mem-text", "data-testid": "memory-text" }, e.text);
     const li = el("li", { class: "mem-item" + (e.proposed_to ? " mem-proposed" : ""), "data-testid": "memory-entry-" + e.id },
       el("span", { class: "badge mem-kind" }, e.kind), " ", text,
-      el("div", { class: "mem-meta" }, sourceLink(e), " · ",
+      el("div", { class: "mem-meta" }, sourceLink(e, err), " · ",
         el("span", { "data-testid": "memory-recalls" }, e.recall_count + (e.recall_count === 1 ? " recall" : " recalls")),
         e.pinned ? " · pinned" : "", e.proposed_to ? " · proposed, waiting for confirmation" : ""),
       err);
@@ -77,6 +94,7 @@
       list.replaceChildren(...res.items.map((e) => entryRow(box, agent, e)));
       box.querySelector(".mem-empty").hidden = res.items.length > 0;
     } catch (x) { showError(err, x.message); }
+    window.BPMemoryHistory.refresh(box.querySelector(".mem-history"), agent);
   }
 
   function build(agent) {
@@ -87,7 +105,8 @@
     const box = el("div", { class: "mem", "data-testid": "memory-" + agent.handle },
       teach, el("p", { class: "form-error mem-error", role: "alert", hidden: true }),
       el("p", { class: "panel-empty mem-empty", hidden: true }, "Nothing remembered yet."),
-      el("ul", { class: "mem-list", "data-testid": "memory-list-" + agent.handle }));
+      el("ul", { class: "mem-list", "data-testid": "memory-list-" + agent.handle }),
+      window.BPMemoryHistory.build(agent));
     teach.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       try {

@@ -3,7 +3,9 @@
 // /api/v1/settings/providers and /api/v1/tokens through window.BP and
 // reloads after a change, so the page always shows the server's state.
 // Secrets are never read back: the form's key fields start empty, and an
-// empty key on an edit keeps the stored one.
+// empty key on an edit keeps the stored one. A refused save shows the
+// server's message under the field it names (inline), and the form keeps
+// what was typed.
 (() => {
   "use strict";
   const { api, showError, $, $$ } = window.BP;
@@ -12,6 +14,7 @@
   const title = $('[data-testid="provider-form-title"]');
   const save = $('[data-testid="provider-save"]');
   const cancel = $('[data-testid="provider-cancel"]');
+  const formError = $('[data-testid="provider-form-error"]');
   let editing = 0; // the provider ID being edited, 0 when adding
   // Sent here by the dashboard's first run (#add-provider): the form is
   // focused, and a provider added takes the user back to the office.
@@ -32,9 +35,37 @@
     }
   }
 
+  // clearFieldErrors hides every inline error of the form.
+  function clearFieldErrors() {
+    showError(formError, "");
+    $$("[data-field-error]", form).forEach((p) => showError(p, ""));
+    $$("[aria-invalid]", form).forEach((i) => i.removeAttribute("aria-invalid"));
+  }
+
+  // showFormError puts a refused save's message under the field the
+  // server names, marking and focusing it; else under the form.
+  function showFormError(err) {
+    clearFieldErrors();
+    const input = err.field ? form.elements[err.field] : null;
+    const slot = err.field ? $('[data-field-error="' + err.field + '"]', form) : null;
+    if (!input || !slot) { showError(formError, err.message); return; }
+    showError(slot, err.message);
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-errormessage", slot.id || "");
+    input.focus();
+  }
+
+  // The embeddings model is for OpenAI-compatible providers: off (and
+  // sent empty) for an Anthropic one.
+  function syncKind() {
+    const f = form.elements;
+    f.embeddings_model.disabled = f.kind.value !== "openai";
+  }
+
   function body() {
     const f = form.elements;
-    const b = { name: f.name.value.trim(), kind: f.kind.value, base_url: f.base_url.value.trim(), model: f.model.value.trim() };
+    const b = { name: f.name.value.trim(), kind: f.kind.value, base_url: f.base_url.value.trim(), model: f.model.value.trim(),
+      embeddings_model: f.embeddings_model.disabled ? "" : f.embeddings_model.value.trim() };
     if (f.api_key.value.trim()) b.api_key = f.api_key.value.trim();
     if (f.oauth_token.value.trim()) b.oauth_token = f.oauth_token.value.trim();
     if (f.is_default.checked) b.is_default = true;
@@ -48,6 +79,9 @@
     f.kind.value = row.dataset.kind;
     f.base_url.value = row.dataset.baseUrl || "";
     f.model.value = row.dataset.model || "";
+    f.embeddings_model.value = row.dataset.embeddingsModel || "";
+    syncKind();
+    clearFieldErrors();
     f.api_key.value = "";
     f.api_key.placeholder = "empty keeps the stored key";
     f.oauth_token.value = "";
@@ -58,11 +92,29 @@
     f.name.focus();
   }
 
-  form.addEventListener("submit", (e) => {
+  form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const b = body();
-    act(() => editing ? api("PATCH", "/api/v1/settings/providers/" + editing, b) : api("POST", "/api/v1/settings/providers", b));
+    clearFieldErrors();
+    save.disabled = true;
+    try {
+      await (editing ? api("PATCH", "/api/v1/settings/providers/" + editing, b) : api("POST", "/api/v1/settings/providers", b));
+    } catch (err) {
+      save.disabled = false;
+      showFormError(err); // the form keeps what was typed
+      return;
+    }
+    if (firstRun && !editing) location.assign("/");
+    else location.reload();
   });
+  form.elements.kind.addEventListener("change", syncKind);
+  form.addEventListener("input", (e) => {
+    if (e.target.getAttribute("aria-invalid")) { // typing again clears that field's error
+      e.target.removeAttribute("aria-invalid");
+      showError($('[data-field-error="' + e.target.name + '"]', form), "");
+    }
+  });
+  syncKind();
   cancel.addEventListener("click", () => location.reload());
 
   async function test(row, out) {

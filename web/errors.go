@@ -63,6 +63,8 @@ type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Field names the request's field at fault, when one is.
+		Field string `json:"field,omitempty"`
 	} `json:"error"`
 }
 
@@ -94,7 +96,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	unread := fe != nil && len(c.Request().Header.RawHeaders()) == 0
 	if p := c.Path(); unread || strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/metrics" || p == mcpPath {
 		var body errorBody
-		body.Error.Code, body.Error.Message = code, msg
+		body.Error.Code, body.Error.Message, body.Error.Field = code, msg, bullpen.ErrorField(err)
 		return c.Status(status).JSON(body)
 	}
 	if status == http.StatusUnauthorized {

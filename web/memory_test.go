@@ -24,9 +24,18 @@ import (
 // newMemoryServer serves agents (on a scripted model) and their memory.
 func newMemoryServer(t *testing.T, dialect string) *testServer {
 	t.Helper()
+	ts, _ := newMemoryServerWith(t, dialect, memory.Config{}, echoScript)
+	return ts
+}
+
+// newMemoryServerWith is newMemoryServer with the memory service
+// configured by cfg and the agents' model playing script, and that
+// memory service.
+func newMemoryServerWith(t *testing.T, dialect string, cfg memory.Config, script scripted.Func) (*testServer, *memory.Service) {
+	t.Helper()
 	db, off, token := openOffice(t, dialect)
-	mem := memory.New(db, memory.Config{})
-	svc, err := agents.New(agents.Config{Office: off, DB: db, Providers: map[string]llm.Provider{"scripted": scripted.New(echoScript)},
+	mem := memory.New(db, cfg)
+	svc, err := agents.New(agents.Config{Office: off, DB: db, Providers: map[string]llm.Provider{"scripted": scripted.New(script)},
 		DefaultProvider: "scripted", Memory: mem, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +44,7 @@ func newMemoryServer(t *testing.T, dialect string) *testServer {
 		t.Fatal(err)
 	}
 	return serve(t, db, off, token, web.Config{}, web.Services{Office: off, Agents: svc, Memory: mem, Turns: svc,
-		Wiki: wiki.New(db, wiki.Config{})}, func() { svc.Close() })
+		Wiki: wiki.New(db, wiki.Config{})}, func() { svc.Close() }), mem
 }
 
 type written struct {

@@ -88,7 +88,7 @@ func (s *Server) settingsPage(c *fiber.Ctx) error {
 		for _, pr := range ps {
 			p.Providers = append(p.Providers, views.ProviderItem{ID: pr.ID, Name: pr.Name, Kind: pr.Kind, BaseURL: pr.BaseURL,
 				Model: pr.Model, IsDefault: pr.IsDefault, FromEnv: pr.Source == bullpen.ProviderFromEnv,
-				KeyHint: pr.APIKeyHint, OAuthHint: pr.OAuthTokenHint})
+				KeyHint: pr.APIKeyHint, OAuthHint: pr.OAuthTokenHint, EmbeddingsModel: pr.EmbeddingsModel})
 		}
 	}
 	tokens, err := s.off.AllTokens(ctx, me)

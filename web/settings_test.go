@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -119,6 +120,37 @@ func TestProviderKeyNeverLeaves(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 1 || fake.Requests()[0].Header.Get("Authorization") != "Bearer "+secretKey {
 		t.Errorf("the fake got %d requests; the test must send the stored key", n)
+	}
+}
+
+// A refused value's error names its field (the JSON name), so that the
+// Settings form shows it under that field; an error about no one field
+// names none.
+func TestProviderErrorNamesField(t *testing.T) {
+	ts, _ := newSettingsServer(t)
+	for _, tc := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x", "kind": "anthropic", "api_key": "k", "embeddings_model": "e"}, "embeddings_model"},
+		{map[string]any{"name": "x", "kind": "openai", "api_key": "k", "embeddings_model": "text embedding"}, "embeddings_model"},
+		{map[string]any{"name": "x", "kind": "openai", "base_url": "ftp://h"}, "base_url"},
+		{map[string]any{"name": "x", "kind": "openai"}, ""},
+	} {
+		st, body := ts.body("POST", "/api/v1/settings/providers", ts.Token, tc.body)
+		var e struct {
+			Error map[string]string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &e); err != nil || st != 400 {
+			t.Fatalf("POST %v = %d %s", tc.body, st, body)
+		}
+		if f, named := e.Error["field"]; f != tc.field || named != (tc.field != "") {
+			t.Errorf("POST %v: error %s names the field %q, want %q", tc.body, body, f, tc.field)
+		}
+	}
+	var list struct{ Items []bullpen.Provider }
+	if ts.do("GET", "/api/v1/settings/providers", ts.Token, nil, &list); len(list.Items) != 0 {
+		t.Errorf("refused input stored %+v", list.Items)
 	}
 }
 

@@ -45,7 +45,8 @@ func (s *Service) Export(ctx context.Context, actor bullpen.Member, agentID int6
 
 // Import reads JSON Lines of entries (as Export writes them; text is
 // required, kind, source_kind, source_id, wiki_page, channel_id and
-// pinned are read, everything else is ignored) and writes them to
+// pinned are read, everything else is ignored; an entry a consolidation
+// wrote comes in as taught by actor) and writes them to
 // agentID as actor, merging near-duplicates. Every line is checked
 // before any is written: one bad line is EINVALID naming it, and nothing
 // is stored.
@@ -87,6 +88,11 @@ func (s *Service) parseLines(ctx context.Context, actor bullpen.Member, agentID 
 		var in bullpen.MemoryInput
 		if err := json.Unmarshal(line, &in); err != nil {
 			return nil, bullpen.Errorf(bullpen.EINVALID, "line %d: not a JSON object of an entry", n)
+		}
+		if in.SourceKind == bullpen.MemorySourceConsolidation {
+			// Written by a consolidation of the memory it was exported
+			// from, which has no place here: the importer teaches it.
+			in.SourceKind, in.SourceID = bullpen.MemorySourceHuman, 0
 		}
 		if err := in.Validate(); err != nil {
 			return nil, bullpen.Errorf(bullpen.ErrorCode(err), "line %d: %s", n, bullpen.ErrorMessage(err))
