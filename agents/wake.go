@@ -39,7 +39,10 @@ type WakeTarget struct {
 //     it wakes the agents who took part in it (wrote its root or a reply),
 //     when the reply is a human's — agents address each other explicitly;
 //   - a muted or fired agent never wakes, an agent never wakes itself, and
-//     system notices (Source "system") wake nobody.
+//     system notices (Source "system") wake nobody;
+//   - an agent hired after the message was posted never wakes for it: the
+//     router may read a message late, and "@all" means those who were
+//     there when it was said.
 //
 // Targets come ordered by member ID.
 func WakeTargets(in WakeInput) []WakeTarget {
@@ -52,6 +55,8 @@ func WakeTargets(in WakeInput) []WakeTarget {
 		switch {
 		case !ok, m.Kind != bullpen.KindAgent, !in.Active[id], m.Muted, id == in.Author.ID:
 			return
+		case !in.Message.CreatedAt.IsZero() && m.CreatedAt.After(in.Message.CreatedAt):
+			return // hired after the message
 		case in.Channel.Kind == bullpen.ChannelDM && !slices.Contains(in.Channel.MemberIDs, id):
 			return // an agent cannot read a DM it is not part of
 		}

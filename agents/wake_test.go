@@ -2,7 +2,9 @@ package agents
 
 import (
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/bullpen-hq/bullpen"
 )
@@ -59,6 +61,26 @@ func TestWakeTargets(t *testing.T) {
 		{"thread: muted participant stays asleep", msg(human, "more", 50, "web"), public, []int64{human, muted}, []WakeTarget{}},
 		{"system notices wake nobody", msg(lead, "⚠️ @engineer limit", 0, "system"), public, nil, []WakeTarget{}},
 	}
+	// An agent hired after a message never wakes for it, @all or not.
+	posted := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	newcomer := bullpen.Member{ID: 7, Handle: "writer", Kind: bullpen.KindAgent, CreatedAt: posted.Add(time.Second)}
+	members[newcomer.ID], active[newcomer.ID] = newcomer, true
+	withNew := public
+	withNew.MemberIDs = append(slices.Clone(public.MemberIDs), newcomer.ID)
+	early := msg(human, "@all and @writer, standup", 0, "web")
+	early.CreatedAt = posted
+	later := early
+	later.CreatedAt = posted.Add(2 * time.Second)
+	tests = append(tests, []struct {
+		name    string
+		msg     bullpen.Message
+		channel bullpen.Channel
+		thread  []int64
+		want    []WakeTarget
+	}{
+		{"hired after the message: not woken", early, withNew, nil, []WakeTarget{{lead, bullpen.ReasonAll}, {eng, bullpen.ReasonAll}}},
+		{"hired before the message: woken", later, withNew, nil, []WakeTarget{{lead, bullpen.ReasonAll}, {eng, bullpen.ReasonAll}, {newcomer.ID, bullpen.ReasonAll}}},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := WakeTargets(WakeInput{Message: tt.msg, Author: members[tt.msg.AuthorID], Channel: tt.channel,
