@@ -28,7 +28,7 @@ type turnWrites interface {
 // toolCalls runs a turn's tool calls under the journal: each call's
 // started and finished records and events, its approval when the role or
 // the tool asks for one, and the approved calls a later turn runs. An
-// office effect commits with its record through Call.Commit (newCall);
+// office effect commits with its record through Call.Write (effect.go);
 // an effect outside the database is journaled as started before it runs.
 type toolCalls struct {
 	tools *Registry
@@ -61,7 +61,7 @@ func (tc *toolCalls) call(ctx context.Context, e *turnEnv, key string, c llm.Too
 	}
 	interrupted := e.j.has("s" + key)
 	reason := tc.needsApproval(e, def, c)
-	runsNow := def != nil && def.Outside && !interrupted && reason == ""
+	runsNow := def != nil && def.Effect == EffectOutside && !interrupted && reason == ""
 	rec, err := tc.toolStarted(ctx, e, c, args, key, runsNow)
 	if e.cut(err) {
 		return outageResult, true // the turn runs again when the database answers
@@ -85,7 +85,7 @@ func (tc *toolCalls) call(ctx context.Context, e *turnEnv, key string, c llm.Too
 	default:
 		tc.status.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: c.Name, TurnID: e.turn.ID})
 		tctx, cancel := context.WithDeadline(ctx, earliest(tc.now().Add(toolTimeout), e.deadline))
-		out, err = def.Run(tctx, e.newCall(args))
+		out, err = tc.run(tctx, e, def, args)
 		cancel()
 		if err == nil && c.Name == bullpen.ToolPostMessage {
 			e.posted++
@@ -137,19 +137,32 @@ func (tc *toolCalls) needsApproval(e *turnEnv, def *Tool, c llm.ToolCall) string
 		return "the role requires approval for " + c.Name
 	}
 	if def.Approval != nil {
-		return def.Approval(e.newCall(c.Arguments))
+		return def.Approval(e.newCall(def, c.Arguments))
 	}
 	return ""
 }
 
-// newCall is a tool call of this turn, made as the turn's agent. Inside a
-// journaled call (callKey set) it commits the call's outcome with the
-// tool's office effect.
-func (e *turnEnv) newCall(args json.RawMessage) *Call {
-	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, TurnID: e.turn.ID, Args: args}
-	if e.j != nil && e.callKey != "" {
-		key := e.callKey
-		c.Commit = func(tx *store.Tx, out string) error { return e.j.record(tx, key, toolOutcome{Out: out, State: "ok"}) }
+// run runs a tool's handler as the turn's agent. An office tool that
+// finishes without its outcome recorded in its write's transaction broke
+// the effect rule (effect.go): its effect may happen again after a
+// crash, and the log says so.
+func (tc *toolCalls) run(ctx context.Context, e *turnEnv, def *Tool, args json.RawMessage) (string, error) {
+	c := e.newCall(def, args)
+	out, err := def.Run(ctx, c)
+	if why := c.unrecorded(err); why != "" {
+		e.log.Error("agents: an office tool broke the effect rule", "tool", def.Name, "why", why)
+	}
+	return out, err
+}
+
+// newCall is a call of def in this turn, made as the turn's agent. Inside
+// a journaled call (callKey set) an office tool's Write records the
+// call's outcome in its write's transaction.
+func (e *turnEnv) newCall(def *Tool, args json.RawMessage) *Call {
+	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, TurnID: e.turn.ID, Args: args,
+		tool: def.Name, effect: def.Effect}
+	if rec := e.recorder(); rec != nil && def.Effect == EffectOffice {
+		c.record = func(tx StepTx, out string) error { return rec(tx, toolOutcome{Out: out, State: "ok"}) }
 	}
 	return c
 }

@@ -11,10 +11,13 @@
 // oldest of its wakes, which every re-run of the turn after a crash
 // shares: the wakes and work packet of its first run, each model answer,
 // and each tool call's outcome. Office effects (a posted message, a notice,
-// an approval request, a wiki save) write their journal row in the
-// transaction of the effect itself, and the row's key is unique, so an
-// effect and its record commit together or not at all, and a second
-// attempt rolls back. After a restart the reclaimed wakes start a new turn
+// an approval request, a wiki save, a task change, a memory entry) write
+// their journal row in the transaction of the effect itself, and the
+// row's key is unique, so an effect and its record commit together or
+// not at all, and a second attempt rolls back. A tool declares its
+// effect (Tool.Effect), and one with an office effect writes only through
+// Call.Write, which hands its backend's "with tx" hook the record
+// (effect.go). After a restart the reclaimed wakes start a new turn
 // that replays the journal: recorded model answers are not asked again,
 // recorded tool results are returned to the model as they were, and the
 // turn goes on from the first step it has no record of.
@@ -61,15 +64,16 @@
 // is offered exactly the entries its allow-list names (Registry.Offer),
 // and a call is served only through Registry.Allowed, which refuses any
 // other name; the handler sees a Call (the authenticated member, its role,
-// where it was woken, a commit hook), never the turn.
+// where it was woken, and Write, the one door for an office write), never
+// the turn.
 //
 // The entries are built here, in agents, from the consumer interfaces it
 // declares (Wiki, Sandboxes), rather than registered by packages wiki and
 // sandboxes, because what makes an entry belongs to the runtime: the
 // schemas and descriptions are the cache-critical prompt prefix whose
 // tokens the runtime budgets, and the handlers need its rules (strict
-// arguments, result clipping, the network approval of sandbox_exec, the
-// journal hook that commits a call's record with its effect). A wiki that
+// arguments, result clipping, the network approval of sandbox_exec,
+// Call.Write that commits a call's record with its effect). A wiki that
 // registered its own entries would have to import the runtime to know
 // these, inverting the dependency; this way wiki and sandboxes stay
 // providers of small typed interfaces (*wiki.Wiki is an agents.Wiki as it
