@@ -43,9 +43,11 @@ var effectCases = map[string]effectCase{
 	bullpen.ToolWikiWrite: func(*testing.T, *effectFixture) map[string]any {
 		return map[string]any{"title": "Plan", "body": "v1", "base_revision": 0}
 	},
-	bullpen.ToolSandboxExec:      func(*testing.T, *effectFixture) map[string]any { return map[string]any{"command": "make"} },
-	bullpen.ToolSandboxReadFile:  func(*testing.T, *effectFixture) map[string]any { return map[string]any{"path": "notes.txt"} },
-	bullpen.ToolSandboxWriteFile: func(*testing.T, *effectFixture) map[string]any { return map[string]any{"path": "notes.txt", "content": "x"} },
+	bullpen.ToolSandboxExec:     func(*testing.T, *effectFixture) map[string]any { return map[string]any{"command": "make"} },
+	bullpen.ToolSandboxReadFile: func(*testing.T, *effectFixture) map[string]any { return map[string]any{"path": "notes.txt"} },
+	bullpen.ToolSandboxWriteFile: func(*testing.T, *effectFixture) map[string]any {
+		return map[string]any{"path": "notes.txt", "content": "x"}
+	},
 	bullpen.ToolSandboxListFiles: func(*testing.T, *effectFixture) map[string]any { return map[string]any{} },
 	bullpen.ToolMemoryWrite: func(*testing.T, *effectFixture) map[string]any {
 		return map[string]any{"text": "The deploy runs on Fridays."}
