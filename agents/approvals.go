@@ -21,7 +21,7 @@ func (tc *toolCalls) requestApproval(ctx context.Context, e *turnEnv, tool strin
 		return toolOutcome{State: "approval", Out: fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason)}
 	}
 	rec, key := e.recorder(), e.callKey
-	_, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
+	err := tc.db.Transact(ctx, func(tx callTx) error {
 		var err error
 		a, err = tx.CreateApproval(bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
 			ThreadID: e.thread, Tool: tool, Arguments: string(args), Reason: reason})
@@ -132,7 +132,7 @@ func (tc *toolCalls) runApproved(ctx context.Context, e *turnEnv, ts []trigger) 
 		}
 		ts[i].result = o.Out
 		res := clip(o.Out, 4000)
-		if _, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
+		if err := tc.db.Transact(ctx, func(tx callTx) error {
 			if err := e.j.note(tx, key, o); err != nil {
 				return err
 			}
@@ -154,7 +154,7 @@ func (tc *toolCalls) runApprovedCall(ctx context.Context, e *turnEnv, key string
 		return toolOutcome{Out: interruptedExec, State: "error"}, nil
 	}
 	if def.Effect == EffectOutside {
-		if _, err := tc.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
+		if err := tc.db.Transact(ctx, func(tx callTx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
 			return toolOutcome{}, err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
-	"github.com/bullpen-hq/bullpen/store"
 )
 
 // outageResult is what a call the database refused returns over MCP; the
@@ -33,7 +32,7 @@ type turnWrites interface {
 type toolCalls struct {
 	tools *Registry
 	db    interface {
-		Transact(ctx context.Context, fn func(*store.Tx) error) ([]bullpen.Event, error)
+		Transact(ctx context.Context, fn func(callTx) error) error
 	}
 	status *statuses
 	now    func() time.Time
@@ -41,6 +40,20 @@ type toolCalls struct {
 	// afterTool, when set (tests), runs after a tool's effect and before
 	// its outcome is recorded: where a crash is worst.
 	afterTool func(ctx context.Context, key string)
+}
+
+// callTx is what a tool call writes in one transaction around its run:
+// its row and events, its journal steps, an approval request and the
+// approved call's result; *store.Tx provides it. The tool's own effect
+// commits in its backend's transaction (Call.Write).
+type callTx interface {
+	eventWriter
+	StepTx
+	stepNoter
+	CreateToolCall(c bullpen.ToolCall) (bullpen.ToolCall, error)
+	FinishToolCall(c bullpen.ToolCall) error
+	CreateApproval(a bullpen.Approval) (bullpen.Approval, error)
+	SetApprovalResult(id int64, result string) error
 }
 
 // call runs one tool call the model made and returns its result for the
@@ -172,15 +185,14 @@ func (e *turnEnv) newCall(def *Tool, args json.RawMessage) *Call {
 func (tc *toolCalls) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
 	var rec bullpen.ToolCall
 	err := tc.writes.retryWrite(ctx, e, "tool started", func() error {
-		_, err := tc.db.Transact(ctx, func(tx *store.Tx) error { return tc.toolStartedTx(tx, e, c, args, key, mark, &rec) })
-		return err
+		return tc.db.Transact(ctx, func(tx callTx) error { return tc.toolStartedTx(tx, e, c, args, key, mark, &rec) })
 	})
 	rec.StartedAt = tc.now()
 	return rec, err
 }
 
 // toolStartedTx is toolStarted's transaction; rec gets the stored call.
-func (tc *toolCalls) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
+func (tc *toolCalls) toolStartedTx(tx callTx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
 	if mark {
 		if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
 			return err
@@ -210,7 +222,7 @@ func (tc *toolCalls) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.T
 
 // toolFinishedTx is toolFinished's transaction.
 func (tc *toolCalls) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) error {
-	_, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
+	return tc.db.Transact(ctx, func(tx callTx) error {
 		if rec.ID != 0 {
 			if err := tx.FinishToolCall(rec); err != nil {
 				return err
@@ -223,7 +235,6 @@ func (tc *toolCalls) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: rec.Name, State: rec.State, Result: clip(rec.Result, 500), DurationMS: rec.DurationMS})
 		return err
 	})
-	return err
 }
 
 // clipJSON keeps arguments that are small enough as JSON, and replaces

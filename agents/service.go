@@ -325,7 +325,7 @@ func New(cfg Config) (*Service, error) {
 		defaultProvider: cfg.DefaultProvider}
 	s.models = &modelCalls{notifier: s.notifier, hub: cfg.Office.Hub(), rec: cfg.DB, status: s.statuses, now: cfg.Now,
 		sem: s.sem, perProvider: cfg.ProviderConcurrency, slots: map[string]chan struct{}{}}
-	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now}
+	s.toolCalls = &toolCalls{tools: s.tools, db: partDB[callTx]{cfg.DB}, status: s.statuses, now: cfg.Now}
 	s.turnLoop = &turnLoop{statuses: s.statuses, notifier: s.notifier, toolCalls: s.toolCalls, gatewayBudgets: s.gatewayBudgets,
 		providerSet: s.providerSet, cliTurner: s, cfg: cfg, db: cfg.DB, off: cfg.Office, log: cfg.Logger, tools: s.tools,
 		dir: s.dir, mem: s.mem, creds: s.creds, models: s.models, life: s.life}
@@ -333,7 +333,7 @@ func New(cfg Config) (*Service, error) {
 	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
 		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s.turnLoop, reservations: s,
 		pokes: map[int64]chan struct{}{}}
-	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
+	s.router = &router{notifier: s.notifier, db: partDB[routerTx]{cfg.DB}, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
 		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s.workers}
 	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds,
 		rt: s, wake: s.workers}
