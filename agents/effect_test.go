@@ -179,10 +179,13 @@ func (f *effectFixture) commitFails(t *testing.T, def *Tool, args map[string]any
 // during the call, and whether the journal holds its outcome.
 func (f *effectFixture) crashAfter(t *testing.T, def *Tool, args map[string]any) (changed, journaled bool) {
 	t.Helper()
-	var before string
+	var (
+		before    string
+		beforeErr error
+	)
 	run := def.Run
 	def.Run = func(ctx context.Context, c *Call) (string, error) {
-		before = officeState(t, f.h.cfg.DataDir)
+		before, beforeErr = stateOf(f.h.cfg.DataDir)
 		return run(ctx, c)
 	}
 	f.model.first = call(def.Name, args)
@@ -192,6 +195,9 @@ func (f *effectFixture) crashAfter(t *testing.T, def *Tool, args map[string]any)
 	f.h.post(f.h.admin, f.h.general.ID, 0, "@"+f.lead.Handle+" go")
 	<-crashed
 	f.h.close()
+	if beforeErr != nil {
+		t.Fatal(beforeErr)
+	}
 	db := openRaw(t, f.h.cfg.DataDir)
 	var n int
 	if err := db.QueryRow(`SELECT COUNT(*) FROM agent_turn_steps WHERE step_key = 't0.0'`).Scan(&n); err != nil {
@@ -236,16 +242,31 @@ var bookkeeping = []string{"agent_cursors", "agent_model_calls", "agent_tool_cal
 // the bookkeeping tables and the agent.* events left out.
 func officeState(t *testing.T, dir string) string {
 	t.Helper()
-	db := openRaw(t, dir)
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' ORDER BY name`)
+	state, err := stateOf(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return state
+}
+
+// stateOf is officeState's digest, or why it could not be read (it runs
+// in a turn's goroutine too, where a test may not stop).
+func stateOf(dir string) (string, error) {
+	db, err := sql.Open("sqlite", filepath.Join(dir, "bullpen.db"))
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' ORDER BY name`)
+	if err != nil {
+		return "", err
 	}
 	var tables []string
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
+			rows.Close()
+			return "", err
 		}
 		if !slices.Contains(bookkeeping, name) {
 			tables = append(tables, name)
@@ -258,17 +279,20 @@ func officeState(t *testing.T, dir string) string {
 		if name == "events" {
 			q += " WHERE type NOT LIKE 'agent.%'"
 		}
-		fmt.Fprintf(h, "%s:%s\n", name, tableRows(t, db, q+" ORDER BY rowid"))
+		text, err := tableRows(db, q+" ORDER BY rowid")
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", q, err)
+		}
+		fmt.Fprintf(h, "%s:%s\n", name, text)
 	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
 
 // tableRows renders the rows of query, one line each.
-func tableRows(t *testing.T, db *sql.DB, query string) string {
-	t.Helper()
+func tableRows(db *sql.DB, query string) (string, error) {
 	rows, err := db.Query(query)
 	if err != nil {
-		t.Fatalf("%s: %v", query, err)
+		return "", err
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
@@ -280,11 +304,11 @@ func tableRows(t *testing.T, db *sql.DB, query string) string {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		fmt.Fprintln(&b, vals...)
 	}
-	return b.String()
+	return b.String(), rows.Err()
 }
 
 // openRaw opens the harness's SQLite file on a connection of its own,
