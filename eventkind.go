@@ -60,6 +60,8 @@ const (
 	GroupLimits   EventGroup = "Budget stops"
 	GroupCommands EventGroup = "Commands"
 	GroupWiki     EventGroup = "Wiki edits"
+	GroupTasks    EventGroup = "Tasks"
+	GroupRoutines EventGroup = "Routines"
 	GroupSandbox  EventGroup = "Sandboxes"
 	GroupApproval EventGroup = "Approvals"
 	GroupPeople   EventGroup = "People and channels"
@@ -68,7 +70,7 @@ const (
 // EventGroups lists the kind filter's options in order.
 func EventGroups() []EventGroup {
 	return []EventGroup{GroupMessages, GroupTurns, GroupTools, GroupLimits, GroupCommands,
-		GroupWiki, GroupSandbox, GroupApproval, GroupPeople}
+		GroupWiki, GroupTasks, GroupRoutines, GroupSandbox, GroupApproval, GroupPeople}
 }
 
 // eventKinds is the table of every kind, built once from each family's

@@ -199,7 +199,7 @@ func (in *RoutineInput) Apply(r *Routine) {
 
 func routineKinds() []EventKind {
 	routine := func(name, label string) EventKind {
-		return EventKind{Name: name, Label: label, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(RoutineOf), Line: routineLine}
+		return EventKind{Name: name, Label: label, Group: GroupRoutines, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(RoutineOf), Line: routineLine}
 	}
 	return []EventKind{
 		routine(EventRoutineCreated, "Routine created"),

@@ -32,7 +32,7 @@ func TaskOf(ev Event) (TaskEvent, error) {
 
 func taskKinds() []EventKind {
 	task := func(name, label string) EventKind {
-		return EventKind{Name: name, Label: label, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(TaskOf), Line: taskLine}
+		return EventKind{Name: name, Label: label, Group: GroupTasks, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(TaskOf), Line: taskLine}
 	}
 	return []EventKind{
 		task(EventTaskCreated, "Task created"),

@@ -20,18 +20,18 @@ func (tc *toolCalls) requestApproval(ctx context.Context, e *turnEnv, tool strin
 	result := func() toolOutcome {
 		return toolOutcome{State: "approval", Out: fmt.Sprintf("Approval #%d requested from a human (%s). Your turn ends now; you will be woken with the answer and, if approved, the call's result.", a.ID, reason)}
 	}
-	fx, key := e.effect(result), e.callKey
-	_, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
+	rec, key := e.recorder(), e.callKey
+	err := tc.db.Transact(ctx, func(tx callTx) error {
 		var err error
 		a, err = tx.CreateApproval(bullpen.Approval{AgentID: e.agent.ID, TurnID: e.turn.ID, ChannelID: e.channel.ID,
 			ThreadID: e.thread, Tool: tool, Arguments: string(args), Reason: reason})
 		if err != nil {
 			return err
 		}
-		if _, err = tx.Emit(bullpen.EventApprovalRequested, e.channel.ID, e.aud, bullpen.ApprovalEvent{Approval: a, Handle: e.agent.Handle}); err != nil || fx == nil {
+		if _, err = tx.Emit(bullpen.EventApprovalRequested, e.channel.ID, e.aud, bullpen.ApprovalEvent{Approval: a, Handle: e.agent.Handle}); err != nil || rec == nil {
 			return err
 		}
-		return fx(tx) // the request and its journal entry commit together
+		return rec(tx, result()) // the request and its journal entry commit together
 	})
 	if err != nil {
 		return "", err
@@ -132,7 +132,7 @@ func (tc *toolCalls) runApproved(ctx context.Context, e *turnEnv, ts []trigger) 
 		}
 		ts[i].result = o.Out
 		res := clip(o.Out, 4000)
-		if _, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
+		if err := tc.db.Transact(ctx, func(tx callTx) error {
 			if err := e.j.note(tx, key, o); err != nil {
 				return err
 			}
@@ -153,14 +153,14 @@ func (tc *toolCalls) runApprovedCall(ctx context.Context, e *turnEnv, key string
 	case e.j.has("s" + key):
 		return toolOutcome{Out: interruptedExec, State: "error"}, nil
 	}
-	if def.Outside {
-		if _, err := tc.db.Transact(ctx, func(tx *store.Tx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
+	if def.Effect == EffectOutside {
+		if err := tc.db.Transact(ctx, func(tx callTx) error { return e.j.note(tx, "s"+key, struct{}{}) }); err != nil {
 			return toolOutcome{}, err
 		}
 	}
 	tc.status.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: a.Tool, TurnID: e.turn.ID})
 	e.callKey = key
-	out, err := def.Run(ctx, e.newCall(json.RawMessage(a.Arguments)))
+	out, err := tc.run(ctx, e, def, json.RawMessage(a.Arguments))
 	e.callKey = ""
 	if err == nil && a.Tool == bullpen.ToolPostMessage {
 		e.posted++

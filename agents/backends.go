@@ -8,15 +8,16 @@ import (
 
 // Wiki is what agents need of the wiki, in the root package's types. Actor is
 // the agent, so every revision is attributed to it. *wiki.Wiki provides
-// it (and WikiTx); nil leaves the wiki tools out.
+// it; nil leaves the wiki tools out.
 type Wiki interface {
 	// SearchPages returns at most limit pages matching query, best first.
 	SearchPages(ctx context.Context, actor bullpen.Member, query string, limit int) ([]bullpen.WikiSearchHit, error)
 	// ReadPage returns the current revision of a page named by slug or title.
 	ReadPage(ctx context.Context, actor bullpen.Member, page string) (bullpen.WikiPage, error)
-	// WritePage saves a page. baseRevision names the revision the text
-	// edits (0 for a new page); a stale one is ECONFLICT.
-	WritePage(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int) (bullpen.WikiPage, error)
+	// WritePageWith saves a page (WikiTx). baseRevision names the
+	// revision the text edits (0 for a new page); a stale one is
+	// ECONFLICT.
+	WikiTx
 }
 
 // Sandboxes gives each agent its own persistent sandbox, created from the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
-	"github.com/bullpen-hq/bullpen/store"
 )
 
 // outageResult is what a call the database refused returns over MCP; the
@@ -28,12 +27,12 @@ type turnWrites interface {
 // toolCalls runs a turn's tool calls under the journal: each call's
 // started and finished records and events, its approval when the role or
 // the tool asks for one, and the approved calls a later turn runs. An
-// office effect commits with its record through Call.Commit (newCall);
+// office effect commits with its record through Call.Write (effect.go);
 // an effect outside the database is journaled as started before it runs.
 type toolCalls struct {
 	tools *Registry
 	db    interface {
-		Transact(ctx context.Context, fn func(*store.Tx) error) ([]bullpen.Event, error)
+		Transact(ctx context.Context, fn func(callTx) error) error
 	}
 	status *statuses
 	now    func() time.Time
@@ -41,6 +40,20 @@ type toolCalls struct {
 	// afterTool, when set (tests), runs after a tool's effect and before
 	// its outcome is recorded: where a crash is worst.
 	afterTool func(ctx context.Context, key string)
+}
+
+// callTx is what a tool call writes in one transaction around its run:
+// its row and events, its journal steps, an approval request and the
+// approved call's result; *store.Tx provides it. The tool's own effect
+// commits in its backend's transaction (Call.Write).
+type callTx interface {
+	eventWriter
+	StepTx
+	stepNoter
+	CreateToolCall(c bullpen.ToolCall) (bullpen.ToolCall, error)
+	FinishToolCall(c bullpen.ToolCall) error
+	CreateApproval(a bullpen.Approval) (bullpen.Approval, error)
+	SetApprovalResult(id int64, result string) error
 }
 
 // call runs one tool call the model made and returns its result for the
@@ -61,7 +74,7 @@ func (tc *toolCalls) call(ctx context.Context, e *turnEnv, key string, c llm.Too
 	}
 	interrupted := e.j.has("s" + key)
 	reason := tc.needsApproval(e, def, c)
-	runsNow := def != nil && def.Outside && !interrupted && reason == ""
+	runsNow := def != nil && def.Effect == EffectOutside && !interrupted && reason == ""
 	rec, err := tc.toolStarted(ctx, e, c, args, key, runsNow)
 	if e.cut(err) {
 		return outageResult, true // the turn runs again when the database answers
@@ -85,7 +98,7 @@ func (tc *toolCalls) call(ctx context.Context, e *turnEnv, key string, c llm.Too
 	default:
 		tc.status.setStatus(e.agent.ID, bullpen.AgentStatus{State: bullpen.StatusTool, Tool: c.Name, TurnID: e.turn.ID})
 		tctx, cancel := context.WithDeadline(ctx, earliest(tc.now().Add(toolTimeout), e.deadline))
-		out, err = def.Run(tctx, e.newCall(args))
+		out, err = tc.run(tctx, e, def, args)
 		cancel()
 		if err == nil && c.Name == bullpen.ToolPostMessage {
 			e.posted++
@@ -137,19 +150,32 @@ func (tc *toolCalls) needsApproval(e *turnEnv, def *Tool, c llm.ToolCall) string
 		return "the role requires approval for " + c.Name
 	}
 	if def.Approval != nil {
-		return def.Approval(e.newCall(c.Arguments))
+		return def.Approval(e.newCall(def, c.Arguments))
 	}
 	return ""
 }
 
-// newCall is a tool call of this turn, made as the turn's agent. Inside a
-// journaled call (callKey set) it commits the call's outcome with the
-// tool's office effect.
-func (e *turnEnv) newCall(args json.RawMessage) *Call {
-	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, TurnID: e.turn.ID, Args: args}
-	if e.j != nil && e.callKey != "" {
-		key := e.callKey
-		c.Commit = func(tx *store.Tx, out string) error { return e.j.record(tx, key, toolOutcome{Out: out, State: "ok"}) }
+// run runs a tool's handler as the turn's agent. An office tool that
+// finishes without its outcome recorded in its write's transaction broke
+// the effect rule (effect.go): its effect may happen again after a
+// crash, and the log says so.
+func (tc *toolCalls) run(ctx context.Context, e *turnEnv, def *Tool, args json.RawMessage) (string, error) {
+	c := e.newCall(def, args)
+	out, err := def.Run(ctx, c)
+	if why := c.unrecorded(err); why != "" {
+		e.log.Error("agents: an office tool broke the effect rule", "tool", def.Name, "why", why)
+	}
+	return out, err
+}
+
+// newCall is a call of def in this turn, made as the turn's agent. Inside
+// a journaled call (callKey set) an office tool's Write records the
+// call's outcome in its write's transaction.
+func (e *turnEnv) newCall(def *Tool, args json.RawMessage) *Call {
+	c := &Call{Member: e.agent, Role: e.role, Channel: e.channel, Thread: e.thread, Simulated: e.simulated, TurnID: e.turn.ID, Args: args,
+		tool: def.Name, effect: def.Effect}
+	if rec := e.recorder(); rec != nil && def.Effect == EffectOffice {
+		c.record = func(tx StepTx, out string) error { return rec(tx, toolOutcome{Out: out, State: "ok"}) }
 	}
 	return c
 }
@@ -159,15 +185,14 @@ func (e *turnEnv) newCall(args json.RawMessage) *Call {
 func (tc *toolCalls) toolStarted(ctx context.Context, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool) (bullpen.ToolCall, error) {
 	var rec bullpen.ToolCall
 	err := tc.writes.retryWrite(ctx, e, "tool started", func() error {
-		_, err := tc.db.Transact(ctx, func(tx *store.Tx) error { return tc.toolStartedTx(tx, e, c, args, key, mark, &rec) })
-		return err
+		return tc.db.Transact(ctx, func(tx callTx) error { return tc.toolStartedTx(tx, e, c, args, key, mark, &rec) })
 	})
 	rec.StartedAt = tc.now()
 	return rec, err
 }
 
 // toolStartedTx is toolStarted's transaction; rec gets the stored call.
-func (tc *toolCalls) toolStartedTx(tx *store.Tx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
+func (tc *toolCalls) toolStartedTx(tx callTx, e *turnEnv, c llm.ToolCall, args json.RawMessage, key string, mark bool, rec *bullpen.ToolCall) error {
 	if mark {
 		if err := e.j.note(tx, "s"+key, struct{}{}); err != nil {
 			return err
@@ -197,7 +222,7 @@ func (tc *toolCalls) toolFinished(ctx context.Context, e *turnEnv, rec bullpen.T
 
 // toolFinishedTx is toolFinished's transaction.
 func (tc *toolCalls) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen.ToolCall, key string, o toolOutcome) error {
-	_, err := tc.db.Transact(ctx, func(tx *store.Tx) error {
+	return tc.db.Transact(ctx, func(tx callTx) error {
 		if rec.ID != 0 {
 			if err := tx.FinishToolCall(rec); err != nil {
 				return err
@@ -210,7 +235,6 @@ func (tc *toolCalls) toolFinishedTx(ctx context.Context, e *turnEnv, rec bullpen
 			Handle: e.agent.Handle, CallID: rec.ID, Tool: rec.Name, State: rec.State, Result: clip(rec.Result, 500), DurationMS: rec.DurationMS})
 		return err
 	})
-	return err
 }
 
 // clipJSON keeps arguments that are small enough as JSON, and replaces

@@ -80,6 +80,7 @@ func (h *harness) open(providers map[string]llm.Provider, mut func(*Config)) {
 		h.tb.Fatal(err)
 	}
 	h.db, h.off, h.svc = db, off, svc
+	h.wiki.db = db
 	h.tasks, _ = cfg.Tasks.(*tasks.Service)
 	h.tb.Cleanup(h.close)
 }
@@ -177,11 +178,13 @@ func (h *harness) messages(since int64) []string {
 	return out
 }
 
-// memWiki is an in-memory Wiki.
+// memWiki is an in-memory Wiki. Its saves run the caller's hook in a
+// transaction of db (the harness's database), as the real wiki's do.
 type memWiki struct {
 	mu    sync.Mutex
 	pages map[string]bullpen.WikiPage
 	by    map[string]string // title → author handle
+	db    *store.DB
 }
 
 func newMemWiki() *memWiki {
@@ -230,6 +233,27 @@ func (w *memWiki) WritePage(ctx context.Context, actor bullpen.Member, title, bo
 }
 
 // Write seeds a page, as WritePage does (tests that set up a wiki call it).
+// WritePageWith saves a page together with fn, run in a transaction of
+// db: fn's failure saves nothing.
+func (w *memWiki) WritePageWith(ctx context.Context, actor bullpen.Member, title, body string, base int,
+	fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.pages[title]
+	if p.Revision != base {
+		return p, bullpen.Errorf(bullpen.ECONFLICT, "page %q is at revision %d, not %d", title, p.Revision, base)
+	}
+	p = bullpen.WikiPage{Title: title, Body: body, Revision: p.Revision + 1}
+	if fn != nil {
+		if _, err := w.db.Transact(ctx, func(tx *store.Tx) error { return fn(tx, p) }); err != nil {
+			return bullpen.WikiPage{}, err
+		}
+	}
+	w.pages[title] = p
+	w.by[title] = actor.Handle
+	return p, nil
+}
+
 func (w *memWiki) Write(ctx context.Context, actor bullpen.Member, title, body string, base int) (bullpen.WikiPage, error) {
 	return w.WritePage(ctx, actor, title, body, base)
 }

@@ -67,10 +67,15 @@ func (j *journal) step(key string, v any) store.Step {
 
 // record stores a step in the transaction of its effect; a step already
 // done makes the transaction, and so the effect, roll back.
-func (j *journal) record(tx *store.Tx, key string, v any) error { return tx.RecordStep(j.step(key, v)) }
+func (j *journal) record(tx StepTx, key string, v any) error { return tx.RecordStep(j.step(key, v)) }
+
+// stepNoter stores a step unless it exists; *store.Tx provides it.
+type stepNoter interface {
+	NoteStep(s store.Step) error
+}
 
 // note stores a step that has no effect of its own, unless it exists.
-func (j *journal) note(tx *store.Tx, key string, v any) error {
+func (j *journal) note(tx stepNoter, key string, v any) error {
 	if j == nil {
 		return nil
 	}
@@ -145,12 +150,12 @@ func (s *turnLoop) noticeOnce(ctx context.Context, e *turnEnv, key, text string)
 	}
 }
 
-// effect returns the hook an office write runs in its own transaction to
-// record the current tool call's outcome, or nil outside a tool call.
-func (e *turnEnv) effect(out func() toolOutcome) func(tx *store.Tx) error {
+// recorder returns how the running tool call's outcome is recorded in
+// the transaction of its effect, or nil outside a journaled call.
+func (e *turnEnv) recorder() func(tx StepTx, o toolOutcome) error {
 	if e.j == nil || e.callKey == "" {
 		return nil
 	}
-	key := e.callKey
-	return func(tx *store.Tx) error { return e.j.record(tx, key, out()) }
+	j, key := e.j, e.callKey
+	return func(tx StepTx, o toolOutcome) error { return j.record(tx, key, o) }
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/agents/llm"
-	"github.com/bullpen-hq/bullpen/store"
 )
 
 // Tool is one entry of the tool registry: what a model is offered (name,
@@ -22,11 +21,10 @@ type Tool struct {
 	// Approval returns why this call needs a human's approval, or "".
 	// nil: only the role's approvals list can ask for one.
 	Approval func(c *Call) string
-	// Outside is true when the tool has effects outside the database (a
-	// sandbox command): the call is journaled as started before it runs,
-	// so that after a crash it is reported as interrupted, never run again
-	// unseen.
-	Outside bool
+	// Effect is what a call changes, which decides how the turn's journal
+	// keeps it from happening twice (effect.go). A tool with an office
+	// effect writes only through Call.Write.
+	Effect Effect
 }
 
 // LLM returns the tool as a model provider is offered it.
@@ -47,11 +45,14 @@ type Call struct {
 	Simulated bool  // label posts as a scripted simulation
 	TurnID    int64 // the turn making the call, stamped on its posts; 0 outside a turn
 	Args      json.RawMessage
-	// Commit, when not nil, records the call's result. A tool with an
-	// office effect runs it in the effect's own transaction with the text
-	// it will return, so that the effect and its record commit together
-	// and a resumed turn never does the effect twice.
-	Commit func(tx *store.Tx, out string) error
+
+	// What Write needs and learns (effect.go): the tool's name and
+	// declared effect, how the call's outcome is recorded (nil outside a
+	// journaled call), and whether Write ran and its record did.
+	tool            string
+	effect          Effect
+	record          func(tx StepTx, out string) error
+	wrote, recorded bool
 }
 
 // Registry is the one table of tools. Each feature registers its own

@@ -29,7 +29,7 @@ func (r *router) routerStart(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	last := r.off.Hub().Last()
-	_, err = r.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, last) })
+	err = r.db.Transact(ctx, func(tx routerTx) error { return tx.SetCursor(routerCursor, last) })
 	return last, err
 }
 
@@ -113,7 +113,7 @@ func (r *router) routeFrom(ctx context.Context, since int64) {
 		}
 		r.routed.Store(pending)
 		if pending-saved >= cursorEvery {
-			if _, err := r.db.Transact(ctx, func(tx *store.Tx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
+			if err := r.db.Transact(ctx, func(tx routerTx) error { return tx.SetCursor(routerCursor, pending) }); err == nil {
 				saved = pending
 			}
 		}
@@ -146,7 +146,7 @@ func (r *router) route(ctx context.Context, ev bullpen.Event) (bool, error) {
 	}
 	var queued []bullpen.Wake
 	aud := audience(in.Channel)
-	_, err = r.db.Transact(ctx, func(tx *store.Tx) error {
+	err = r.db.Transact(ctx, func(tx routerTx) error {
 		if hopStop {
 			if hops > r.hopBudget {
 				return tx.SetCursor(routerCursor, ev.Seq) // already announced for this chain

@@ -14,7 +14,7 @@ import (
 // the package doc); *store.DB provides it.
 type routerStore interface {
 	Cursor(ctx context.Context, name string) (int64, error)
-	Transact(ctx context.Context, fn func(*store.Tx) error) ([]bullpen.Event, error)
+	Transact(ctx context.Context, fn func(routerTx) error) error
 	Channel(ctx context.Context, id int64) (bullpen.Channel, error)
 	MembersByID(ctx context.Context, ids []int64) (map[int64]bullpen.Member, error)
 	MembersByHandle(ctx context.Context, handles []string) (map[int64]bullpen.Member, error)
@@ -23,6 +23,14 @@ type routerStore interface {
 	ChainTail(ctx context.Context, channelID, threadID, upto int64, limit int) ([]store.ChainMessage, error)
 	TryLock(ctx context.Context, key int64) (*store.SessionLock, error)
 	PendingAgents(ctx context.Context) ([]int64, error)
+}
+
+// routerTx is what the router writes in one transaction: wakes, their
+// events and its cursor; *store.Tx provides it.
+type routerTx interface {
+	eventWriter
+	CreateWakes(ws []bullpen.Wake) ([]bullpen.Wake, error)
+	SetCursor(name string, seq int64) error
 }
 
 // routerOffice is the office's event feed and its poster of notices;

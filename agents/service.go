@@ -11,10 +11,13 @@
 // oldest of its wakes, which every re-run of the turn after a crash
 // shares: the wakes and work packet of its first run, each model answer,
 // and each tool call's outcome. Office effects (a posted message, a notice,
-// an approval request, a wiki save) write their journal row in the
-// transaction of the effect itself, and the row's key is unique, so an
-// effect and its record commit together or not at all, and a second
-// attempt rolls back. After a restart the reclaimed wakes start a new turn
+// an approval request, a wiki save, a task change, a memory entry) write
+// their journal row in the transaction of the effect itself, and the
+// row's key is unique, so an effect and its record commit together or
+// not at all, and a second attempt rolls back. A tool declares its
+// effect (Tool.Effect), and one with an office effect writes only through
+// Call.Write, which hands its backend's "with tx" hook the record
+// (effect.go). After a restart the reclaimed wakes start a new turn
 // that replays the journal: recorded model answers are not asked again,
 // recorded tool results are returned to the model as they were, and the
 // turn goes on from the first step it has no record of.
@@ -61,15 +64,16 @@
 // is offered exactly the entries its allow-list names (Registry.Offer),
 // and a call is served only through Registry.Allowed, which refuses any
 // other name; the handler sees a Call (the authenticated member, its role,
-// where it was woken, a commit hook), never the turn.
+// where it was woken, and Write, the one door for an office write), never
+// the turn.
 //
 // The entries are built here, in agents, from the consumer interfaces it
 // declares (Wiki, Sandboxes), rather than registered by packages wiki and
 // sandboxes, because what makes an entry belongs to the runtime: the
 // schemas and descriptions are the cache-critical prompt prefix whose
 // tokens the runtime budgets, and the handlers need its rules (strict
-// arguments, result clipping, the network approval of sandbox_exec, the
-// journal hook that commits a call's record with its effect). A wiki that
+// arguments, result clipping, the network approval of sandbox_exec,
+// Call.Write that commits a call's record with its effect). A wiki that
 // registered its own entries would have to import the runtime to know
 // these, inverting the dependency; this way wiki and sandboxes stay
 // providers of small typed interfaces (*wiki.Wiki is an agents.Wiki as it
@@ -321,7 +325,7 @@ func New(cfg Config) (*Service, error) {
 		defaultProvider: cfg.DefaultProvider}
 	s.models = &modelCalls{notifier: s.notifier, hub: cfg.Office.Hub(), rec: cfg.DB, status: s.statuses, now: cfg.Now,
 		sem: s.sem, perProvider: cfg.ProviderConcurrency, slots: map[string]chan struct{}{}}
-	s.toolCalls = &toolCalls{tools: s.tools, db: cfg.DB, status: s.statuses, now: cfg.Now}
+	s.toolCalls = &toolCalls{tools: s.tools, db: partDB[callTx]{cfg.DB}, status: s.statuses, now: cfg.Now}
 	s.turnLoop = &turnLoop{statuses: s.statuses, notifier: s.notifier, toolCalls: s.toolCalls, gatewayBudgets: s.gatewayBudgets,
 		providerSet: s.providerSet, cliTurner: s, cfg: cfg, db: cfg.DB, off: cfg.Office, log: cfg.Logger, tools: s.tools,
 		dir: s.dir, mem: s.mem, creds: s.creds, models: s.models, life: s.life}
@@ -329,7 +333,7 @@ func New(cfg Config) (*Service, error) {
 	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
 		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s.turnLoop, reservations: s,
 		pokes: map[int64]chan struct{}{}}
-	s.router = &router{notifier: s.notifier, db: cfg.DB, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
+	s.router = &router{notifier: s.notifier, db: partDB[routerTx]{cfg.DB}, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
 		hopBudget: cfg.HopBudget, shared: cfg.SharedDatabase, wake: s.workers}
 	s.desk = &desk{cat: cfg.Catalog, off: cfg.Office, db: cfg.DB, tasks: cfg.Tasks, status: s.statuses, creds: s.creds,
 		rt: s, wake: s.workers}

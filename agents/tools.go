@@ -45,7 +45,7 @@ type officeTools struct {
 // as the calling member.
 func (o officeTools) registerOfficeTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolPostMessage, Run: o.postMessage,
+		Tool{Name: bullpen.ToolPostMessage, Run: o.postMessage, Effect: EffectOffice,
 			Description: "Post a message as yourself. Omit channel and thread_id to reply where you were woken. @mention whoever should act next; mentions wake agents.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"body":{"type":"string","description":"Markdown text"},"channel":{"type":"string","description":"channel name, e.g. general"},"thread_id":{"type":"integer","description":"root message id to reply in; 0 posts at top level"}},"required":["body"],"additionalProperties":false}`)},
 		Tool{Name: bullpen.ToolReadChannel, Run: o.readChannel,
@@ -101,15 +101,13 @@ func (o officeTools) postMessage(ctx context.Context, c *Call) (string, error) {
 	result := func(m bullpen.Message) string {
 		return fmt.Sprintf(`{"message_id":%d,"thread_id":%d}`, m.ID, m.ThreadID)
 	}
-	var hook func(tx *store.Tx, msg bullpen.Message) error
-	if c.Commit != nil {
-		hook = func(tx *store.Tx, msg bullpen.Message) error { return c.Commit(tx, result(msg)) }
-	}
-	m, err := o.off.PostWith(ctx, c.Member, in, hook)
-	if err != nil {
-		return "", err
-	}
-	return result(m), nil
+	return c.Write(func(record Record) (string, error) {
+		m, err := o.off.PostWith(ctx, c.Member, in, func(tx *store.Tx, m bullpen.Message) error { return record(tx, result(m)) })
+		if err != nil {
+			return "", err
+		}
+		return result(m), nil
+	})
 }
 
 func (o officeTools) readChannel(ctx context.Context, c *Call) (string, error) {

@@ -22,7 +22,8 @@ type Memory interface {
 	WriteWith(ctx context.Context, actor bullpen.Member, agentID int64, in bullpen.MemoryInput,
 		fn func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error) (bullpen.MemoryEntry, bool, error)
 	Search(ctx context.Context, actor bullpen.Member, agentID int64, query, kind string, limit int) ([]bullpen.MemoryHit, error)
-	Forget(ctx context.Context, actor bullpen.Member, agentID, id int64) error
+	// ForgetWith forgets an entry, running fn in the same transaction.
+	ForgetWith(ctx context.Context, actor bullpen.Member, agentID, id int64, fn func(tx *store.Tx) error) error
 }
 
 // memoryTools serves the memory tools and recalls the work packet's
@@ -38,13 +39,13 @@ type memoryTools struct {
 // args still refuses unknown fields.
 func (mt memoryTools) registerMemoryTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolMemoryWrite, Run: mt.memoryWrite,
+		Tool{Name: bullpen.ToolMemoryWrite, Run: mt.memoryWrite, Effect: EffectOffice,
 			Description: "Remember one short sentence for later turns.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"kind":{"enum":["fact","lesson","preference","procedure"]}},"required":["text"]}`)},
 		Tool{Name: bullpen.ToolMemorySearch, Run: mt.memorySearch,
 			Description: "Search your memory.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)},
-		Tool{Name: bullpen.ToolMemoryForget, Run: mt.memoryForget,
+		Tool{Name: bullpen.ToolMemoryForget, Run: mt.memoryForget, Effect: EffectOffice,
 			Description: "Forget a wrong memory entry by id.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
 	)
@@ -76,15 +77,15 @@ func (mt memoryTools) memoryWrite(ctx context.Context, c *Call) (string, error) 
 		}
 		return fmt.Sprintf(`{"id":%d}`, e.ID)
 	}
-	var fn func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error
-	if c.Commit != nil {
-		fn = func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error { return c.Commit(tx, result(e, merged)) }
-	}
-	e, merged, err := mt.mem.WriteWith(ctx, c.Member, c.Member.ID, in, fn)
-	if err != nil {
-		return "", memoryToolError(err)
-	}
-	return result(e, merged), nil
+	return c.Write(func(record Record) (string, error) {
+		e, merged, err := mt.mem.WriteWith(ctx, c.Member, c.Member.ID, in, func(tx *store.Tx, e bullpen.MemoryEntry, merged bool) error {
+			return record(tx, result(e, merged))
+		})
+		if err != nil {
+			return "", memoryToolError(err)
+		}
+		return result(e, merged), nil
+	})
 }
 
 // memoryHit is what the model reads of an entry.
@@ -123,10 +124,13 @@ func (mt memoryTools) memoryForget(ctx context.Context, c *Call) (string, error)
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	if err := mt.mem.Forget(ctx, c.Member, c.Member.ID, a.ID); err != nil {
-		return "", memoryToolError(err)
-	}
-	return fmt.Sprintf(`{"forgotten":%d}`, a.ID), nil
+	out := fmt.Sprintf(`{"forgotten":%d}`, a.ID)
+	return c.Write(func(record Record) (string, error) {
+		if err := mt.mem.ForgetWith(ctx, c.Member, c.Member.ID, a.ID, func(tx *store.Tx) error { return record(tx, out) }); err != nil {
+			return "", memoryToolError(err)
+		}
+		return out, nil
+	})
 }
 
 // memoryToolError tells the model what to do next.

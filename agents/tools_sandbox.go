@@ -17,13 +17,13 @@ type boxTools struct{ box Sandboxes }
 // Config.Sandboxes in the calling agent's own workspace.
 func (sb boxTools) registerSandboxTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolSandboxExec, Run: sb.sandboxExec, Approval: execNeedsApproval, Outside: true,
+		Tool{Name: bullpen.ToolSandboxExec, Run: sb.sandboxExec, Approval: execNeedsApproval, Effect: EffectOutside,
 			Description: "Run a shell command in your own sandbox (files persist between turns). It has your role's network policy; if that allows any network, each command needs a human's approval.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600}},"required":["command"],"additionalProperties":false}`)},
 		Tool{Name: bullpen.ToolSandboxReadFile, Run: sb.sandboxReadFile,
 			Description: "Read a text file from your sandbox (first 64 KiB).",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolSandboxWriteFile, Run: sb.sandboxWriteFile,
+		Tool{Name: bullpen.ToolSandboxWriteFile, Run: sb.sandboxWriteFile, Effect: EffectIdempotent,
 			Description: "Write a text file in your sandbox, creating or replacing it.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`)},
 		Tool{Name: bullpen.ToolSandboxListFiles, Run: sb.sandboxListFiles,

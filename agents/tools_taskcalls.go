@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/agents/tasks"
 )
 
 func (tt taskTools) taskCreate(ctx context.Context, c *Call) (string, error) {
@@ -27,11 +28,7 @@ func (tt taskTools) taskCreate(ctx context.Context, c *Call) (string, error) {
 		}
 		return out
 	}
-	t, err := tt.tasks.CreateWith(ctx, c.Member, in, taskCommit(c, result))
-	if err != nil {
-		return "", err
-	}
-	return result(t), nil
+	return taskWrite(c, result, func(commit tasks.Commit) (bullpen.Task, error) { return tt.tasks.CreateWith(ctx, c.Member, in, commit) })
 }
 
 func (tt taskTools) taskList(ctx context.Context, c *Call) (string, error) {
@@ -77,12 +74,9 @@ func (tt taskTools) taskClaim(ctx context.Context, c *Call) (string, error) {
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	res := tt.taskResult(ctx)
-	t, err := tt.tasks.ClaimWith(ctx, c.Member, a.TaskID, taskCommit(c, func(t bullpen.Task) string { return "claimed " + res(t) }))
-	if err != nil {
-		return "", err
-	}
-	return "claimed " + res(t), nil
+	return taskWrite(c, tt.taskResult(ctx, "claimed "), func(commit tasks.Commit) (bullpen.Task, error) {
+		return tt.tasks.ClaimWith(ctx, c.Member, a.TaskID, commit)
+	})
 }
 
 func (tt taskTools) taskUpdate(ctx context.Context, c *Call) (string, error) {
@@ -106,12 +100,9 @@ func (tt taskTools) taskUpdate(ctx context.Context, c *Call) (string, error) {
 		}
 		p.Links = &links
 	}
-	res := tt.taskResult(ctx)
-	t, err := tt.tasks.UpdateWith(ctx, c.Member, a.TaskID, p, taskCommit(c, func(t bullpen.Task) string { return "updated " + res(t) }))
-	if err != nil {
-		return "", err
-	}
-	return "updated " + res(t), nil
+	return taskWrite(c, tt.taskResult(ctx, "updated "), func(commit tasks.Commit) (bullpen.Task, error) {
+		return tt.tasks.UpdateWith(ctx, c.Member, a.TaskID, p, commit)
+	})
 }
 
 func (tt taskTools) taskHandoff(ctx context.Context, c *Call) (string, error) {
@@ -127,12 +118,9 @@ func (tt taskTools) taskHandoff(ctx context.Context, c *Call) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res := tt.taskResult(ctx)
-	t, err := tt.tasks.HandoffWith(ctx, c.Member, a.TaskID, to, a.Message, taskCommit(c, func(t bullpen.Task) string { return "handed off " + res(t) }))
-	if err != nil {
-		return "", err
-	}
-	return "handed off " + res(t), nil
+	return taskWrite(c, tt.taskResult(ctx, "handed off "), func(commit tasks.Commit) (bullpen.Task, error) {
+		return tt.tasks.HandoffWith(ctx, c.Member, a.TaskID, to, a.Message, commit)
+	})
 }
 
 func (tt taskTools) taskSubmit(ctx context.Context, c *Call) (string, error) {
@@ -143,10 +131,7 @@ func (tt taskTools) taskSubmit(ctx context.Context, c *Call) (string, error) {
 	if err := args(c.Args, &a); err != nil {
 		return "", err
 	}
-	res := tt.taskResult(ctx)
-	t, err := tt.tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, c.TurnID, taskCommit(c, func(t bullpen.Task) string { return "submitted " + res(t) }))
-	if err != nil {
-		return "", err
-	}
-	return "submitted " + res(t), nil
+	return taskWrite(c, tt.taskResult(ctx, "submitted "), func(commit tasks.Commit) (bullpen.Task, error) {
+		return tt.tasks.SubmitWith(ctx, c.Member, a.TaskID, a.Note, c.TurnID, commit)
+	})
 }

@@ -43,23 +43,23 @@ type taskTools struct {
 // the calling member.
 func (tt taskTools) registerTaskTools(r *Registry) error {
 	return registerAll(r,
-		Tool{Name: bullpen.ToolTaskCreate, Run: tt.taskCreate,
+		Tool{Name: bullpen.ToolTaskCreate, Run: tt.taskCreate, Effect: EffectOffice,
 			Description: "Create a task (its thread opens where you were woken), optionally with sub-tasks, each assigned to a member.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` + taskInputSchema + `,"review":{"type":"string","description":"who approves a submission: human, or a handle"},"subtasks":{"type":"array","items":{"type":"object","properties":{` +
 				taskInputSchema + `,"review":{"type":"string"}},"required":["title"],"additionalProperties":false}}},"required":["title"],"additionalProperties":false}`)},
 		Tool{Name: bullpen.ToolTaskList, Run: tt.taskList,
 			Description: "List tasks: mine (default), open, blocked or review, optionally by label.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"filter":{"type":"string","enum":["mine","open","blocked","review"]},"label":{"type":"string"}},"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskClaim, Run: tt.taskClaim,
+		Tool{Name: bullpen.ToolTaskClaim, Run: tt.taskClaim, Effect: EffectOffice,
 			Description: "Claim a task: it becomes yours, unless someone else holds it.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"}},"required":["task_id"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskUpdate, Run: tt.taskUpdate,
+		Tool{Name: bullpen.ToolTaskUpdate, Run: tt.taskUpdate, Effect: EffectOffice,
 			Description: "Change a task's state (open, in_progress, blocked, done, cancelled), add a note to its thread, or set its wiki links (replacing them).",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"},"state":{"type":"string"},"note":{"type":"string"},"wiki_links":{"type":"array","items":{"type":"string"}}},"required":["task_id"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskHandoff, Run: tt.taskHandoff,
+		Tool{Name: bullpen.ToolTaskHandoff, Run: tt.taskHandoff, Effect: EffectOffice,
 			Description: "Hand a task to another member with a message; they are woken.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"},"to":{"type":"string","description":"handle"},"message":{"type":"string"}},"required":["task_id","to","message"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolTaskSubmit, Run: tt.taskSubmit,
+		Tool{Name: bullpen.ToolTaskSubmit, Run: tt.taskSubmit, Effect: EffectOffice,
 			Description: "Submit your work on a task you own: to review when it needs one, else it is done.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"},"note":{"type":"string"}},"required":["task_id"],"additionalProperties":false}`)},
 	)
@@ -106,12 +106,17 @@ func (tt taskTools) taskInput(ctx context.Context, a taskArgs, channelID int64) 
 	return in, nil
 }
 
-// taskCommit adapts a call's record to the task layer's commit hook.
-func taskCommit(c *Call, result func(bullpen.Task) string) tasks.Commit {
-	if c.Commit == nil {
-		return nil
-	}
-	return func(tx *store.Tx, t bullpen.Task) error { return c.Commit(tx, result(t)) }
+// taskWrite makes a task tool's write through Call.Write: do calls the
+// task layer's With method with the commit hook that records the call's
+// result in the change's transaction.
+func taskWrite(c *Call, result func(bullpen.Task) string, do func(commit tasks.Commit) (bullpen.Task, error)) (string, error) {
+	return c.Write(func(record Record) (string, error) {
+		t, err := do(func(tx *store.Tx, t bullpen.Task) error { return record(tx, result(t)) })
+		if err != nil {
+			return "", err
+		}
+		return result(t), nil
+	})
 }
 
 // taskLine is what a model reads of a task.
@@ -130,7 +135,8 @@ func taskLine(t bullpen.Task, handles map[int64]string) string {
 	return line
 }
 
-func (tt taskTools) taskResult(ctx context.Context) func(bullpen.Task) string {
+// taskResult is what a task tool returns: verb and the task's line.
+func (tt taskTools) taskResult(ctx context.Context, verb string) func(bullpen.Task) string {
 	handles := tt.dir.handles(ctx)
-	return func(t bullpen.Task) string { return taskLine(t, handles) }
+	return func(t bullpen.Task) string { return verb + taskLine(t, handles) }
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/bullpen-hq/bullpen/store"
 )
 
-// WikiTx is a Wiki whose writes can run the caller's writes in their own
-// transaction. With it an agent's wiki write and the turn's record of it
-// commit together, so a crash never makes the write happen twice; without
-// it a write interrupted before its record is redone (and then usually
-// refused as a stale revision). *wiki.Wiki provides it.
+// WikiTx is the write half of Wiki: a save that runs the caller's writes
+// in its own transaction, so that an agent's wiki write and the turn's
+// record of it commit together and a crash never makes the write happen
+// twice. *wiki.Wiki provides it.
 type WikiTx interface {
 	WritePageWith(ctx context.Context, actor bullpen.Member, title, body string, baseRevision int,
 		fn func(tx *store.Tx, p bullpen.WikiPage) error) (bullpen.WikiPage, error)
@@ -32,7 +31,7 @@ func (wk wikiTools) registerWikiTools(r *Registry) error {
 		Tool{Name: bullpen.ToolWikiRead, Run: wk.wikiRead,
 			Description: "Read a wiki page and its current revision number.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`)},
-		Tool{Name: bullpen.ToolWikiWrite, Run: wk.wikiWrite,
+		Tool{Name: bullpen.ToolWikiWrite, Run: wk.wikiWrite, Effect: EffectOffice,
 			Description: "Create or update a wiki page (Markdown). To edit, pass the revision you read as base_revision; 0 creates a page.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"},"base_revision":{"type":"integer"}},"required":["title","body"],"additionalProperties":false}`)},
 	)
@@ -93,19 +92,13 @@ func (wk wikiTools) wikiWrite(ctx context.Context, c *Call) (string, error) {
 		return "", err
 	}
 	result := func(p bullpen.WikiPage) string { return fmt.Sprintf(`{"title":%q,"revision":%d}`, p.Title, p.Revision) }
-	var (
-		p   bullpen.WikiPage
-		err error
-	)
-	if wt, ok := wk.wiki.(WikiTx); ok && c.Commit != nil {
-		p, err = wt.WritePageWith(ctx, c.Member, a.Title, a.Body, a.BaseRevision, func(tx *store.Tx, saved bullpen.WikiPage) error {
-			return c.Commit(tx, result(saved))
+	return c.Write(func(record Record) (string, error) {
+		p, err := wk.wiki.WritePageWith(ctx, c.Member, a.Title, a.Body, a.BaseRevision, func(tx *store.Tx, saved bullpen.WikiPage) error {
+			return record(tx, result(saved))
 		})
-	} else {
-		p, err = wk.wiki.WritePage(ctx, c.Member, a.Title, a.Body, a.BaseRevision)
-	}
-	if err != nil {
-		return "", err
-	}
-	return result(p), nil
+		if err != nil {
+			return "", err
+		}
+		return result(p), nil
+	})
 }

@@ -1,9 +1,11 @@
 // Package config reads the server's settings (bullpen serve, demo,
 // migrate, admin-token, install-clis) from its command line, each flag
-// falling back to an environment variable. The packages that use a
-// setting own its flags (sandbox.Limits, sandboxes.Times,
-// web.AuthLimits, agents.Recording); Config gathers them into one flag
-// set. docs/operations.md lists every flag and variable.
+// falling back to an environment variable. Config gathers them into one
+// flag set: its own settings and the groups beside it (SandboxTimes,
+// AuthLimits, Recording, Ops), and the sandbox library's
+// sandbox.Limits. It imports no service (TestDepsReachNoAgents): main
+// hands the values to the packages that use them. docs/operations.md
+// lists every flag and variable.
 package config
 
 import (
@@ -13,10 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/bullpen-hq/bullpen/agents"
 	"github.com/bullpen-hq/bullpen/sandbox"
-	"github.com/bullpen-hq/bullpen/sandboxes"
-	"github.com/bullpen-hq/bullpen/web"
 )
 
 // Config is the server's settings, as flags and environment give them.
@@ -38,11 +37,11 @@ type Config struct {
 	// SandboxLimits are the operator's default sandbox limits.
 	SandboxLimits sandbox.Limits
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
-	SandboxTimes sandboxes.Times
+	SandboxTimes SandboxTimes
 	// Auth limits failed authentication per client address.
-	Auth web.AuthLimits
+	Auth AuthLimits
 	// Recording sets the turn inspector's retention and size caps.
-	Recording agents.Recording
+	Recording Recording
 	// Ops are the log format and the metrics token.
 	Ops Ops
 	// Demo runs every agent on the scripted simulation (bullpen demo, in

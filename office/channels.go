@@ -49,15 +49,15 @@ func (o *Office) OpenDM(ctx context.Context, actor bullpen.Member, otherID int64
 		if c, err = tx.CreateChannel(c); err != nil {
 			return err
 		}
-		if _, err = tx.Emit(bullpen.EventChannelCreated, c.ID, audience, c); err != nil {
-			return err
-		}
 		for _, m := range []bullpen.Member{actor, other} {
 			if _, err := tx.AddChannelMember(c.ID, m.ID); err != nil {
 				return err
 			}
 		}
-		return nil
+		// After its members: the event is theirs (store: a DM's events
+		// reach its members only).
+		_, err = tx.Emit(bullpen.EventChannelCreated, c.ID, audience, c)
+		return err
 	})
 	if bullpen.IsCode(err, bullpen.ECONFLICT) { // opened concurrently
 		return o.db.ChannelByName(ctx, name)

@@ -19,23 +19,36 @@ var (
 
 // TestDepsReachNoAgents: sandboxes, timeline, wiki and office read the
 // agents' nouns from the root package, so none of them pulls in agents (a
-// leaf only main and the adapters that serve agents import).
+// leaf only main and the adapters that serve agents import). config
+// holds the server's settings and imports no service at all: main hands
+// its values to the packages that use them.
 func TestDepsReachNoAgents(t *testing.T) {
 	const mod = "github.com/bullpen-hq/bullpen"
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`,
-		mod+"/sandboxes", mod+"/timeline", mod+"/wiki", mod+"/office").CombinedOutput()
+	services := []string{"/agents", "/web", "/sandboxes", "/store", "/office"}
+	forbidden := map[string][]string{
+		mod + "/sandboxes": {"/agents"}, mod + "/timeline": {"/agents"}, mod + "/wiki": {"/agents"},
+		mod + "/office": {"/agents"}, mod + "/config": services,
+	}
+	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
+	for pkg := range forbidden {
+		args = append(args, pkg)
+	}
+	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v: %s", err, out)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, line := range lines {
 		f := strings.Fields(line)
 		for _, dep := range f[1:] {
-			if dep == mod+"/agents" || strings.HasPrefix(dep, mod+"/agents/") {
-				t.Errorf("%s depends on %s: move the shared nouns to the root package", f[0], dep)
+			for _, bad := range forbidden[f[0]] {
+				if dep == mod+bad || strings.HasPrefix(dep, mod+bad+"/") {
+					t.Errorf("%s depends on %s: move the shared nouns to the root package, or let main hand the values over", f[0], dep)
+				}
 			}
 		}
 	}
-	if len(strings.Split(strings.TrimSpace(string(out)), "\n")) != 4 {
-		t.Fatalf("go list answered for fewer than 4 packages: %s", out)
+	if len(lines) != len(forbidden) {
+		t.Fatalf("go list answered for %d packages, want %d: %s", len(lines), len(forbidden), out)
 	}
 }

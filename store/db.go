@@ -74,6 +74,8 @@ type DB struct {
 	statements, commits atomic.Int64
 	// hot holds the prepared inserts of the post path (hot.go).
 	hot *hotStmts
+	// channelAud keeps each channel's event audience (visibility.go).
+	channelAud channelAudiences
 }
 
 // Open connects, applies pending migrations and returns the database.

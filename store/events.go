@@ -31,6 +31,9 @@ func (tx *Tx) Emit(typ string, channelID int64, audience []int64, payload any) (
 		return bullpen.Event{}, fmt.Errorf("store: encode %s event: %w", typ, err)
 	}
 	body = tx.db.secrets.Bytes(body) // no event shows a secret
+	if audience, err = tx.audience(typ, channelID, audience, body); err != nil {
+		return bullpen.Event{}, err
+	}
 	seq, err := tx.seq()
 	if err != nil {
 		return bullpen.Event{}, err

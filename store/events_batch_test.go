@@ -28,7 +28,7 @@ func TestBatchInsertsMatchGORM(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if ev, err = tx.Emit("test.gorm", ch.ID, []int64{1, 2}, map[string]any{}); err != nil {
+			if ev, err = tx.Emit(testKind, ch.ID, []int64{1, 2}, map[string]any{}); err != nil {
 				return err
 			}
 			gormMsg, gormSeq, err = tx.CreateRowsByGORM(ch.ID, ada.ID)
@@ -110,7 +110,7 @@ func TestBatchFailingRowKeepsOrder(t *testing.T) {
 		}
 		posts[5].fail = "fk"
 		runBatch(t, db, ch, ada.ID, posts)
-		checkGroup(t, db, posts)
+		checkGroup(t, db, posts, 0)
 		evs, err := db.EventsAfter(context.Background(), 1, 100) // after the holding write's
 		if err != nil {
 			t.Fatal(err)

@@ -59,6 +59,17 @@ func BenchmarkEventPage(b *testing.B) {
 func fillLog(b *testing.B, db *store.DB, n int) {
 	b.Helper()
 	kinds := []string{"agent.tool_started", "agent.tool_finished", "message.posted", "agent.turn_started", "wiki.page_saved"}
+	// The events' 10 channels (ids 1 to 10): public, so an audience
+	// narrows what their kind allows (the store checks it).
+	if _, err := db.Transact(context.Background(), func(tx *store.Tx) error {
+		m, err := tx.CreateMember(bullpen.Member{Handle: "ada", DisplayName: "Ada", Kind: bullpen.KindHuman})
+		for i := 1; i <= 10 && err == nil; i++ {
+			_, err = tx.CreateChannel(bullpen.Channel{Name: fmt.Sprint("c", i), Kind: bullpen.ChannelPublic, CreatedBy: m.ID})
+		}
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
 	for done := 0; done < n; {
 		_, err := db.Transact(context.Background(), func(tx *store.Tx) error {
 			for i := 0; i < 1000 && done < n; i, done = i+1, done+1 {

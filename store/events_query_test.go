@@ -23,7 +23,7 @@ func TestEventPageAudience(t *testing.T) {
 				case 2:
 					aud = []int64{2}
 				}
-				if _, err := tx.Emit(fmt.Sprintf("test.e%d", i%3), 0, aud, map[string]int{"i": i}); err != nil {
+				if _, err := tx.Emit(testKinds[i%3], 0, aud, map[string]int{"i": i}); err != nil {
 					return err
 				}
 			}
@@ -57,12 +57,12 @@ func TestEventPageAudience(t *testing.T) {
 		if n, _ := count(store.EventViewer{ID: 99, Admin: true}); n != 30 {
 			t.Errorf("an admin sees %d events, want 30", n)
 		}
-		p, err := db.EventPage(ctx, store.EventViewer{ID: 2}, bullpen.EventFilter{Limit: 100, Kinds: []string{"test.e2", "test.e0"}, After: 3})
+		p, err := db.EventPage(ctx, store.EventViewer{ID: 2}, bullpen.EventFilter{Limit: 100, Kinds: []string{testKinds[2], testKinds[0]}, After: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, ev := range p.Items {
-			if ev.Seq <= 3 || (ev.Type != "test.e2" && ev.Type != "test.e0") || (i > 0 && ev.Seq <= p.Items[i-1].Seq) {
+			if ev.Seq <= 3 || (ev.Type != testKinds[2] && ev.Type != testKinds[0]) || (i > 0 && ev.Seq <= p.Items[i-1].Seq) {
 				t.Errorf("forward page with kinds: item %d = %d %s", i, ev.Seq, ev.Type)
 			}
 		}

@@ -1,6 +1,10 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/bullpen-hq/bullpen"
+)
 
 // QueuedWrites returns how many grouped writes wait for the committer, so
 // that a test can fill a batch before letting it commit.
@@ -21,7 +25,8 @@ func (tx *Tx) CreateRowsByGORM(channelID, authorID int64) (msgID, seq int64, err
 	if err != nil {
 		return 0, 0, err
 	}
-	e := eventRow{Seq: s, Type: "test.gorm", ChannelID: &channelID, ActorID: 0, Audience: "1,2", Payload: "{}", CreatedAt: tx.now}
+	// of the kind hot_test emits
+	e := eventRow{Seq: s, Type: bullpen.EventMemberUpdated, ChannelID: &channelID, ActorID: 0, Audience: "1,2", Payload: "{}", CreatedAt: tx.now}
 	if err := tx.g.Create(&e).Error; err != nil {
 		return 0, 0, err
 	}

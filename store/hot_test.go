@@ -25,7 +25,7 @@ func TestHotInsertsMatchGORM(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			hotEv, err = tx.Emit("test.gorm", ch.ID, []int64{1, 2}, map[string]any{})
+			hotEv, err = tx.Emit(testKind, ch.ID, []int64{1, 2}, map[string]any{})
 			return err
 		})
 		const msgCols = "SELECT channel_id, author_id, thread_id, mentions, reply_count, source, created_at, 't=' || created_at, edited_at, deleted_at, turn_id FROM messages WHERE id = ?"

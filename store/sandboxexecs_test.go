@@ -10,8 +10,9 @@ import (
 )
 
 type sbEvent struct {
-	ID     string `json:"id"`
-	ExecID string `json:"exec_id"`
+	ID      string `json:"id"`
+	ExecID  string `json:"exec_id"`
+	OwnerID int64  `json:"owner_id"`
 }
 
 // emitSandbox stores n events of typ about sandbox id.
@@ -19,7 +20,7 @@ func emitSandbox(tb testing.TB, db *store.DB, typ, id string, n int) {
 	tb.Helper()
 	if _, err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		for i := range n {
-			if _, err := tx.Emit(typ, 0, []int64{1}, sbEvent{ID: id, ExecID: fmt.Sprint("x_", i)}); err != nil {
+			if _, err := tx.Emit(typ, 0, []int64{1}, sbEvent{ID: id, ExecID: fmt.Sprint("x_", i), OwnerID: 1}); err != nil {
 				return err
 			}
 		}

@@ -259,7 +259,7 @@ func TestEventsAfterInOrder(t *testing.T) {
 		ctx := context.Background()
 		write(t, db, func(tx *store.Tx) error {
 			for i := range 5 {
-				if _, err := tx.Emit("test.event", int64(i), []int64{int64(i), 7}, map[string]int{"n": i}); err != nil {
+				if _, err := tx.Emit(testKind, int64(i), []int64{int64(i), 7}, map[string]int{"n": i}); err != nil {
 					return err
 				}
 			}

@@ -40,6 +40,9 @@ type Tx struct {
 	batch *rowBatch
 	// notified: the batch's last write announced its events already.
 	notified bool
+	// chanAud holds the channel audiences this transaction read, kept by
+	// the database once it commits (visibility.go).
+	chanAud map[int64][]int64
 }
 
 // Transact runs fn in a transaction. When fn returns nil the transaction
@@ -98,6 +101,7 @@ func (tx *Tx) commit() error {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	tx.db.commits.Add(1)
+	tx.db.channelAud.keep(tx.chanAud)
 	if tx.marks.auth {
 		for _, fn := range tx.db.onAuth {
 			fn()

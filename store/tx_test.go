@@ -20,10 +20,10 @@ var errRollback = errors.New("roll back")
 // emit writes one event in its own transaction, rolled back when fail is set.
 func emit(ctx context.Context, db *store.DB, fail bool) error {
 	_, err := db.Transact(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Emit("test.event", 0, nil, map[string]bool{"fail": fail}); err != nil {
+		if _, err := tx.Emit(testKind, 0, nil, map[string]bool{"fail": fail}); err != nil {
 			return err
 		}
-		if _, err := tx.Emit("test.event", 0, nil, map[string]bool{"fail": fail}); err != nil {
+		if _, err := tx.Emit(testKind, 0, nil, map[string]bool{"fail": fail}); err != nil {
 			return err
 		}
 		if fail {
@@ -141,7 +141,7 @@ func BenchmarkWriteOneEvent(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				if _, err := db.Transact(ctx, func(tx *store.Tx) error {
-					_, err := tx.Emit("bench.event", 0, nil, map[string]int{"n": 1})
+					_, err := tx.Emit(testKind, 0, nil, map[string]int{"n": 1})
 					return err
 				}); err != nil {
 					b.Fatal(err)
@@ -178,7 +178,7 @@ func TestCrashedWriterLeavesNoGapPostgres(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := db.Transact(ctx, func(tx *store.Tx) error {
-				if _, err := tx.Emit("test.event", 0, nil, map[string]int{"doomed": i}); err != nil {
+				if _, err := tx.Emit(testKind, 0, nil, map[string]int{"doomed": i}); err != nil {
 					return err
 				}
 				var n int

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/web/views"
+	"github.com/gofiber/fiber/v2"
 )
 
 // kindOptions are the kind filter's choices, one for each group the
@@ -65,8 +66,9 @@ func compactKinds(kinds []bullpen.EventKind, names []string, taken map[string]bo
 	return out
 }
 
-// eventKindItems is the event kind catalogue the dashboard page carries
-// for its scripts.
+// eventKindItems is the event kind catalogue: the dashboard page carries
+// it for its scripts (<meta name="bp-event-kinds">), and
+// GET /api/v1/events/kinds serves it (listEventKinds).
 func eventKindItems() []views.EventKindItem {
 	kinds := bullpen.EventKinds()
 	out := make([]views.EventKindItem, len(kinds))
@@ -74,6 +76,13 @@ func eventKindItems() []views.EventKindItem {
 		out[i] = views.EventKindItem{Name: k.Name, Label: k.Label, Group: string(k.Group), Ephemeral: k.Ephemeral}
 	}
 	return out
+}
+
+// listEventKinds serves GET /api/v1/events/kinds: every declared event
+// kind with its label and timeline group, in declaration order, the
+// catalogue the dashboard page carries.
+func (s *Server) listEventKinds(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"items": eventKindItems()})
 }
 
 func namespace(kind string) string {

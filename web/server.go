@@ -289,6 +289,7 @@ func (s *Server) routes() {
 	api.Patch("/messages/:id", s.editMessage)
 	api.Delete("/messages/:id", s.deleteMessage)
 	api.Get("/events", s.listEvents)
+	api.Get("/events/kinds", s.listEventKinds)
 	api.Get("/tokens", s.listTokens)
 	api.Post("/tokens", s.createToken)
 	api.Delete("/tokens/:id", s.revokeToken)

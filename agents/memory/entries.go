@@ -181,11 +181,23 @@ func (s *Service) Update(ctx context.Context, actor bullpen.Member, agentID, id 
 // Forget deletes an entry for real; the history keeps only who forgot it
 // and when.
 func (s *Service) Forget(ctx context.Context, actor bullpen.Member, agentID, id int64) error {
+	return s.ForgetWith(ctx, actor, agentID, id, nil)
+}
+
+// ForgetWith is Forget that runs fn (when not nil) in the delete's own
+// transaction: an agent's record of its memory_forget commits with it,
+// so a resumed turn never forgets twice (and never reports the second
+// try's "not found").
+func (s *Service) ForgetWith(ctx context.Context, actor bullpen.Member, agentID, id int64, fn func(tx *store.Tx) error) error {
 	if _, err := s.entry(ctx, actor, agentID, id); err != nil {
 		return err
 	}
 	_, err := s.db.Transact(ctx, func(tx *store.Tx) error {
-		return tx.DeleteMemory(id, bullpen.MemoryHistory{AgentID: agentID, Action: bullpen.MemoryForgot, ActorID: actor.ID})
+		err := tx.DeleteMemory(id, bullpen.MemoryHistory{AgentID: agentID, Action: bullpen.MemoryForgot, ActorID: actor.ID})
+		if err != nil || fn == nil {
+			return err
+		}
+		return fn(tx)
 	})
 	return err
 }

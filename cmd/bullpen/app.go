@@ -104,7 +104,8 @@ func (m *Main) ParseFlags(cmd string, args []string) error {
 
 // OpenStore opens the database and applies migrations.
 func (m *Main) OpenStore(ctx context.Context) error {
-	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir, Record: m.Recording.StoreCaps(), Secrets: m.Secrets})
+	db, err := store.Open(ctx, store.Config{URL: m.DatabaseURL, DataDir: m.DataDir, Secrets: m.Secrets,
+		Record: store.RecordCaps{BodyCap: int(m.Recording.BodyCap), TurnCap: int(m.Recording.TurnCap)}})
 	if err != nil {
 		return err
 	}
@@ -170,8 +171,7 @@ func (m *Main) Run(ctx context.Context) error {
 // and starts it on Addr in the background.
 func (m *Main) serve() error {
 	wcfg := web.Config{OfficeName: m.OfficeName, Logger: m.Logger, Notice: m.Agents.Notice, Descriptors: fds.Count,
-		SandboxesOff: !m.SandboxesOn, SandboxesDown: m.sandboxesDown}
-	m.Auth.Apply(&wcfg)
+		SandboxesOff: !m.SandboxesOn, SandboxesDown: m.sandboxesDown, AuthFailures: m.Auth.Failures, AuthWindow: m.Auth.Window, TrustedProxies: m.Auth.Proxies()}
 	if m.demo != nil {
 		wcfg.OnWatch = m.demo.Watched
 	}

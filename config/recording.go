@@ -1,4 +1,4 @@
-package agents
+package config
 
 import (
 	"flag"
@@ -8,12 +8,22 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/store"
+)
+
+// The recording's defaults. The store and the agents fall back to the
+// same values when they are given none (store.DefaultTurnCap,
+// store.DefaultBodyCap, agents.DefaultTurnRetention; a test keeps them
+// equal).
+const (
+	DefaultTurnRetention = 30 * 24 * time.Hour
+	DefaultTurnCap       = 4 << 20   // bytes kept of all the bodies of one turn
+	DefaultBodyCap       = 256 << 10 // bytes kept of one request or response body
 )
 
 // Recording is the operator's settings for the turn inspector's record,
 // as flags and environment variables: how long turns' model calls are
-// kept and how much of them.
+// kept and how much of them. Main hands them to store.Config.Record and
+// agents.Config.TurnRetention.
 type Recording struct {
 	Retention time.Duration // model calls of older turns are deleted
 	TurnCap   int64         // bytes of bodies kept per turn
@@ -26,7 +36,7 @@ type Recording struct {
 // variable.
 func (r *Recording) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func() error {
 	var errs []error
-	r.Retention, r.TurnCap, r.BodyCap = DefaultTurnRetention, store.DefaultTurnCap, store.DefaultBodyCap
+	r.Retention, r.TurnCap, r.BodyCap = DefaultTurnRetention, DefaultTurnCap, DefaultBodyCap
 	env := func(name string, set func(string) error) {
 		if v := getenv(name); v != "" {
 			if err := set(v); err != nil {
@@ -84,11 +94,3 @@ func sizeSetter(dst *int64) func(string) error {
 		return nil
 	}
 }
-
-// StoreCaps are the caps for store.Config.Record.
-func (r Recording) StoreCaps() store.RecordCaps {
-	return store.RecordCaps{BodyCap: int(r.BodyCap), TurnCap: int(r.TurnCap)}
-}
-
-// Apply puts the retention into the agents' config.
-func (r Recording) Apply(cfg *Config) { cfg.TurnRetention = r.Retention }

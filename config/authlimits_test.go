@@ -1,4 +1,4 @@
-package web_test
+package config_test
 
 import (
 	"flag"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bullpen-hq/bullpen/web"
+	"github.com/bullpen-hq/bullpen/config"
 )
 
 // The auth limits come from flags or env; malformed values are refused;
-// Apply hands them to the server's Config with blank proxies left out.
+// Proxies lists the trusted proxies with blanks left out.
 func TestAuthLimitsRegisterFlags(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -33,7 +33,7 @@ func TestAuthLimitsRegisterFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var a web.AuthLimits
+			var a config.AuthLimits
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			check := a.RegisterFlags(fs, func(k string) string { return tt.env[k] })
@@ -47,11 +47,9 @@ func TestAuthLimitsRegisterFlags(t *testing.T) {
 			if tt.wantErr {
 				return
 			}
-			var cfg web.Config
-			a.Apply(&cfg)
-			if cfg.AuthFailures != tt.failures || cfg.AuthWindow != tt.window || !slices.Equal(cfg.TrustedProxies, tt.proxies) {
-				t.Errorf("Config = failures %d window %v proxies %q, want %d %v %q",
-					cfg.AuthFailures, cfg.AuthWindow, cfg.TrustedProxies, tt.failures, tt.window, tt.proxies)
+			if a.Failures != tt.failures || a.Window != tt.window || !slices.Equal(a.Proxies(), tt.proxies) {
+				t.Errorf("AuthLimits = failures %d window %v proxies %q, want %d %v %q",
+					a.Failures, a.Window, a.Proxies(), tt.failures, tt.window, tt.proxies)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package sandboxes
+package config
 
 import (
 	"flag"
@@ -26,7 +26,7 @@ func TestTimesRegisterFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var ts Times
+			var ts SandboxTimes
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			check := ts.RegisterFlags(fs, func(k string) string { return tt.env[k] })
@@ -38,7 +38,7 @@ func TestTimesRegisterFlags(t *testing.T) {
 				t.Fatalf("flags %v = %v, want error %v", tt.args, err, tt.wantErr)
 			}
 			if !tt.wantErr && (ts.DefaultLifetime != tt.lifetime || ts.AgentIdle != tt.idle) {
-				t.Errorf("Times = %+v, want lifetime %v idle %v", ts, tt.lifetime, tt.idle)
+				t.Errorf("SandboxTimes = %+v, want lifetime %v idle %v", ts, tt.lifetime, tt.idle)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package sandboxes
+package config
 
 import (
 	"flag"
@@ -6,12 +6,21 @@ import (
 	"time"
 )
 
-// DefaultLifetime is the lifetime of an API-created sandbox whose request
-// sets none, unless the operator says otherwise.
-const DefaultLifetime = 24 * time.Hour
+// The sandbox times' defaults. DefaultAgentIdle is also what
+// sandboxes.Workspaces falls back to (sandboxes.DefaultAgentIdle; a
+// test keeps the two equal).
+const (
+	// DefaultSandboxLifetime is the lifetime of an API-created sandbox
+	// whose request sets none, unless the operator says otherwise.
+	DefaultSandboxLifetime = 24 * time.Hour
+	// DefaultAgentIdle is how long an agent's workspace may idle before
+	// it is stopped, unless the operator says otherwise.
+	DefaultAgentIdle = 10 * time.Minute
+)
 
-// Times are the operator's defaults for how long sandboxes live.
-type Times struct {
+// SandboxTimes are the operator's defaults for how long sandboxes live;
+// main hands them to sandboxes.Config and Service.Workspaces.
+type SandboxTimes struct {
 	// DefaultLifetime is the lifetime of a sandbox created through the API
 	// whose request sets none.
 	DefaultLifetime time.Duration
@@ -30,8 +39,8 @@ var timeEnv = [...]struct{ flag, env string }{
 // environment variables read through getenv. The caller parses fs, then
 // calls the returned func: it refuses malformed environment values
 // (naming the variable) and durations under a second.
-func (t *Times) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func() error {
-	fs.DurationVar(&t.DefaultLifetime, timeEnv[0].flag, envDuration(getenv, timeEnv[0].env, DefaultLifetime),
+func (t *SandboxTimes) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func() error {
+	fs.DurationVar(&t.DefaultLifetime, timeEnv[0].flag, envDuration(getenv, timeEnv[0].env, DefaultSandboxLifetime),
 		"lifetime of API-created sandboxes whose request sets no timeout (env "+timeEnv[0].env+")")
 	fs.DurationVar(&t.AgentIdle, timeEnv[1].flag, envDuration(getenv, timeEnv[1].env, DefaultAgentIdle),
 		"idle time after which an agent's sandbox is stopped (env "+timeEnv[1].env+")")
@@ -39,7 +48,7 @@ func (t *Times) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func
 }
 
 // check refuses durations the sandboxes cannot use.
-func (t *Times) check(getenv func(string) string) error {
+func (t *SandboxTimes) check(getenv func(string) string) error {
 	for _, e := range timeEnv {
 		if v := getenv(e.env); v != "" {
 			if _, err := time.ParseDuration(v); err != nil {

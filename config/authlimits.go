@@ -1,4 +1,4 @@
-package web
+package config
 
 import (
 	"flag"
@@ -10,8 +10,8 @@ import (
 )
 
 // AuthLimits are the operator's settings for refusing credential
-// guessing, as flags and environment variables; Apply puts them into a
-// Config.
+// guessing, as flags and environment variables; main hands them to
+// web.Config (AuthFailures, AuthWindow, TrustedProxies: Proxies).
 type AuthLimits struct {
 	// Failures is how many failed authentications a client address may
 	// make per Window before it gets 429 (negative: no limit).
@@ -55,7 +55,7 @@ func (a *AuthLimits) check(getenv func(string) string) error {
 	if a.Window < time.Second {
 		return fmt.Errorf("--auth-window must be at least 1s")
 	}
-	for _, p := range a.proxies() {
+	for _, p := range a.Proxies() {
 		if _, err := netip.ParsePrefix(p); err != nil {
 			if _, err := netip.ParseAddr(p); err != nil {
 				return fmt.Errorf("--trusted-proxies: %q is neither an IP nor a CIDR", p)
@@ -65,8 +65,8 @@ func (a *AuthLimits) check(getenv func(string) string) error {
 	return nil
 }
 
-// proxies lists the trusted proxies, blanks left out.
-func (a *AuthLimits) proxies() []string {
+// Proxies lists the trusted proxies, blanks left out.
+func (a *AuthLimits) Proxies() []string {
 	var out []string
 	for _, p := range strings.Split(a.TrustedProxies, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -76,25 +76,11 @@ func (a *AuthLimits) proxies() []string {
 	return out
 }
 
-// Apply puts the limits into the web server's config.
-func (a *AuthLimits) Apply(cfg *Config) {
-	cfg.AuthFailures, cfg.AuthWindow, cfg.TrustedProxies = a.Failures, a.Window, a.proxies()
-}
-
 // envInt parses a whole number from the environment, def when unset (a
 // malformed value is refused by check).
 func envInt(getenv func(string) string, name string, def int) int {
 	if n, err := strconv.Atoi(getenv(name)); err == nil {
 		return n
-	}
-	return def
-}
-
-// envDuration parses a duration from the environment, def when unset (a
-// malformed value is refused by check).
-func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(getenv(name)); err == nil {
-		return d
 	}
 	return def
 }
