@@ -107,6 +107,7 @@ func sandboxKinds() []EventKind {
 			Decode: decoder(SandboxExecOf), Line: execFinished},
 		{Name: EventSandboxOutput, Label: "Command output", Visibility: VisibleOwner, Ephemeral: true,
 			Decode: decoder(SandboxOutputOf)},
+		sandboxSettingsKind(),
 	}
 }
 

@@ -113,6 +113,10 @@ func runScenario(t *testing.T, f *fixture) scenarioIDs {
 
 	officeChanges(t, f)
 	ids.sandboxID = pauseWorkspace(t, f, eng.ID)
+	on := true
+	if _, err := f.boxes.UpdateSettings(ctx, f.admin, bullpen.SandboxSettingsInput{PullOnCreate: &on}); err != nil {
+		t.Fatalf("UpdateSettings: %v", err)
+	}
 	if _, err := f.agents.Fire(ctx, f.admin, pm.ID); err != nil {
 		t.Fatalf("Fire: %v", err)
 	}
@@ -266,6 +270,7 @@ func expectedLines(ids scenarioIDs) []want {
 		{"sandbox.state", `^@engineer's sandbox \S+ resumed$`, `^#sandbox/` + sb + `$`},
 		{"sandbox.exec_started", "^@engineer is running `df -h` in \\S+$", `^#sandbox/` + sb + `/exec/\S+$`},
 		{"sandbox.exec_finished", "^@engineer ran `df -h` → exit 0 in [\\d.]+ m?s$", `^#sandbox/` + sb + `/exec/\S+$`},
+		{bullpen.EventSandboxSettings, `^@admin turned on pulling unknown images when a sandbox is created$`, `^$`},
 	}
 }
 
