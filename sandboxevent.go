@@ -101,7 +101,7 @@ func sandboxKinds() []EventKind {
 			Decode: decoder(SandboxStateOf), Line: sandboxState},
 		{Name: EventSandboxState, Label: "Sandbox state changed", Group: GroupSandbox, Visibility: VisibleOwner, Actor: "owner_id",
 			Decode: decoder(SandboxStateOf), Line: sandboxState},
-		{Name: EventSandboxExecStarted, Label: "Command started", Group: GroupCommands, Visibility: VisibleOwner, Actor: "by_id",
+		{Name: EventSandboxExecStarted, Label: "Command started", Group: GroupCommands, Visibility: VisibleOwner, Actor: "by_id", Detail: true,
 			Decode: decoder(SandboxExecOf), Line: execStarted},
 		{Name: EventSandboxExecFinished, Label: "Command finished", Group: GroupCommands, Visibility: VisibleOwner, Actor: "by_id",
 			Decode: decoder(SandboxExecOf), Line: execFinished},

@@ -168,7 +168,7 @@
     state.open = null;
     state.execs.clear();
     root.dispatchEvent(new CustomEvent("bp:sandbox-close"));
-    if (location.hash.startsWith("#sandbox=")) history.replaceState(null, "", location.pathname + location.search);
+    if (location.hash.startsWith("#sandbox=") || location.hash.startsWith("#sandbox/")) history.replaceState(null, "", location.pathname + location.search);
     showView("list");
     loadList();
   }
@@ -326,10 +326,11 @@
     finish(b, x.error ? { error: x.error } : x);
   }
 
-  // openFromHash opens #sandbox=<id>[&exec=<id>]: the Sandboxes tab, the
-  // sandbox, and that command's entry, reading older pages until found.
+  // openFromHash opens #sandbox=<id>[&exec=<id>], or the timeline's
+  // #sandbox/<id>[/exec/<id>]: the Sandboxes tab, the sandbox, and that
+  // command's entry, reading older pages until found.
   async function openFromHash() {
-    const m = /^#sandbox=([^&]+)(?:&exec=([^&]+))?/.exec(location.hash);
+    const m = /^#sandbox=([^&]+)(?:&exec=([^&]+))?/.exec(location.hash) || /^#sandbox\/([^/]+)(?:\/exec\/([^/]+))?$/.exec(location.hash);
     if (!m) return;
     const id = decodeURIComponent(m[1]);
     const execID = m[2] ? decodeURIComponent(m[2]) : "";
