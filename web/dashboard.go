@@ -52,7 +52,7 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 		return err
 	}
 	byID := map[int64]bullpen.Member{}
-	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me), EventKinds: eventKindItems(),
+	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me), EventKinds: eventKindItems(), MaxMessageChars: bullpen.MaxMessageBody,
 		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next}
 	for _, m := range members {
 		byID[m.ID] = m

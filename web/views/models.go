@@ -57,6 +57,9 @@ type DashboardPage struct {
 	Timeline       TimelineView  // the Activity tab
 	// EventKinds label the event kinds for the scripts (BP.eventKind).
 	EventKinds []EventKindItem
+	// MaxMessageChars is the most characters a message may have: the
+	// composers warn before a send the server would refuse.
+	MaxMessageChars int
 }
 
 // EventKindItem is an event kind as the dashboard's scripts know it:
