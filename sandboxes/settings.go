@@ -84,3 +84,7 @@ func (s *Service) pullIfMissing(ctx context.Context, ref string) error {
 	s.log.Info("sandboxes: image pulled for a create", "image", ref)
 	return nil
 }
+
+// Defaults reports the limits a sandbox gets when its spec leaves them
+// out: the operator's defaults (--sandbox-default-cpu, --sandbox-default-memory).
+func (s *Service) Defaults() (cpu float64, memoryBytes int64) { return s.m.Defaults() }

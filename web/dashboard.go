@@ -53,6 +53,7 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 	}
 	byID := map[int64]bullpen.Member{}
 	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me), EventKinds: eventKindItems(), MaxMessageChars: bullpen.MaxMessageBody,
+		SandboxDefaults: s.sandboxDefaults(),
 		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next}
 	for _, m := range members {
 		byID[m.ID] = m

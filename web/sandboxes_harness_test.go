@@ -69,7 +69,8 @@ func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	sc.Office, sc.DB, sc.Images, sc.Sandbox = off, db, images, sandbox.Config{StateDir: state, CheckInterval: 100 * time.Millisecond}
+	sc.Office, sc.DB, sc.Images = off, db, images
+	sc.Sandbox.StateDir, sc.Sandbox.CheckInterval = state, 100*time.Millisecond // the limits a test set stay
 	if sc.MaxPerMember == 0 {
 		sc.MaxPerMember = 4
 	}
