@@ -20,7 +20,7 @@ import (
 // their payloads by the root's TestTaskAndRoutineLines.
 var notProduced = map[string]bool{
 	bullpen.EventTaskCreated: true, bullpen.EventTaskUpdated: true, bullpen.EventTaskClaimed: true, bullpen.EventTaskReleased: true,
-	bullpen.EventTaskHandedOff: true, bullpen.EventTaskSubmitted: true, bullpen.EventTaskReviewed: true,
+	bullpen.EventTaskHandedOff: true, bullpen.EventTaskSubmitted: true, bullpen.EventTaskReviewed: true, bullpen.EventTaskTurn: true,
 	bullpen.EventRoutineCreated: true, bullpen.EventRoutineUpdated: true, bullpen.EventRoutineDeleted: true,
 	bullpen.EventRoutineFired: true, bullpen.EventRoutineSkipped: true,
 }

@@ -26,7 +26,7 @@ func TestComposerWarnsOfAnOversizedPasteBrowser(t *testing.T) {
 		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const i = %s; i.focus(); i.value = %q; i.dispatchEvent(new Event("input", {bubbles: true})); })()`, q(id), text))
 	}
 	long := strings.Repeat("😀", 50) + strings.Repeat("x", 16_000) // 16,050 characters, 16,100 UTF-16 units
-	fits := strings.Repeat("😀", 50) + strings.Repeat("y", 14_950)  // 15,000
+	fits := strings.Repeat("😀", 50) + strings.Repeat("y", 14_950) // 15,000
 	for i, size := range [][2]int64{{1400, 900}, {1024, 768}, {390, 844}} {
 		name := fmt.Sprintf("%dx%d", size[0], size[1])
 		b := newTab(t, ts.URL, ts.Token, size[0], size[1])

@@ -52,9 +52,9 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 		return err
 	}
 	byID := map[int64]bullpen.Member{}
-	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me), EventKinds: eventKindItems(), MaxMessageChars: bullpen.MaxMessageBody,
-		SandboxDefaults: s.sandboxDefaults(),
-		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next}
+	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me), EventKinds: eventKindItems(),
+		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next,
+		MaxMessageChars: bullpen.MaxMessageBody, SandboxDefaults: s.sandboxDefaults()}
 	for _, m := range members {
 		byID[m.ID] = m
 		if agents[m.ID] == bullpen.AgentFired {

@@ -34,7 +34,7 @@ func TestEventsHighlights(t *testing.T) {
 	s.exec(s.Token, sb.ID, map[string]any{"cmd": "echo one"})
 	waitUntil(t, func() bool { return s.eventTypes("kind=sandbox")[bullpen.EventSandboxExecFinished] == 1 }) // stored after the stream ends
 	detail := bullpen.DetailKinds()
-	for _, want := range []string{bullpen.EventSandboxExecStarted, bullpen.EventToolStarted, bullpen.EventWakeQueued, bullpen.EventRoutineSkipped} {
+	for _, want := range []string{bullpen.EventSandboxExecStarted, bullpen.EventToolStarted, bullpen.EventWakeQueued, bullpen.EventRoutineSkipped, bullpen.EventTaskTurn} {
 		if !strings.Contains(","+strings.Join(detail, ",")+",", ","+want+",") {
 			t.Errorf("DetailKinds() = %v, lacks %s", detail, want)
 		}
