@@ -23,6 +23,7 @@
   const MAX_LOG_EXECS = 100;
   const HISTORY_PAGE = 30;
   const MAX_VIEW_BYTES = 256 << 10;
+  const WITHHELD = "(output not stored: this sandbox holds secrets, which a command could print)";
 
   const state = {
     items: [], // the list, as the API returned it
@@ -319,7 +320,7 @@
       b.out.replaceChildren();
       if (x.stdout) b.out.append(el("span", { class: "sbx-stdout" }, x.stdout));
       if (x.stderr) b.out.append(el("span", { class: "sbx-stderr" }, x.stderr));
-      if (x.output_withheld) b.out.append(el("span", { class: "sbx-note" }, "(output not stored: this sandbox holds secrets, which a command could print)"));
+      if (x.output_withheld) b.out.append(el("span", { class: "sbx-note" }, WITHHELD));
       else if (!x.stdout && !x.stderr) b.out.append(el("span", { class: "sbx-note" }, "(no output)"));
       b.off = { stdout: x.stdout_bytes || 0, stderr: x.stderr_bytes || 0 };
     }
@@ -390,8 +391,9 @@
     b.done = true;
     let text;
     let ok = true;
-    if (b.pty && typeof end.stdout === "string" && !end.output_withheld) {
-      b.out.replaceChildren(end.stdout ? el("span", { class: "sbx-stdout" }, end.stdout) : el("span", { class: "sbx-note" }, "(no output)"));
+    if (b.pty && !end.error) { // the session's text, kept by the server, replaces the note
+      b.out.replaceChildren(end.stdout ? el("span", { class: "sbx-stdout" }, end.stdout)
+        : el("span", { class: "sbx-note" }, end.output_withheld ? WITHHELD : "(no output)"));
     }
     if (end.error) {
       text = "error: " + (end.error.message || end.error);
