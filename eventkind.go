@@ -26,6 +26,11 @@ type EventKind struct {
 	Actor string
 	// Ephemeral kinds are published live and never stored.
 	Ephemeral bool
+	// Detail kinds record a step that another kind's line tells too (a
+	// start whose finish follows, a wake whose turn follows) or that
+	// changes nothing (an idle routine tick): the Activity timeline's
+	// highlights leave them out; "Every event" and their group show them.
+	Detail bool
 	// Decode decodes the payload with the family's typed decoder.
 	Decode func(Event) (any, error)
 	// Line is the kind's timeline line; nil shows the plain line that
@@ -93,6 +98,18 @@ func newKindTable(list []EventKind) kindTable {
 		t.byName[k.Name] = i
 	}
 	return t
+}
+
+// DetailKinds names the stored kinds declared Detail: what the
+// timeline's highlights leave out.
+func DetailKinds() []string {
+	var out []string
+	for _, k := range eventKinds.list {
+		if k.Detail && !k.Ephemeral {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // EventKinds returns every declared kind, in declaration order. The slice

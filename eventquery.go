@@ -19,6 +19,9 @@ type EventFilter struct {
 	ActorID   int64    // the member who acted (see EventActorID)
 	ChannelID int64    // the channel the event happened in
 	Kinds     []string // event types ("agent.tool_finished") or namespaces ("wiki")
+	// ExcludeKinds leaves these event types out (the timeline's
+	// highlights leave out DetailKinds).
+	ExcludeKinds []string
 }
 
 // Backwards reports whether the page runs newest first.
@@ -37,8 +40,13 @@ func (f EventFilter) Validate() error {
 		return Errorf(EINVALID, "before (%d) must be more than after+1 (%d)", f.Before, f.After+1)
 	case f.Limit < 1 || f.Limit > 1000:
 		return Errorf(EINVALID, "limit must be between 1 and 1000")
-	case len(f.Kinds) > MaxEventKinds:
+	case len(f.Kinds) > MaxEventKinds || len(f.ExcludeKinds) > MaxEventKinds:
 		return Errorf(EINVALID, "at most %d kinds may be given", MaxEventKinds)
+	}
+	for _, k := range f.ExcludeKinds {
+		if !eventKindRE.MatchString(k) || !strings.Contains(k, ".") {
+			return Errorf(EINVALID, "excluded kind %q is not an event type like agent.tool_started", k)
+		}
 	}
 	for _, k := range f.Kinds {
 		if !eventKindRE.MatchString(k) {

@@ -197,6 +197,12 @@ func (in *RoutineInput) Apply(r *Routine) {
 	}
 }
 
+// detail marks a kind as a step the highlights leave out.
+func detail(k EventKind) EventKind {
+	k.Detail = true
+	return k
+}
+
 func routineKinds() []EventKind {
 	routine := func(name, label string) EventKind {
 		return EventKind{Name: name, Label: label, Group: GroupRoutines, Visibility: VisibleChannel, Actor: "by_id", Decode: decoder(RoutineOf), Line: routineLine}
@@ -206,6 +212,6 @@ func routineKinds() []EventKind {
 		routine(EventRoutineUpdated, "Routine updated"),
 		routine(EventRoutineDeleted, "Routine deleted"),
 		routine(EventRoutineFired, "Routine fired"),
-		routine(EventRoutineSkipped, "Routine skipped"),
+		detail(routine(EventRoutineSkipped, "Routine skipped")),
 	}
 }

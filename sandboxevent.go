@@ -37,12 +37,20 @@ type SandboxStateEvent struct {
 
 // SandboxExecEvent is the payload of EventSandboxExecStarted and EventSandboxExecFinished.
 type SandboxExecEvent struct {
-	ID         string `json:"id"`
-	Name       string `json:"name,omitempty"`
-	OwnerID    int64  `json:"owner_id"`
-	ExecID     string `json:"exec_id"`
-	Command    string `json:"command"`
-	ByID       int64  `json:"by_id"` // the member who ran it
+	ID      string `json:"id"`
+	Name    string `json:"name,omitempty"`
+	OwnerID int64  `json:"owner_id"`
+	ExecID  string `json:"exec_id"`
+	Command string `json:"command"`
+	ByID    int64  `json:"by_id"` // the member who ran it
+	// PTY: the command ran on a terminal (the dashboard's terminal, an
+	// E2B PTY); Stdout holds the text its screen showed, not the raw
+	// escape codes.
+	PTY bool `json:"pty,omitempty"`
+	// Ended (finished only): its user closed it (a terminal's window) while
+	// it ran. That is how a terminal session ends, not a failure; a command
+	// killed any other way is not Ended.
+	Ended      bool   `json:"ended,omitempty"`
 	ExitCode   *int   `json:"exit_code,omitempty"`
 	Signal     string `json:"signal,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
@@ -93,12 +101,13 @@ func sandboxKinds() []EventKind {
 			Decode: decoder(SandboxStateOf), Line: sandboxState},
 		{Name: EventSandboxState, Label: "Sandbox state changed", Group: GroupSandbox, Visibility: VisibleOwner, Actor: "owner_id",
 			Decode: decoder(SandboxStateOf), Line: sandboxState},
-		{Name: EventSandboxExecStarted, Label: "Command started", Group: GroupCommands, Visibility: VisibleOwner, Actor: "by_id",
+		{Name: EventSandboxExecStarted, Label: "Command started", Group: GroupCommands, Visibility: VisibleOwner, Actor: "by_id", Detail: true,
 			Decode: decoder(SandboxExecOf), Line: execStarted},
 		{Name: EventSandboxExecFinished, Label: "Command finished", Group: GroupCommands, Visibility: VisibleOwner, Actor: "by_id",
 			Decode: decoder(SandboxExecOf), Line: execFinished},
 		{Name: EventSandboxOutput, Label: "Command output", Visibility: VisibleOwner, Ephemeral: true,
 			Decode: decoder(SandboxOutputOf)},
+		sandboxSettingsKind(),
 	}
 }
 
@@ -158,6 +167,9 @@ func execStarted(ev Event, n EventNames) (EventLine, error) {
 		return EventLine{}, err
 	}
 	text := fmt.Sprintf("%s is running %s in %s", actor(n, x.ByID), code(shellCommand(x.Command)), sandboxName(x.Name, x.ID))
+	if x.PTY {
+		text = fmt.Sprintf("%s opened a terminal in %s", actor(n, x.ByID), sandboxName(x.Name, x.ID))
+	}
 	return EventLine{Text: text, Link: sandboxLink(x.ID, x.ExecID)}, nil
 }
 
@@ -169,6 +181,9 @@ func execFinished(ev Event, n EventNames) (EventLine, error) {
 	}
 	var outcome string
 	switch {
+	case x.PTY && x.Ended:
+		text := fmt.Sprintf("%s closed a terminal in %s after %s", actor(n, x.ByID), sandboxName(x.Name, x.ID), ms(x.DurationMS))
+		return EventLine{Text: text, Link: sandboxLink(x.ID, x.ExecID)}, nil
 	case x.TimedOut:
 		outcome = "timed out"
 	case x.Error != "":
@@ -181,5 +196,8 @@ func execFinished(ev Event, n EventNames) (EventLine, error) {
 		outcome = "finished"
 	}
 	text := fmt.Sprintf("%s ran %s → %s in %s", actor(n, x.ByID), code(shellCommand(x.Command)), outcome, ms(x.DurationMS))
+	if x.PTY {
+		text = fmt.Sprintf("%s's terminal in %s ended: %s after %s", actor(n, x.ByID), sandboxName(x.Name, x.ID), outcome, ms(x.DurationMS))
+	}
 	return EventLine{Text: text, Link: sandboxLink(x.ID, x.ExecID)}, nil
 }

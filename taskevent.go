@@ -9,6 +9,11 @@ const (
 	EventTaskHandedOff = "task.handed_off"
 	EventTaskSubmitted = "task.submitted"
 	EventTaskReviewed  = "task.reviewed"
+	// EventTaskTurn: a turn in the task's thread ended; its tokens were
+	// added to the task's and its owner's lease renewed (or a failure
+	// counted). A detail the timeline's highlights leave out: the turn's
+	// own line tells it.
+	EventTaskTurn = "task.turn_recorded"
 )
 
 // TaskEvent is the payload of the task events: the task as it is after
@@ -27,7 +32,7 @@ type TaskEvent struct {
 // TaskOf decodes the payload of a task.* event.
 func TaskOf(ev Event) (TaskEvent, error) {
 	return DecodePayload[TaskEvent](ev, EventTaskCreated, EventTaskUpdated, EventTaskClaimed, EventTaskReleased,
-		EventTaskHandedOff, EventTaskSubmitted, EventTaskReviewed)
+		EventTaskHandedOff, EventTaskSubmitted, EventTaskReviewed, EventTaskTurn)
 }
 
 func taskKinds() []EventKind {
@@ -42,5 +47,6 @@ func taskKinds() []EventKind {
 		task(EventTaskHandedOff, "Task handed off"),
 		task(EventTaskSubmitted, "Task submitted"),
 		task(EventTaskReviewed, "Task reviewed"),
+		detail(task(EventTaskTurn, "Task turn recorded")),
 	}
 }

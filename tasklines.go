@@ -8,7 +8,7 @@ import "fmt"
 var taskVerbs = map[string]string{
 	EventTaskCreated: "created", EventTaskUpdated: "updated", EventTaskClaimed: "claimed",
 	EventTaskReleased: "released", EventTaskHandedOff: "handed off", EventTaskSubmitted: "submitted for review",
-	EventTaskReviewed: "reviewed",
+	EventTaskReviewed: "reviewed", EventTaskTurn: "counted a turn on",
 }
 
 // taskLine: "@lead created task 3 “Form and error states”", with the

@@ -28,6 +28,7 @@ func TestTaskAndRoutineLines(t *testing.T) {
 		{EventTaskHandedOff, TaskEvent{Task: task, ByID: 1}, "@admin handed off task 7 “Form and error states” to @engineer", "/tasks/7"},
 		{EventTaskReleased, TaskEvent{Task: Task{ID: 7, Title: "Form and error states", State: TaskOpen}, From: TaskInProgress, Reason: "its claim lapsed"},
 			"the office released task 7 “Form and error states”: in_progress → open (its claim lapsed)", "/tasks/7"},
+		{EventTaskTurn, TaskEvent{Task: task, From: TaskInProgress}, "the office counted a turn on task 7 “Form and error states”", "/tasks/7"},
 		{EventRoutineCreated, RoutineEvent{Routine: routine, ByID: 1}, "@admin created routine “Morning triage”", "/routines/3"},
 		{EventRoutineSkipped, RoutineEvent{Routine: routine, Tick: &RoutineTick{Reason: "no new messages"}}, "routine “Morning triage” skipped: no new messages", "/routines/3"},
 		{EventRoutineFired, RoutineEvent{Routine: routine}, "routine “Morning triage” fired", "/routines/3"},

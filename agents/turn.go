@@ -354,8 +354,10 @@ func (s *turnLoop) postText(ctx context.Context, e *turnEnv, key, text string) {
 	}
 }
 
-// simLabel starts every message of a simulated agent.
-const simLabel = "🧪 *simulation* — "
+// simLabel starts every message of a simulated agent. It is words only:
+// a colour emoji is a blank box where no emoji font is installed (a
+// stock Debian Chromium), and the label must read everywhere.
+const simLabel = "*simulation* — "
 
 // limit stops the turn because of a budget: a visible event and message.
 func (s *turnLoop) limit(ctx context.Context, e *turnEnv, which, detail string) {

@@ -295,7 +295,13 @@ func (s *Server) update(ctx context.Context, me bullpen.Member, id string, in *u
 		return nil, bullpen.Errorf(bullpen.EINVALID, "process %d has no PTY", p.pid)
 	}
 	sz := in.Pty.Size
-	cmd, err := sandbox.PTYResizeCommand(int(p.pid), int(min(sz.Rows, sandbox.MaxPTYSide+1)), int(min(sz.Cols, sandbox.MaxPTYSide+1)))
+	rows, cols := int(min(sz.Rows, sandbox.MaxPTYSide+1)), int(min(sz.Cols, sandbox.MaxPTYSide+1))
+	if r, ok := p.cmd.(interface {
+		Resize(ctx context.Context, rows, cols int) error
+	}); ok { // the sandbox service's commands resize without a command in the history
+		return &empty{}, r.Resize(ctx, rows, cols)
+	}
+	cmd, err := sandbox.PTYResizeCommand(int(p.pid), rows, cols)
 	if err != nil {
 		return nil, err
 	}

@@ -271,6 +271,13 @@ func (m *Manager) Close() error {
 	return err
 }
 
+// Defaults reports the limits a sandbox gets when its Spec leaves them
+// at 0: Config.DefaultCPU (cores) and Config.DefaultMemoryBytes, as the
+// Manager applies them (the library's defaults when the Config set none).
+func (m *Manager) Defaults() (cpu float64, memoryBytes int64) {
+	return m.cfg.DefaultCPU, m.cfg.DefaultMemoryBytes
+}
+
 // InitPath reports the init binary the Manager starts sandboxes with: the
 // dedicated one (Config.InitPath or InitBinaryName next to the executable),
 // or "/proc/self/exe" when it re-executes its own binary.

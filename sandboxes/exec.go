@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,6 +38,14 @@ type Exec struct {
 	// a sandbox holding secrets: output could echo them, and stored events
 	// must never carry a secret value.
 	kept *[2]*headTail
+	// pty: the command runs on a terminal; screen (when output is kept)
+	// turns its stdout into the screen's text before kept[0].
+	pty    bool
+	screen *screenText
+	// ended: its user closed it (End), so its death is a session's end.
+	ended atomic.Bool
+	svc   *Service
+	sbID  string
 }
 
 // Output delivers the command's stdout and stderr chunks, each stream in
@@ -73,19 +81,6 @@ func newExecID() string {
 	return "x_" + hex.EncodeToString(b[:])
 }
 
-// commandLine renders a command for events, clipped.
-func commandLine(cmd []string) string {
-	s := strings.Join(cmd, " ")
-	if len(s) > 300 {
-		s = s[:300]
-		for !utf8.ValidString(s) {
-			s = s[:len(s)-1]
-		}
-		s += "…"
-	}
-	return s
-}
-
 // Exec starts a command in a running sandbox as the sandbox user. Its
 // start and end become stored events and its output goes out live (up to
 // Config.LiveOutputLimit) to the owner's dashboards. Cancelling ctx kills
@@ -110,11 +105,15 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 	}
 	owner := bullpen.SandboxOwner(in.Tags)
 	e := &Exec{ID: newExecID(), p: p, out: make(chan bullpen.SandboxChunk, 16), quit: make(chan struct{}),
-		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
+		pumped: make(chan struct{}), done: make(chan struct{}), started: time.Now(), pty: req.PTY != nil, svc: s, sbID: in.ID}
 	if len(in.SecretNames) == 0 {
 		e.kept = &[2]*headTail{newHeadTail(historyStdoutHead, historyStdoutTail), newHeadTail(historyStderrHead, historyStderrTail)}
+		if e.pty {
+			e.screen = newScreenText(e.kept[0], req.PTY.Cols)
+		}
 	}
-	base := bullpen.SandboxExecEvent{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID, Command: commandLine(req.Cmd), ByID: actor.ID}
+	base := bullpen.SandboxExecEvent{ID: in.ID, Name: bullpen.SandboxName(in.Name, in.Tags), OwnerID: owner, ExecID: e.ID,
+		Command: commandLine(req.Cmd), ByID: actor.ID, PTY: e.pty}
 	s.emit(bullpen.EventSandboxExecStarted, owner, base)
 	live := &liveBudget{left: s.cfg.LiveOutputLimit}
 	var wg sync.WaitGroup
@@ -136,8 +135,9 @@ func (s *Service) start(ctx context.Context, actor bullpen.Member, id string, re
 		fin := base
 		code := res.Code
 		fin.ExitCode, fin.Signal, fin.TimedOut, fin.DurationMS = &code, res.Signal, res.TimedOut, e.res.Duration.Milliseconds()
+		fin.Ended = e.ended.Load() && !res.TimedOut // its user closed it while it ran
 		if werr != nil {
-			fin.ExitCode, fin.Error = nil, bullpen.ErrorMessage(werr)
+			fin.ExitCode, fin.Error, fin.Ended = nil, bullpen.ErrorMessage(werr), false
 		}
 		e.keepOutput(&fin)
 		s.emit(bullpen.EventSandboxExecFinished, owner, fin)
@@ -158,11 +158,14 @@ func (e *Exec) keep(stream string, data []byte) {
 	if e.kept == nil {
 		return
 	}
-	i := 0
-	if stream == Stderr {
-		i = 1
+	switch {
+	case stream == Stderr:
+		_, _ = e.kept[1].Write(data)
+	case e.screen != nil:
+		_, _ = e.screen.Write(data)
+	default:
+		_, _ = e.kept[0].Write(data)
 	}
-	_, _ = e.kept[i].Write(data)
 }
 
 // keepOutput puts the kept output into the finished event; it runs once
@@ -171,6 +174,9 @@ func (e *Exec) keepOutput(p *bullpen.SandboxExecEvent) {
 	if e.kept == nil {
 		p.OutputWithheld = true
 		return
+	}
+	if e.screen != nil {
+		_ = e.screen.Close()
 	}
 	p.Stdout, p.StdoutBytes = e.kept[0].String(), e.kept[0].total
 	p.Stderr, p.StderrBytes = e.kept[1].String(), e.kept[1].total

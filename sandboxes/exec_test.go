@@ -1,6 +1,10 @@
 package sandboxes
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestPartialRune(t *testing.T) {
 	tests := []struct {
@@ -40,15 +44,35 @@ func TestLiveBudget(t *testing.T) {
 	}
 }
 
+// TestCommandLine: the history shows a command as a shell would read it
+// back, quoting kept, and a sh -c command line as written.
 func TestCommandLine(t *testing.T) {
-	long := make([]byte, 400)
-	for i := range long {
-		long[i] = 'x'
+	tests := []struct {
+		name string
+		cmd  []string
+		want string
+	}{
+		{name: "plain words", cmd: []string{"ls", "-la", "/tmp"}, want: "ls -la /tmp"},
+		{name: "a space", cmd: []string{"touch", "a b"}, want: "touch 'a b'"},
+		{name: "single quotes inside", cmd: []string{"python3", "-c", "print('a b')"}, want: `python3 -c "print('a b')"`},
+		{name: "both quotes and a dollar", cmd: []string{"echo", `it's "$HOME"`}, want: `echo 'it'\''s "$HOME"'`},
+		{name: "an empty argument", cmd: []string{"printf", ""}, want: "printf ''"},
+		{name: "glob and redirection characters", cmd: []string{"rm", "*.txt", ">x"}, want: "rm '*.txt' '>x'"},
+		{name: "non-ASCII letters", cmd: []string{"cat", "café.txt"}, want: "cat café.txt"},
+		{name: "a newline", cmd: []string{"echo", "a\nb"}, want: "echo 'a\nb'"},
+		{name: "sh -c as written", cmd: []string{"/bin/sh", "-c", `grep -r "a b" . | wc -l`}, want: `grep -r "a b" . | wc -l`},
+		{name: "bash -c as written", cmd: []string{"bash", "-c", "echo 'x y'"}, want: "echo 'x y'"},
+		{name: "sh -c with arguments quoted", cmd: []string{"sh", "-c", `echo "$1"`, "sh", "a b"}, want: `sh -c 'echo "$1"' sh 'a b'`},
 	}
-	if got := commandLine([]string{"echo", string(long)}); len(got) > 310 {
-		t.Errorf("commandLine of a long command is %d bytes", len(got))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := commandLine(tt.cmd); got != tt.want {
+				t.Errorf("commandLine(%q) = %s, want %s", tt.cmd, got, tt.want)
+			}
+		})
 	}
-	if got := commandLine([]string{"ls", "-la"}); got != "ls -la" {
-		t.Errorf("commandLine = %q", got)
+	long := []string{"echo", strings.Repeat("é", 400)}
+	if got := commandLine(long); len(got) > maxCommandLine+len("…") || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Errorf("commandLine of a long command is %d bytes, valid UTF-8 %v: %q", len(got), utf8.ValidString(got), got)
 	}
 }

@@ -81,14 +81,14 @@ func (s *Service) running(ctx context.Context, sandboxID string, done []bullpen.
 
 // entryOf turns a stored exec event into a history entry.
 func entryOf(ev bullpen.Event, p bullpen.SandboxExecEvent) bullpen.SandboxExecEntry {
-	e := bullpen.SandboxExecEntry{ID: p.ExecID, SandboxID: p.ID, Command: p.Command, ByID: p.ByID, StartedAt: ev.At,
+	e := bullpen.SandboxExecEntry{ID: p.ExecID, SandboxID: p.ID, Command: p.Command, ByID: p.ByID, PTY: p.PTY, StartedAt: ev.At,
 		Running: ev.Type == bullpen.EventSandboxExecStarted}
 	if e.Running {
 		return e
 	}
 	at := ev.At
 	e.FinishedAt, e.StartedAt = &at, at.Add(-time.Duration(p.DurationMS)*time.Millisecond)
-	e.ExitCode, e.Signal, e.TimedOut, e.DurationMS, e.Error = p.ExitCode, p.Signal, p.TimedOut, p.DurationMS, p.Error
+	e.Ended, e.ExitCode, e.Signal, e.TimedOut, e.DurationMS, e.Error = p.Ended, p.ExitCode, p.Signal, p.TimedOut, p.DurationMS, p.Error
 	e.Stdout, e.Stderr, e.StdoutBytes, e.StderrBytes = p.Stdout, p.Stderr, p.StdoutBytes, p.StderrBytes
 	e.OutputWithheld = p.OutputWithheld
 	return e

@@ -71,6 +71,7 @@ type Service struct {
 	owners *imageOwners
 
 	createMu sync.Mutex     // serializes admissions (the per-member count and names) and Ensure
+	pullMu   sync.Mutex     // one pull-on-create at a time
 	pending  *pending       // creates admitted and still provisioning
 	bg       sync.WaitGroup // preconnects in flight
 	bufs     sync.Pool      // *[]byte read buffers of the output pumps
@@ -168,6 +169,9 @@ func (s *Service) Create(ctx context.Context, actor bullpen.Member, spec sandbox
 	if spec.Timeout == 0 {
 		spec.Timeout = s.cfg.DefaultLifetime
 	}
+	if err := s.pullIfMissing(ctx, spec.Image); err != nil {
+		return sandbox.Info{}, err
+	}
 	if err := s.checkImage(ctx, actor, spec.Image); err != nil {
 		return sandbox.Info{}, err
 	}
@@ -190,7 +194,7 @@ func pullHint(ref string, err error) error {
 	if !bullpen.IsCode(err, bullpen.ENOTFOUND) || ref == "" || ref == image.BaseHost || !strings.Contains(bullpen.ErrorMessage(err), "image") {
 		return err
 	}
-	return bullpen.Errorf(bullpen.ENOTFOUND, "%s: it is not on this server; an admin can pull it first with POST /api/v1/images/pull {\"ref\":%q}, or import an OCI layout (GET /api/v1/images lists what is here)",
+	return bullpen.Errorf(bullpen.ENOTFOUND, "%s: it is not on this server (GET /api/v1/images lists what is here). An admin can pull it first with POST /api/v1/images/pull {\"ref\":%q}, import it as a tarball, or let creates pull the images they name: Settings → Sandboxes, or PATCH /api/v1/settings/sandboxes {\"pull_on_create\":true}",
 		bullpen.ErrorMessage(err), ref)
 }
 

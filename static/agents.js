@@ -117,7 +117,7 @@
           const m = await api("PATCH", "/api/v1/members/" + a.id, { muted: form.elements.muted.checked });
           updated = Object.assign({}, updated, { muted: !!m.muted });
         }
-        state.agents.set(a.id, Object.assign({}, cur, updated, { status: cur.status, stream: cur.stream }));
+        state.agents.set(a.id, Object.assign({}, cur, updated, { status: cur.status, stream: cur.stream, streamWhole: cur.streamWhole }));
         closeEdit();
         renderAgents();
       } catch (err) {
@@ -201,7 +201,7 @@
     const net = li.querySelector(".agt-net");
     net.hidden = !a.network_approval;
     net.textContent = a.network_approval ? networkText(a.network_approval) : "";
-    li.querySelector(".agt-stream").textContent = a.stream || "";
+    li.querySelector(".agt-stream").textContent = streamText(a);
     li.querySelector(".agt-manage").hidden = fired;
     if (fired) li.querySelector(".agt-edit").hidden = true;
   }
@@ -293,7 +293,7 @@
       state.agents = new Map();
       for (const a of data.items) {
         const old = prev.get(a.id);
-        state.agents.set(a.id, old ? Object.assign(a, { status: old.status, stream: old.stream }) : a);
+        state.agents.set(a.id, old ? Object.assign(a, { status: old.status, stream: old.stream, streamWhole: old.streamWhole }) : a);
       }
       renderAgents();
       for (const a of state.agents.values()) loadTurns(a);
@@ -371,13 +371,27 @@
     return who + " · " + kind.label + (details.length ? ": " + details.join(", ") : "");
   }
 
+  // streamText is what a card shows of the text an agent streams: its
+  // last STREAM_SHOWN characters, starting at a word. Text cut at the front
+  // (too long, or joined mid-turn) drops its partial first word for "…".
+  const STREAM_SHOWN = 160;
+  function streamText(a) {
+    const all = a.stream || "";
+    const start = Math.max(0, all.length - STREAM_SHOWN);
+    const t = all.slice(start);
+    const atWord = start > 0 ? /\s/.test(all[start - 1]) : a.streamWhole || all === "";
+    if (atWord) return (start > 0 ? "…" : "") + t;
+    const i = t.search(/\s/);
+    return "…" + (i < 0 ? "" : t.slice(i).trimStart());
+  }
+
   function onEvent(ev) {
     const p = ev.payload || {};
     const a = state.agents.get(p.agent_id);
     if (ev.type === "agent.delta" && a) {
-      a.stream = ((a.stream || "") + p.text).slice(-160);
+      a.stream = ((a.stream || "") + p.text).slice(-4 * STREAM_SHOWN);
       const s = tid("agent-stream-" + a.handle);
-      if (s) s.textContent = a.stream;
+      if (s) s.textContent = streamText(a);
       return;
     }
     if (ev.type === "agent.status") { // ephemeral, about once a second while a model call waits
@@ -385,7 +399,7 @@
       return;
     }
     if (a) {
-      if (ev.type === "agent.turn_started") { a.status = { state: "thinking" }; a.stream = ""; }
+      if (ev.type === "agent.turn_started") { a.status = { state: "thinking" }; a.stream = ""; a.streamWhole = true; }
       if (ev.type === "agent.tool_started") a.status = { state: "tool", tool: p.tool };
       if (ev.type === "agent.tool_finished") a.status = { state: "thinking" };
       if (/^agent\.turn_(finished|failed|abandoned)$/.test(ev.type)) a.status = { state: "idle" };
@@ -412,7 +426,7 @@
     const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/ws";
     const ws = new WebSocket(url);
     state.ws = ws;
-    ws.onopen = () => { state.attempt = 0; };
+    ws.onopen = () => { state.attempt = 0; root.dataset.live = "open"; };
     ws.onmessage = (m) => {
       let frame;
       try { frame = JSON.parse(m.data); } catch (e) { return; }
@@ -422,6 +436,7 @@
     };
     ws.onclose = () => {
       state.ws = null;
+      root.dataset.live = "";
       if (!state.visible) return;
       state.attempt++;
       state.timer = setTimeout(() => { loadAgents().then(loadApprovals); connect(); }, Math.min(30000, 500 * 2 ** state.attempt));

@@ -407,22 +407,50 @@
     t.style.height = Math.min(t.scrollHeight, 200) + "px";
   }
 
+  // The most characters a message may have, as the server counts them
+  // (code points); the composers say so before Send, in words.
+  const maxChars = Number(document.body.dataset.maxMessage) || 16000;
+  const fmt = (n) => n.toLocaleString("en-US");
+  function charCount(s) {
+    if (s.length < maxChars * 0.9) return s.length; // short: code points ≤ UTF-16 units, no note either way
+    let n = 0;
+    for (const _ of s) n++;
+    return n;
+  }
+
+  // checkLength shows the composer's length note and reports whether the
+  // text fits one message: a count from 90% of the limit, a warning with
+  // what to do over it, while Send stays off.
+  function checkLength(input, note, send) {
+    const n = charCount(input.value);
+    const over = n > maxChars;
+    send.disabled = over;
+    note.hidden = n < maxChars * 0.9;
+    note.toggleAttribute("data-over", over);
+    note.textContent = over
+      ? `This message is ${fmt(n)} characters long; a message holds at most ${fmt(maxChars)}. ` +
+        `Cut ${fmt(n - maxChars)} characters, or put the long part in a wiki page and link to it.`
+      : `${fmt(n)} of ${fmt(maxChars)} characters`;
+    return !over;
+  }
+
   function wireComposer(form, threadId) {
     if (!form) return;
     const input = $("textarea", form);
     const send = $('button[type="submit"]', form);
     const err = $(".form-error", form);
+    const note = $(".composer-limit", form);
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
         form.requestSubmit();
       }
     });
-    input.addEventListener("input", () => { autosize(input); hideError(err); });
+    input.addEventListener("input", () => { autosize(input); hideError(err); if (note) checkLength(input, note, send); });
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const text = input.value;
-      if (!text.trim() || form.dataset.busy) return;
+      if (!text.trim() || form.dataset.busy || (note && !checkLength(input, note, send))) return;
       form.dataset.busy = "1";
       send.disabled = true;
       input.readOnly = true;
@@ -431,6 +459,7 @@
         const m = await api("POST", `/api/v1/channels/${state.channelId}/messages`, { body: text, thread_id: threadId() });
         input.value = "";
         autosize(input);
+        if (note) checkLength(input, note, send);
         onMessage(m, true);
       } catch (ex) {
         showError(err, ex.message);

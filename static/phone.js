@@ -21,16 +21,30 @@
     if (open) (tid("nav-close") || opener).focus();
   }
 
-  // showSheet shows the chat ("chat") or a panel, through the panel's own
-  // tab so app.js keeps choosing and remembering the panel.
-  function showSheet(id) {
+  // markSheet shows the chat ("chat") or a panel's sheet, and presses its
+  // button in the bar.
+  function markSheet(id) {
     body.classList.toggle("sheet-open", id !== "chat");
     for (const b of bar.querySelectorAll("[data-sheet]")) b.setAttribute("aria-pressed", String(b.dataset.sheet === id));
+    window.dispatchEvent(new Event("bp:layout"));
+  }
+
+  // showSheet shows the chat or a panel, through the panel's own tab so
+  // app.js keeps choosing and remembering the panel.
+  function showSheet(id) {
+    markSheet(id);
     if (id !== "chat") {
       const tab = tid("panel-tab-" + id);
       if (tab) tab.click();
     }
-    window.dispatchEvent(new Event("bp:layout"));
+  }
+
+  // A panel chosen by a link (#sandbox=…, #wiki/…, a timeline entry)
+  // clicks its tab: on a phone that shows its sheet, or the link would
+  // open a panel nobody sees.
+  const phone = window.matchMedia("(max-width: 699px)");
+  for (const t of document.querySelectorAll("[data-panel-tab]")) {
+    t.addEventListener("click", () => { if (phone.matches) markSheet(t.dataset.panelTab); });
   }
 
   opener.addEventListener("click", () => setNav(true));

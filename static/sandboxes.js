@@ -23,6 +23,7 @@
   const MAX_LOG_EXECS = 100;
   const HISTORY_PAGE = 30;
   const MAX_VIEW_BYTES = 256 << 10;
+  const WITHHELD = "(output not stored: this sandbox holds secrets, which a command could print)";
 
   const state = {
     items: [], // the list, as the API returned it
@@ -168,7 +169,7 @@
     state.open = null;
     state.execs.clear();
     root.dispatchEvent(new CustomEvent("bp:sandbox-close"));
-    if (location.hash.startsWith("#sandbox=")) history.replaceState(null, "", location.pathname + location.search);
+    if (location.hash.startsWith("#sandbox=") || location.hash.startsWith("#sandbox/")) history.replaceState(null, "", location.pathname + location.search);
     showView("list");
     loadList();
   }
@@ -256,6 +257,16 @@
     return b;
   }
 
+  // markTerminal marks a block as a terminal session (a PTY command): the
+  // terminal draws it live, so its raw output (escape codes and all) is
+  // not shown here; the screen's text, kept by the server, is once it ends.
+  function markTerminal(b, pty) {
+    if (!pty || b.pty) return;
+    b.pty = true;
+    b.cmd.after(el("span", { class: "sbx-exec-tag", "data-testid": "sandbox-exec-tag" }, "terminal"));
+    if (!b.done) b.out.replaceChildren(el("span", { class: "sbx-note" }, "(a terminal session: it shows live in the terminal; its text is kept here when it ends)"));
+  }
+
   function toggleExec(b, open) {
     const show = open === undefined ? b.out.hidden : open;
     b.out.hidden = !show;
@@ -301,24 +312,26 @@
   function addHistory(x, anchor) {
     const seen = state.execs.has(x.id);
     const b = execBlock(x.id, x.command, state.handles.get(x.by_id) || "", { anchor });
+    markTerminal(b, x.pty);
     if (!b.who.textContent && state.handles.get(x.by_id)) b.who.textContent = "@" + state.handles.get(x.by_id);
     b.node.dataset.startedAt = x.started_at || "";
     if (x.running) return;
-    if (!seen || !b.out.textContent) {
+    if (!seen || !b.out.textContent || b.pty) {
       b.out.replaceChildren();
       if (x.stdout) b.out.append(el("span", { class: "sbx-stdout" }, x.stdout));
       if (x.stderr) b.out.append(el("span", { class: "sbx-stderr" }, x.stderr));
-      if (x.output_withheld) b.out.append(el("span", { class: "sbx-note" }, "(output not stored: this sandbox holds secrets, which a command could print)"));
+      if (x.output_withheld) b.out.append(el("span", { class: "sbx-note" }, WITHHELD));
       else if (!x.stdout && !x.stderr) b.out.append(el("span", { class: "sbx-note" }, "(no output)"));
       b.off = { stdout: x.stdout_bytes || 0, stderr: x.stderr_bytes || 0 };
     }
     finish(b, x.error ? { error: x.error } : x);
   }
 
-  // openFromHash opens #sandbox=<id>[&exec=<id>]: the Sandboxes tab, the
-  // sandbox, and that command's entry, reading older pages until found.
+  // openFromHash opens #sandbox=<id>[&exec=<id>], or the timeline's
+  // #sandbox/<id>[/exec/<id>]: the Sandboxes tab, the sandbox, and that
+  // command's entry, reading older pages until found.
   async function openFromHash() {
-    const m = /^#sandbox=([^&]+)(?:&exec=([^&]+))?/.exec(location.hash);
+    const m = /^#sandbox=([^&]+)(?:&exec=([^&]+))?/.exec(location.hash) || /^#sandbox\/([^/]+)(?:\/exec\/([^/]+))?$/.exec(location.hash);
     if (!m) return;
     const id = decodeURIComponent(m[1]);
     const execID = m[2] ? decodeURIComponent(m[2]) : "";
@@ -356,6 +369,7 @@
   // addOutput appends a chunk once: chunks carry their offset in the
   // stream, so one seen from both the stream and the feed shows once.
   function addOutput(b, chunk) {
+    if (b.pty) return; // the terminal shows it
     const stream = chunk.stream === "stderr" ? "stderr" : "stdout";
     if (chunk.truncated) {
       if (!b.cut) b.out.append(el("span", { class: "sbx-note" }, "\n[live output cut here; the command goes on]\n"));
@@ -377,9 +391,17 @@
     b.done = true;
     let text;
     let ok = true;
+    if (b.pty && !end.error) { // the session's text, kept by the server, replaces the note
+      b.out.replaceChildren(end.stdout ? el("span", { class: "sbx-stdout" }, end.stdout)
+        : el("span", { class: "sbx-note" }, end.output_withheld ? WITHHELD : "(no output)"));
+    }
     if (end.error) {
       text = "error: " + (end.error.message || end.error);
       ok = false;
+    } else if (end.ended) {
+      // closed by its user: how a terminal session ends, not a failure
+      text = "ended" + (end.duration_ms !== undefined ? " · " + duration(end.duration_ms) : "");
+      b.end.dataset.state = "ended";
     } else {
       ok = end.exit_code === 0;
       text = `exit ${end.exit_code}`;
@@ -390,6 +412,13 @@
     b.end.textContent = text;
     b.end.dataset.ok = String(ok);
     b.end.hidden = false;
+  }
+
+  // duration reads a terminal session's length: "850 ms", "12.3 s", "4 min 5 s".
+  function duration(ms) {
+    if (ms < 1000) return ms + " ms";
+    if (ms < 60000) return (Math.floor(ms / 100) / 10).toFixed(1) + " s";
+    return `${Math.floor(ms / 60000)} min ${Math.floor((ms % 60000) / 1000)} s`;
   }
 
   async function runCommand(e) {
@@ -531,10 +560,14 @@
         if (here) addOutput(execBlock(p.exec_id), p);
         break;
       case "sandbox.exec_started":
-        if (here) execBlock(p.exec_id, p.command, state.handles.get(p.by_id) || "");
+        if (here) markTerminal(execBlock(p.exec_id, p.command, state.handles.get(p.by_id) || ""), p.pty);
         break;
       case "sandbox.exec_finished":
-        if (here) finish(execBlock(p.exec_id, p.command), p);
+        if (here) {
+          const b = execBlock(p.exec_id, p.command);
+          markTerminal(b, p.pty);
+          finish(b, p);
+        }
         break;
       case "sandbox.created":
       case "sandbox.state":

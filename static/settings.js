@@ -1,7 +1,9 @@
 // Settings page: model providers (add, edit, make default, delete, test
-// connection) and every member's tokens (revoke). It talks to
-// /api/v1/settings/providers and /api/v1/tokens through window.BP and
-// reloads after a change, so the page always shows the server's state.
+// connection), every member's tokens (create, revoke) and the sandbox
+// settings. It talks to /api/v1/settings/providers, /api/v1/tokens and
+// /api/v1/settings/sandboxes through window.BP and reloads after a
+// change, so the page always shows the server's state (a new token's
+// secret is shown once first).
 // Secrets are never read back: the form's key fields start empty, and an
 // empty key on an edit keeps the stored one. A refused save shows the
 // server's message under the field it names (inline), and the form keeps
@@ -148,6 +150,52 @@
       }
     });
   });
+
+  // A new token: its secret shows once, with Copy; Done reloads the list.
+  const tokenForm = $('[data-testid="token-form"]');
+  if (tokenForm) {
+    const box = $('[data-testid="token-secret-box"]', tokenForm);
+    const secret = $('[data-testid="token-secret"]', tokenForm);
+    tokenForm.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      showError(errorBox, "");
+      const f = tokenForm.elements;
+      try {
+        const t = await api("POST", "/api/v1/tokens", { member_id: Number(f.member_id.value), name: f.name.value.trim() });
+        secret.value = t.token;
+        box.hidden = false;
+        f.name.value = "";
+        secret.select();
+      } catch (err) {
+        showError(errorBox, err.message);
+      }
+    });
+    $('[data-testid="token-copy"]', tokenForm).addEventListener("click", (e) => {
+      secret.select();
+      if (navigator.clipboard) navigator.clipboard.writeText(secret.value).then(() => { e.target.textContent = "Copied"; }, () => {});
+    });
+    $('[data-testid="token-done"]', tokenForm).addEventListener("click", () => location.reload());
+  }
+
+  // Sandbox settings apply as the box is ticked; a refusal unticks it.
+  const pull = $('[data-testid="sandbox-pull-on-create"]');
+  if (pull) {
+    const out = $('[data-testid="sandbox-settings-result"]');
+    pull.addEventListener("change", async () => {
+      out.hidden = false;
+      out.className = "settings-result";
+      try {
+        const s = await api("PATCH", "/api/v1/settings/sandboxes", { pull_on_create: pull.checked });
+        pull.checked = s.pull_on_create;
+        out.textContent = s.pull_on_create ? "Saved: creates pull the images they name." : "Saved: creates use only the images here.";
+        out.classList.add("settings-ok");
+      } catch (err) {
+        pull.checked = !pull.checked;
+        out.textContent = err.message;
+        out.classList.add("settings-bad");
+      }
+    });
+  }
 
   $$("[data-revoke]").forEach((btn) => {
     btn.addEventListener("click", () => {

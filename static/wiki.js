@@ -368,12 +368,26 @@
   tid("wiki-history-back").addEventListener("click", () => show("page"));
   tid("wiki-cancel").addEventListener("click", cancelEdit);
   tid("wiki-editor").addEventListener("submit", save);
-  tid("wiki-search-form").addEventListener("submit", (e) => { e.preventDefault(); loadList(); });
+  // toList shows the list for a search or a tag chosen while a page or
+  // its history is open (the results would land in a hidden list). An
+  // edit stays open, so nothing typed is lost; the user is told why.
+  function toList() {
+    if (state.view === "edit") {
+      showError("Save or cancel the edit to see the search results.");
+      return false;
+    }
+    if (state.view !== "list") {
+      show("list");
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+    return true;
+  }
+  tid("wiki-search-form").addEventListener("submit", (e) => { e.preventDefault(); if (toList()) loadList(); });
   tid("wiki-search").addEventListener("input", () => {
     clearTimeout(state.searchTimer);
-    state.searchTimer = setTimeout(loadList, 200);
+    if (toList()) state.searchTimer = setTimeout(loadList, 200);
   });
-  tid("wiki-tag").addEventListener("change", loadList);
+  tid("wiki-tag").addEventListener("change", () => { if (toList()) loadList(); });
   window.addEventListener("hashchange", openFromHash);
 
   watchActivity();

@@ -77,6 +77,9 @@ func filterEvents(q *gorm.DB, v EventViewer, f bullpen.EventFilter) *gorm.DB {
 		clause, args := kindsClause(f.Kinds)
 		q = q.Where(clause, args...)
 	}
+	if len(f.ExcludeKinds) > 0 {
+		q = q.Where("type NOT IN ?", f.ExcludeKinds)
+	}
 	if !v.Admin {
 		// audience is "" (everyone) or a comma-separated id list.
 		q = q.Where("(audience = '' OR ',' || audience || ',' LIKE ?)", "%,"+strconv.FormatInt(v.ID, 10)+",%")

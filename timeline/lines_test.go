@@ -20,7 +20,7 @@ import (
 // their payloads by the root's TestTaskAndRoutineLines.
 var notProduced = map[string]bool{
 	bullpen.EventTaskCreated: true, bullpen.EventTaskUpdated: true, bullpen.EventTaskClaimed: true, bullpen.EventTaskReleased: true,
-	bullpen.EventTaskHandedOff: true, bullpen.EventTaskSubmitted: true, bullpen.EventTaskReviewed: true,
+	bullpen.EventTaskHandedOff: true, bullpen.EventTaskSubmitted: true, bullpen.EventTaskReviewed: true, bullpen.EventTaskTurn: true,
 	bullpen.EventRoutineCreated: true, bullpen.EventRoutineUpdated: true, bullpen.EventRoutineDeleted: true,
 	bullpen.EventRoutineFired: true, bullpen.EventRoutineSkipped: true,
 }
@@ -113,6 +113,10 @@ func runScenario(t *testing.T, f *fixture) scenarioIDs {
 
 	officeChanges(t, f)
 	ids.sandboxID = pauseWorkspace(t, f, eng.ID)
+	on := true
+	if _, err := f.boxes.UpdateSettings(ctx, f.admin, bullpen.SandboxSettingsInput{PullOnCreate: &on}); err != nil {
+		t.Fatalf("UpdateSettings: %v", err)
+	}
 	if _, err := f.agents.Fire(ctx, f.admin, pm.ID); err != nil {
 		t.Fatalf("Fire: %v", err)
 	}
@@ -233,7 +237,7 @@ func expectedLines(ids scenarioIDs) []want {
 	sb := regexp.QuoteMeta(ids.sandboxID)
 	return []want{
 		{bullpen.EventMessagePosted, `^@admin posted in #general: “@engineer please check the disk”$`, thread(ids.ask)},
-		{bullpen.EventMessagePosted, `^@engineer replied in #general: “(🧪 \*simulation\* — )?Disk is fine\. @pm fyi”$`, thread(ids.ask)},
+		{bullpen.EventMessagePosted, `^@engineer replied in #general: “(\*simulation\* — )?Disk is fine\. @pm fyi”$`, thread(ids.ask)},
 		{bullpen.EventMessageEdited, `^@admin edited a message in #launch$`, `^/c/launch#thread-\d+$`},
 		{bullpen.EventMessageDeleted, `^@admin deleted a message in #launch$`, `^/c/launch#thread-\d+$`},
 		{bullpen.EventChannelCreated, `^@admin created #launch$`, `^/c/launch$`},
@@ -266,6 +270,7 @@ func expectedLines(ids scenarioIDs) []want {
 		{"sandbox.state", `^@engineer's sandbox \S+ resumed$`, `^#sandbox/` + sb + `$`},
 		{"sandbox.exec_started", "^@engineer is running `df -h` in \\S+$", `^#sandbox/` + sb + `/exec/\S+$`},
 		{"sandbox.exec_finished", "^@engineer ran `df -h` → exit 0 in [\\d.]+ m?s$", `^#sandbox/` + sb + `/exec/\S+$`},
+		{bullpen.EventSandboxSettings, `^@admin turned on pulling unknown images when a sandbox is created$`, `^$`},
 	}
 }
 

@@ -53,7 +53,8 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 	}
 	byID := map[int64]bullpen.Member{}
 	p := views.DashboardPage{Office: s.cfg.OfficeName, CSRF: csrfOf(c), Me: memberItem(me), EventKinds: eventKindItems(),
-		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next}
+		LastSeq: lastSeq, ProviderNotice: s.providerNotice(ctx), HasOlder: page.Next != "", OlderCursor: page.Next,
+		MaxMessageChars: bullpen.MaxMessageBody, SandboxDefaults: s.sandboxDefaults()}
 	for _, m := range members {
 		byID[m.ID] = m
 		if agents[m.ID] == bullpen.AgentFired {

@@ -24,6 +24,7 @@ type Sandboxes interface {
 	SandboxRun
 	SandboxFiles
 	SandboxImages
+	SandboxSettings
 }
 
 // SandboxLifecycle is what the handlers of this file call: create, find,
@@ -44,20 +45,21 @@ type SandboxLifecycle interface {
 // sandboxAPI holds the one sandbox service once per handler file, each
 // typed as only what that file calls.
 type sandboxAPI struct {
-	boxes   SandboxLifecycle
-	ports   SandboxPorts
-	exec    SandboxExec
-	history SandboxHistory
-	run     SandboxRun
-	files   SandboxFiles
-	images  SandboxImages
+	boxes    SandboxLifecycle
+	ports    SandboxPorts
+	exec     SandboxExec
+	history  SandboxHistory
+	run      SandboxRun
+	files    SandboxFiles
+	images   SandboxImages
+	settings SandboxSettings
 }
 
 func newSandboxAPI(sb Sandboxes) sandboxAPI {
 	if sb == nil {
 		return sandboxAPI{}
 	}
-	return sandboxAPI{boxes: sb, ports: sb, exec: sb, history: sb, run: sb, files: sb, images: sb}
+	return sandboxAPI{boxes: sb, ports: sb, exec: sb, history: sb, run: sb, files: sb, images: sb, settings: sb}
 }
 
 // sandboxRoutes registers the sandbox and image API.

@@ -206,11 +206,15 @@ func (s *Server) execWS() fiber.Handler {
 		resize := func(*ptySize) error {
 			return bullpen.Errorf(bullpen.EINVALID, "resize: the command has no PTY (start it with \"pty\")")
 		}
-		if p, ok := e.(interface{ Pid() int }); ok && in.PTY != nil {
-			resize = func(sz *ptySize) error { return s.resizePTY(ctx, me, id, p.Pid(), sz) }
+		if r, ok := e.(ptyResizer); ok && in.PTY != nil {
+			resize = func(sz *ptySize) error { return r.Resize(ctx, sz.Rows, sz.Cols) }
+		}
+		gone := cancel // the client closed the socket: the command is killed
+		if en, ok := e.(ender); ok && in.PTY != nil {
+			gone = func() { en.End(); cancel() } // a terminal closed: the session ended
 		}
 		readerDone := make(chan struct{})
-		go func() { defer close(readerDone); s.feedStdin(wc, pw, e, cancel, resize, send) }()
+		go func() { defer close(readerDone); s.feedStdin(wc, pw, e, gone, resize, send) }()
 		// No goroutine may touch the connection once this returns. Closing a
 		// hijacked fasthttp connection waits for this handler to return, so
 		// an expired deadline is what wakes the stdin reader.
@@ -230,16 +234,27 @@ func (s *Server) execWS() fiber.Handler {
 	})
 }
 
+// ptyResizer is a command on a terminal that can be resized without a
+// command of its own in the history (*sandboxes.Exec).
+type ptyResizer interface {
+	Resize(ctx context.Context, rows, cols int) error
+}
+
+// ender is a command its user can end by closing it: a terminal session
+// closed is recorded as ended, not as killed (*sandboxes.Exec).
+type ender interface{ End() }
+
 // feedStdin copies stdin messages into the command until EOF, and resizes
-// its PTY; the client closing the socket kills the command. A resize that
-// fails is answered with an error message; the command runs on.
-func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e bullpen.SandboxCommand, cancel context.CancelFunc,
+// its PTY; the client closing the socket calls gone, which ends the
+// command. A resize that fails is answered with an error message; the
+// command runs on.
+func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWriter, e bullpen.SandboxCommand, gone func(),
 	resize func(*ptySize) error, send func(execLine) error) {
 	defer pw.Close()
 	for {
 		var m wsIn
 		if err := wc.ReadJSON(&m); err != nil {
-			cancel()
+			gone()
 			return
 		}
 		switch {
@@ -262,25 +277,4 @@ func (s *Server) feedStdin(wc interface{ ReadJSON(any) error }, pw *io.PipeWrite
 			pw.Close()
 		}
 	}
-}
-
-// resizePTY sets the size of a PTY command's terminal (pid is script's, in
-// the sandbox), by a short command in the same sandbox.
-func (s *Server) resizePTY(ctx context.Context, me bullpen.Member, id string, pid int, sz *ptySize) error {
-	cmd, err := sandbox.PTYResizeCommand(pid, sz.Rows, sz.Cols)
-	if err != nil {
-		return err
-	}
-	e, err := s.sb.exec.Exec(ctx, me, id, sandbox.ExecRequest{Cmd: cmd, Timeout: 10 * time.Second})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	for range e.Output() {
-	}
-	res, err := e.Wait()
-	if err == nil && res.ExitCode != 0 {
-		err = bullpen.Errorf(bullpen.EUNAVAILABLE, "resize: stty exited with %d", res.ExitCode)
-	}
-	return err
 }

@@ -253,8 +253,7 @@ func TestSandboxExecWebsocketPTY(t *testing.T) {
 	c.WriteJSON(map[string]any{"stdin": "x"}) // one key, no newline
 	readUntil(c, "KEY[x]")
 	c.WriteJSON(map[string]any{"resize": map[string]int{"rows": 40, "cols": 120}})
-	time.Sleep(500 * time.Millisecond) // the resize runs as its own command
-	c.WriteJSON(map[string]any{"stdin": "\r"})
+	c.WriteJSON(map[string]any{"stdin": "\r"}) // messages are handled in order: the resize first
 	readUntil(c, "40 120")
 	// The exec history shows the command asked for, not script(1)'s wrapper.
 	page, _ := s.execsOf(s.Token, sb.ID, "")

@@ -21,6 +21,7 @@ import (
 	"github.com/bullpen-hq/bullpen/sandbox/image"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/store"
+	"github.com/bullpen-hq/bullpen/timeline"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/bullpen-hq/bullpen/wiki"
 )
@@ -68,7 +69,8 @@ func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	sc.Office, sc.DB, sc.Images, sc.Sandbox = off, db, images, sandbox.Config{StateDir: state, CheckInterval: 100 * time.Millisecond}
+	sc.Office, sc.DB, sc.Images = off, db, images
+	sc.Sandbox.StateDir, sc.Sandbox.CheckInterval = state, 100*time.Millisecond // the limits a test set stay
 	if sc.MaxPerMember == 0 {
 		sc.MaxPerMember = 4
 	}
@@ -77,7 +79,8 @@ func newSandboxServerWith(t *testing.T, cfg web.Config, sc sandboxes.Config,
 		t.Fatal(err)
 	}
 	s := &sbServer{Svc: svc, stateDir: state}
-	services := web.Services{Office: off, Sandboxes: svc, Wiki: wiki.New(db, wiki.Config{})} // the dashboard's wiki panel loads too
+	services := web.Services{Office: off, Sandboxes: svc, Wiki: wiki.New(db, wiki.Config{}), // the dashboard's wiki panel loads too
+		Timeline: timeline.Lines{}}
 	var ag *agents.Service
 	if withAgents != nil {
 		ag = withAgents(db, off, svc)

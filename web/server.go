@@ -300,6 +300,7 @@ func (s *Server) routes() {
 	s.sandboxRoutes(api)
 	s.telegramRoutes(api)
 	s.turnRoutes(api)
+	s.sandboxSettingsRoutes(api)
 	s.settingsRoutes(api)
 	s.taskRoutes(api)
 	s.routineRoutes(api)

@@ -95,9 +95,35 @@ func (s *Server) settingsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if p.Members, err = s.tokenMembers(ctx, me); err != nil {
+		return err
+	}
+	if s.sb.settings != nil {
+		set, err := s.sb.settings.Settings(ctx, me)
+		if err != nil {
+			return err
+		}
+		p.Sandboxes = &views.SandboxSettingsItem{PullOnCreate: set.PullOnCreate}
+	}
 	for _, t := range tokens {
 		p.Tokens = append(p.Tokens, views.TokenItem{ID: t.ID, Handle: t.Handle, Kind: string(t.MemberKind), Name: t.Name,
 			Hint: t.Hint, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt})
 	}
 	return render(c, views.Settings(p))
+}
+
+// tokenMembers lists who a new token may be for: the admin first, then
+// the other members.
+func (s *Server) tokenMembers(ctx context.Context, me bullpen.Member) ([]views.TokenMember, error) {
+	ms, err := s.off.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []views.TokenMember{{ID: me.ID, Handle: me.Handle, Kind: string(me.Kind)}}
+	for _, m := range ms {
+		if m.ID != me.ID {
+			out = append(out, views.TokenMember{ID: m.ID, Handle: m.Handle, Kind: string(m.Kind)})
+		}
+	}
+	return out, nil
 }

@@ -126,11 +126,25 @@ func (s *Server) eventFilter(ctx context.Context, me bullpen.Member, get func(st
 	if f.ChannelID, err = channelParam(get("channel"), n); err != nil {
 		return f, err
 	}
-	if f.Kinds, err = s.kindsParam(get("kind")); err != nil {
-		return f, err
+	switch kind := strings.TrimSpace(get("kind")); kind {
+	case kindHighlights:
+		f.ExcludeKinds = bullpen.DetailKinds()
+	case kindEverything:
+	default:
+		if f.Kinds, err = s.kindsParam(kind); err != nil {
+			return f, err
+		}
 	}
 	return f, f.Validate()
 }
+
+// The kind filter's two views of the whole log: the highlights (the
+// dashboard's default) leave out the kinds declared Detail; everything
+// (the API's default, kind= absent) leaves out nothing.
+const (
+	kindHighlights = "highlights"
+	kindEverything = "all"
+)
 
 // afterParam reads after=, or since= (its older name); both must agree.
 func afterParam(get func(string, ...string) string) (int64, error) {

@@ -18,7 +18,7 @@ const repliesPerRoot = 2
 // the tab rather than failing the whole dashboard.
 func (s *Server) timelineView(c *fiber.Ctx, me bullpen.Member, lastSeq int64) views.TimelineView {
 	ctx := c.UserContext()
-	v := views.TimelineView{After: lastSeq, Agent: c.Query("agent"), Channel: c.Query("channel"), Kind: c.Query("kind"),
+	v := views.TimelineView{After: lastSeq, Agent: c.Query("agent"), Channel: c.Query("channel"), Kind: c.Query("kind", kindHighlights),
 		Kinds: kindOptions()}
 	n, err := s.loadNames(ctx, me)
 	if err != nil {
@@ -27,8 +27,11 @@ func (s *Server) timelineView(c *fiber.Ctx, me bullpen.Member, lastSeq int64) vi
 	}
 	v.Members, v.Channels = filterChoices(n, me)
 	f, err := s.eventFilter(ctx, me, func(k string, _ ...string) string {
-		if k == "agent" || k == "channel" || k == "kind" {
+		switch k {
+		case "agent", "channel":
 			return c.Query(k)
+		case "kind":
+			return v.Kind
 		}
 		return ""
 	}, n)

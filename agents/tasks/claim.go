@@ -178,5 +178,5 @@ func (s *Service) recordTurn(tx *store.Tx, t *bullpen.Task, c bullpen.Channel, a
 			return s.release(tx, t, c, 0, "", fmt.Sprintf("%d failed turns in a row", t.Failures))
 		}
 	}
-	return s.save(tx, t, c, bullpen.EventTaskUpdated, bullpen.TaskEvent{From: t.State, Reason: "turn"})
+	return s.save(tx, t, c, bullpen.EventTaskTurn, bullpen.TaskEvent{From: t.State})
 }

@@ -312,7 +312,7 @@ func TestBrowserDemoStartsOnFirstView(t *testing.T) {
 	waitFor("labelled", `document.querySelector('`+sel("provider-notice")+`').textContent.startsWith("Simulation")`)
 	const anyBody = `Array.from(document.querySelectorAll('[data-testid="message-body"]')).some(e => e.textContent.includes(%s))`
 	waitFor("the demo request", fmt.Sprintf(anyBody, `"welcome to the demo"`))
-	waitMessage(t, m, token, "lead", "🧪 *simulation* — @engineer please take this")
+	waitMessage(t, m, token, "lead", "*simulation* — @engineer please take this")
 	run("ask for a write-up", chromedp.SendKeys(sel("composer-input"), "@lead please write up our onboarding steps on the wiki\n"))
 	waitMessage(t, m, token, "pm", "wrote it up on the wiki page")
 	waitMessage(t, m, token, "lead", "pm wrote it up on the wiki page")

@@ -57,6 +57,19 @@ type DashboardPage struct {
 	Timeline       TimelineView  // the Activity tab
 	// EventKinds label the event kinds for the scripts (BP.eventKind).
 	EventKinds []EventKindItem
+	// SandboxDefaults are the limits a new sandbox gets when the form
+	// leaves them empty, as the server applies them.
+	SandboxDefaults SandboxDefaults
+	// MaxMessageChars is the most characters a message may have: the
+	// composers warn before a send the server would refuse.
+	MaxMessageChars int
+}
+
+// SandboxDefaults are the server's default sandbox limits, shown by the
+// New-sandbox form: CPU in cores ("1", "0.5") and memory ("512Mi"); empty
+// when the server runs no sandboxes.
+type SandboxDefaults struct {
+	CPU, Memory string
 }
 
 // EventKindItem is an event kind as the dashboard's scripts know it:

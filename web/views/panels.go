@@ -16,7 +16,7 @@ func dashboardPanels(p DashboardPage) []panel {
 	return []panel{
 		{ID: "activity", Label: "Activity", Body: timelinePanel(p.Timeline)},
 		{ID: "wiki", Label: "Wiki", Body: wikiPanel()},
-		{ID: "sandboxes", Label: "Sandboxes", Body: sandboxPanel()},
+		{ID: "sandboxes", Label: "Sandboxes", Body: sandboxPanel(p.SandboxDefaults)},
 		{ID: "agents", Label: "Agents", Body: agentsPanel()},
 	}
 }

@@ -312,7 +312,7 @@ func threadPane() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<section class=\"thread-pane\" data-testid=\"thread-pane\" aria-label=\"Thread\" data-root-id=\"\" hidden><header class=\"thread-header\"><h2>Thread</h2><button type=\"button\" class=\"icon-btn\" data-testid=\"thread-close\" aria-label=\"Close thread\" title=\"Close\">×</button></header><div class=\"thread-scroll\" data-testid=\"thread-scroll\"><ol class=\"message-list thread-root\" data-testid=\"thread-root\"></ol><div class=\"thread-divider\" data-testid=\"thread-reply-count\"></div><ol class=\"message-list thread-replies\" data-testid=\"thread-replies\"></ol><p class=\"panel-empty\" data-testid=\"thread-loading\" hidden>Loading…</p></div><form class=\"composer composer-thread\" data-testid=\"thread-composer\" autocomplete=\"off\"><div class=\"composer-box\"><label class=\"sr-only\" for=\"thread-input\">Reply</label> <textarea id=\"thread-input\" name=\"body\" rows=\"1\" placeholder=\"Reply in thread\" data-testid=\"thread-input\"></textarea> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"thread-send\">Reply</button></div><p class=\"form-error\" role=\"alert\" data-testid=\"thread-error\" hidden></p></form></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<section class=\"thread-pane\" data-testid=\"thread-pane\" aria-label=\"Thread\" data-root-id=\"\" hidden><header class=\"thread-header\"><h2>Thread</h2><button type=\"button\" class=\"icon-btn\" data-testid=\"thread-close\" aria-label=\"Close thread\" title=\"Close\">×</button></header><div class=\"thread-scroll\" data-testid=\"thread-scroll\"><ol class=\"message-list thread-root\" data-testid=\"thread-root\"></ol><div class=\"thread-divider\" data-testid=\"thread-reply-count\"></div><ol class=\"message-list thread-replies\" data-testid=\"thread-replies\"></ol><p class=\"panel-empty\" data-testid=\"thread-loading\" hidden>Loading…</p></div><form class=\"composer composer-thread\" data-testid=\"thread-composer\" autocomplete=\"off\"><div class=\"composer-box\"><label class=\"sr-only\" for=\"thread-input\">Reply</label> <textarea id=\"thread-input\" name=\"body\" rows=\"1\" placeholder=\"Reply in thread\" data-testid=\"thread-input\"></textarea> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"thread-send\">Reply</button></div><p class=\"composer-limit\" role=\"status\" data-testid=\"thread-limit\" hidden></p><p class=\"form-error\" role=\"alert\" data-testid=\"thread-error\" hidden></p></form></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -352,7 +352,7 @@ func phoneBar(p DashboardPage) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(t.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 97, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 98, Col: 60}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 			if templ_7745c5c3_Err != nil {
@@ -365,7 +365,7 @@ func phoneBar(p DashboardPage) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression("phone-tab-" + t.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 97, Col: 96}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 98, Col: 96}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var19)
 			if templ_7745c5c3_Err != nil {
@@ -378,7 +378,7 @@ func phoneBar(p DashboardPage) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(t.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 98, Col: 13}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/views/panels.templ`, Line: 99, Col: 13}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
