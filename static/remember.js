@@ -9,7 +9,7 @@
 (() => {
   "use strict";
   const body = document.body;
-  if (!body || !body.classList.contains("app") || body.dataset.agentsOn !== "on") return; // no agents, no memory
+  if (!body || !body.classList.contains("app") || body.dataset.agentsOn !== "on" || body.dataset.memoryOn !== "on") return; // no agents or no memory: nothing to remember
   const { $, $$, el, api, showError } = window.BP;
   const KINDS = ["fact", "lesson", "preference", "procedure"];
 

@@ -83,6 +83,7 @@ func (s *Server) channelPage(c *fiber.Ctx) error {
 	p.Timeline = s.timelineView(c, me, lastSeq)
 	p.FirstRun = s.firstRun(ctx, me, p, agents)
 	p.AgentsOn = s.svc.Agents != nil
+	p.MemoryOn = s.svc.Memory != nil
 	return render(c, views.Dashboard(p))
 }
 

@@ -111,8 +111,15 @@ func TestSteerDashboardBrowser(t *testing.T) {
 	}
 	b.run("send anyway", chromedp.Click(sel("mention-send-anyway")))
 	b.waitFor("sent anyway", fmt.Sprintf(`%s === %d && %s.value === ""`, messages, before+1, q("composer-input")))
+	// The API names unresolved handles too. Posted in a channel of its own:
+	// in #general the lead's echo would repeat "@all" and wake the writer
+	// hired below, whose turn would then answer that thread instead.
+	var side bullpen.Channel
+	if st := ts.do("POST", "/api/v1/channels", ts.Token, map[string]any{"name": "side"}, &side); st != 201 {
+		t.Fatalf("create #side: %d", st)
+	}
 	var posted bullpen.Message
-	if st := ts.do("POST", "/api/v1/channels/1/messages", ts.Token, map[string]any{"body": "@lead and @ghost and @all, `@incode`"}, &posted); st != 201 || !slices.Equal(posted.UnresolvedMentions, []string{"ghost"}) {
+	if st := ts.do("POST", fmt.Sprintf("/api/v1/channels/%d/messages", side.ID), ts.Token, map[string]any{"body": "@lead and @ghost and @all, `@incode`"}, &posted); st != 201 || !slices.Equal(posted.UnresolvedMentions, []string{"ghost"}) {
 		t.Errorf("POST answered %d with unresolved_mentions %q, want [ghost]", st, posted.UnresolvedMentions)
 	}
 

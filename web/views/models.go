@@ -48,6 +48,7 @@ type DashboardPage struct {
 	Former         []MemberItem  // fired agents, out of the member list; their messages keep their names
 	FirstRun       *FirstRun     // the guided empty state of a new office; nil once it has served
 	AgentsOn       bool          // the server runs agents (approvals, roles, hiring)
+	MemoryOn       bool          // the server keeps agents' memory (Remember, proposed lessons)
 	Current        ChannelItem   // the open channel; ID 0 means none
 	Messages       []MessageItem // top-level messages of Current, oldest first
 	HasOlder       bool          // more messages exist before Messages[0]
