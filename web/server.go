@@ -160,6 +160,11 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wsWG   sync.WaitGroup
+	// wsMu orders trackWebsocket's Add before Shutdown's Wait: once
+	// wsClosing is set, a websocket that opens late is not waited for (the
+	// server's ctx has ended, so it ends at once).
+	wsMu      sync.Mutex
+	wsClosing bool
 	// wsOpen counts the open websockets, for the metrics.
 	wsOpen atomic.Int64
 	// feeds counts the open event websockets, which share FrameBudget.
@@ -169,8 +174,13 @@ type Server struct {
 // trackWebsocket counts a websocket as open until the returned func runs;
 // Shutdown waits for every one.
 func (s *Server) trackWebsocket() (done func()) {
-	s.wsWG.Add(1)
 	s.wsOpen.Add(1)
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	if s.wsClosing {
+		return func() { s.wsOpen.Add(-1) }
+	}
+	s.wsWG.Add(1)
 	return func() { s.wsOpen.Add(-1); s.wsWG.Done() }
 }
 
@@ -235,16 +245,25 @@ func (s *Server) Serve(ln net.Listener) error {
 // requests and waits for running ones until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancel()
+	s.waitWebsockets(ctx)
+	if err := s.app.ShutdownWithContext(ctx); err != nil {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	return nil
+}
+
+// waitWebsockets waits until every tracked websocket has ended, or ctx
+// has; websockets opened from now on are not waited for.
+func (s *Server) waitWebsockets(ctx context.Context) {
+	s.wsMu.Lock()
+	s.wsClosing = true
+	s.wsMu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wsWG.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
 	}
-	if err := s.app.ShutdownWithContext(ctx); err != nil {
-		return fmt.Errorf("web: shutdown: %w", err)
-	}
-	return nil
 }
 
 func (s *Server) routes() {
