@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/bullpen-hq/bullpen"
 	"gorm.io/gorm"
@@ -59,9 +58,7 @@ const maxQueryTerms = 8
 func queryTerms(text string) []string {
 	var words []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
+	for _, w := range searchWords(text) {
 		if !memoryStopWords[w] && !seen[w] {
 			seen[w] = true
 			words = append(words, w)

@@ -36,15 +36,21 @@ type WikiSearchQuery struct {
 // a syntax error.
 func SearchTerms(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
+	for _, w := range searchWords(text) {
 		if len(out) == maxSearchTerms {
 			break
 		}
 		out = append(out, w)
 	}
 	return out
+}
+
+// searchWords is text lowercased and split into runs of letters and
+// digits, the words both searches know.
+func searchWords(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
 }
 
 type searchRow struct {
