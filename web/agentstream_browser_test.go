@@ -8,7 +8,6 @@ import (
 	"unicode"
 
 	"github.com/bullpen-hq/bullpen/view"
-	"github.com/chromedp/chromedp"
 )
 
 // An agent card shows the end of the text the agent streams, and it
@@ -26,9 +25,9 @@ func TestAgentStreamStartsAtAWordBrowser(t *testing.T) {
 		name := fmt.Sprintf("%dx%d", size[0], size[1])
 		b := newTab(t, s.URL, s.Token, size[0], size[1])
 		if size[0] < 700 {
-			b.run(name+": agents", chromedp.Click(sel("phone-tab-agents")))
+			b.mouseClick(name+": agents", sel("phone-tab-agents"))
 		} else {
-			b.run(name+": agents", chromedp.Click(sel("panel-tab-agents")))
+			b.mouseClick(name+": agents", sel("panel-tab-agents"))
 		}
 		b.waitFor(name+": the card, and the panel's feed", q("agent-stream-eng")+` !== null && document.querySelector("[data-agents]").dataset.live === "open"`)
 		answer := "result " + s.askAgent(hired.Agent.Member, fmt.Sprintf(`for i in $(seq 1 80); do printf 'wd%%d-%d ' $i; done`, i))

@@ -27,6 +27,14 @@ func (p page) run(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// mouseClick clicks selector with the mouse (see clickStable).
+func (p page) mouseClick(step, selector string) {
+	p.t.Helper()
+	if err := clickStable(p.ctx, selector); err != nil {
+		p.t.Fatalf("%s: click %s: %v", step, selector, err)
+	}
+}
+
 // wait polls a JavaScript condition until it holds (never a fixed sleep).
 func (p page) wait(step, expr string) {
 	p.t.Helper()

@@ -54,7 +54,7 @@ func TestComposerWarnsOfAnOversizedPasteBrowser(t *testing.T) {
 		b.run(name+": cut to size", paste("composer-input", text))
 		b.waitFor(name+": the count", q("composer-limit")+`.textContent === "15,001 of 16,000 characters" && !`+
 			q("composer-limit")+`.hasAttribute("data-over") && !`+q("composer-send")+`.disabled`)
-		b.run(name+": send", chromedp.Click(sel("composer-send")))
+		b.mouseClick(name+": send", sel("composer-send"))
 		b.waitFor(name+": sent", q("composer-input")+`.value === "" && `+q("composer-limit")+`.hidden`)
 		if n := posts(); n != before+1 {
 			t.Errorf("%s: %d posts after sending one that fits, want %d", name, n, before+1)
@@ -63,7 +63,8 @@ func TestComposerWarnsOfAnOversizedPasteBrowser(t *testing.T) {
 
 	// The thread's composer warns the same way.
 	b := newTab(t, ts.URL, ts.Token, 1400, 900)
-	b.run("open a thread", chromedp.Click(sel("message-reply")), chromedp.WaitVisible(sel("thread-input")))
+	b.mouseClick("open a thread", sel("message-reply"))
+	b.run("open a thread", chromedp.WaitVisible(sel("thread-input")))
 	b.run("paste in the thread", paste("thread-input", long))
 	b.waitFor("the thread's warning", q("thread-limit")+`.hasAttribute("data-over") && `+q("thread-send")+`.disabled`)
 }

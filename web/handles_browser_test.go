@@ -82,12 +82,18 @@ func TestHandlesBesideNamesBrowser(t *testing.T) {
 		run("resize", chromedp.EmulateViewport(size[0], size[1]))
 		shot(fmt.Sprintf("handles-general-%dx%d", size[0], size[1]))
 	}
-	run("open the DM", chromedp.EmulateViewport(1400, 900), chromedp.Click(q("dm-link")),
-		chromedp.WaitVisible(q("channel-handle")))
+	run("open the DM", chromedp.EmulateViewport(1400, 900))
+	if err := clickStable(ctx, q("dm-link")); err != nil {
+		t.Fatalf("open the DM: %v", err)
+	}
+	run("open the DM", chromedp.WaitVisible(q("channel-handle")))
 	if got := strings.Join(strings.Fields(texts(q("channel-name"))), " "); got != "Alice @mallory" {
 		t.Errorf("DM header = %q, want \"Alice @mallory\"", got)
 	}
-	run("agents tab", chromedp.Click(q("panel-tab-agents")), chromedp.WaitVisible(q("agent-eng")))
+	if err := clickStable(ctx, q("panel-tab-agents")); err != nil {
+		t.Fatalf("agents tab: %v", err)
+	}
+	run("agents tab", chromedp.WaitVisible(q("agent-eng")))
 	if got := texts(q("agent-eng") + " .agt-handle"); got != "@eng" {
 		t.Errorf("agent card handle = %q, want @eng", got)
 	}

@@ -31,7 +31,7 @@ func TestPanelWidthBrowser(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", vp[0], vp[1]), func(t *testing.T) {
 			b := newTab(t, s.URL, s.Token, vp[0], vp[1])
 			w0 := b.width("panels")
-			b.run("widen", chromedp.Click(sel("panels-widen")))
+			b.mouseClick("widen", sel("panels-widen"))
 			w1 := b.width("panels")
 			chat := b.width("chat-panel")
 			chatMin := evalIn[float64](b, `parseInt(getComputedStyle(document.querySelector(".layout")).getPropertyValue("--chat-min"))`)
@@ -49,7 +49,7 @@ func TestPanelWidthBrowser(t *testing.T) {
 				}
 				b.run("widen back", chromedp.KeyEvent(kb.ArrowLeft))
 			}
-			b.run("full width", chromedp.Click(sel("panels-full")))
+			b.mouseClick("full width", sel("panels-full"))
 			side := b.width("sidebar")
 			if w, c := b.width("panels"), b.width("chat-panel"); c != 0 || !near(w, float64(vp[0])-side) || !b.rect("panels-back").inside(float64(vp[0]), float64(vp[1])) {
 				t.Fatalf("full width: panel %.0f px, chat %.0f px; want %.0f and hidden, with Back to chat shown", w, c, float64(vp[0])-side)
@@ -58,7 +58,7 @@ func TestPanelWidthBrowser(t *testing.T) {
 			if c := b.width("chat-panel"); c != 0 {
 				t.Errorf("full width lost on reload: chat is %.0f px wide", c)
 			}
-			b.run("back to chat", chromedp.Click(sel("panels-back")))
+			b.mouseClick("back to chat", sel("panels-back"))
 			if w, c := b.width("panels"), b.width("chat-panel"); !near(w, w1) || c < chatMin-1 {
 				t.Errorf("back to chat: panel %.0f px, chat %.0f px; want %.0f and the chat back", w, c, w1)
 			}

@@ -43,7 +43,8 @@ func TestMemoryTabBrowser(t *testing.T) {
 		if size[0] < 600 {
 			tabID = "phone-tab-agents" // a phone opens panels from the bottom bar
 		}
-		b.run("open the agents tab", chromedp.Click(sel(tabID)), chromedp.WaitVisible(sel("agent-eng")))
+		b.mouseClick("open the agents tab", sel(tabID))
+		b.run("open the agents tab", chromedp.WaitVisible(sel("agent-eng")))
 		b.run("open its memory", chromedp.Evaluate[chromedp.Void](q("agent-memory-eng")+`.click()`))
 		b.waitFor("the entries", "!!"+entry(lesson.ID)+` && `+entry(lesson.ID)+`.textContent.includes("smoke tests") && `+
 			entry(lesson.ID)+`.textContent.includes("1 recall")`)

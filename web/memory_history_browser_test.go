@@ -118,7 +118,8 @@ func TestMemoryHistoryBrowser(t *testing.T) {
 		if size[0] < 600 {
 			tabID = "phone-tab-agents"
 		}
-		b.run("open the agents tab", chromedp.Click(sel(tabID)), chromedp.WaitVisible(sel("agent-eng")))
+		b.mouseClick("open the agents tab", sel(tabID))
+		b.run("open the agents tab", chromedp.WaitVisible(sel("agent-eng")))
 		b.run("open its memory", chromedp.Evaluate[chromedp.Void](q("agent-memory-eng")+`.click()`))
 		b.waitFor("the entries", q("memory-list-eng")+`.textContent.includes("VPN is at")`)
 		if open := evalIn[bool](b, q("memory-history-eng")+`.open`); open {

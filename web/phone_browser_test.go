@@ -80,27 +80,27 @@ func TestPhoneDashboardBrowser(t *testing.T) {
 	// The menu: open, close by ×, open, close by Escape, open, pick a channel.
 	open := func(step string) {
 		t.Helper()
-		b.run(step, chromedp.Click(sel("nav-open")))
+		b.mouseClick(step, sel("nav-open"))
 		b.waitFor(step, `(() => { const r = `+q("sidebar")+`.getBoundingClientRect(); return r.left >= 0 && r.width > 200 && getComputedStyle(`+q("sidebar")+`).visibility === "visible"; })()`)
 	}
 	closed := `(() => { const s = ` + q("sidebar") + `; return s.getBoundingClientRect().right <= 0 && getComputedStyle(s).visibility === "hidden"; })()`
 	open("open the menu")
 	b.shot("phone-menu")
 	b.noOverflow("menu")
-	b.run("close by ×", chromedp.Click(sel("nav-close")))
+	b.mouseClick("close by ×", sel("nav-close"))
 	b.waitFor("closed by ×", closed)
 	open("open again")
 	b.run("Escape", chromedp.KeyEvent(kb.Escape))
 	b.waitFor("closed by Escape", closed)
 	open("open a third time")
-	b.run("pick #pocket", chromedp.Click(`[data-testid="channel-link"][data-channel-name="pocket"]`))
+	b.mouseClick("pick #pocket", `[data-testid="channel-link"][data-channel-name="pocket"]`)
 	b.afterLoad("#pocket shown", q("channel-name")+`.textContent.includes("pocket") && `+closed)
 	b.noOverflow("#pocket")
 
 	// The sheets: each panel fills the window above the bar.
 	bar := b.rect("phone-bar")
 	for _, id := range []string{"activity", "wiki", "sandboxes", "agents"} {
-		b.run("open "+id, chromedp.Click(sel("phone-tab-"+id)))
+		b.mouseClick("open "+id, sel("phone-tab-"+id))
 		b.waitFor(id+" shown", `!`+q("panel-"+id)+`.hidden && `+q("panels")+`.getBoundingClientRect().width > 0`)
 		p := b.rect("panels")
 		if p.Left > 0.5 || p.Top > 0.5 || p.Width < w-1 || p.Bottom < bar.Top-1 {
@@ -118,7 +118,7 @@ func TestPhoneDashboardBrowser(t *testing.T) {
 	if r := b.rect("approvals-list"); r.Top > h || evalIn[bool](b, q("approvals-list")+`.closest("[data-panel]").hidden`) {
 		t.Errorf("the Agents sheet does not show the approvals (%+v)", r)
 	}
-	b.run("back to chat", chromedp.Click(sel("phone-tab-chat")))
+	b.mouseClick("back to chat", sel("phone-tab-chat"))
 	b.waitFor("chat back", q("panels")+`.getBoundingClientRect().width === 0`)
 	if r := b.rect("composer-send"); !r.inside(w, h) {
 		t.Errorf("back in the chat, Send is at %+v", r)

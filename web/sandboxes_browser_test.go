@@ -32,7 +32,8 @@ func TestSandboxHistoryBrowser(t *testing.T) {
 	b := newTab(t, s.URL, s.Token, 1400, 900)
 	entry := `document.querySelector('[data-exec-id="` + page.Items[0].ID + `"]')`
 	openEntry := func(step string) {
-		b.run(step, chromedp.Click(sel("panel-tab-sandboxes")), chromedp.WaitVisible(sel("sandbox-item")),
+		b.mouseClick(step, sel("panel-tab-sandboxes"))
+		b.run(step, chromedp.WaitVisible(sel("sandbox-item")),
 			chromedp.Click(sel("sandbox-item")), chromedp.WaitVisible(sel("sandbox-detail")))
 		b.waitFor(step+": the agent's command in the history", entry+` && `+entry+`.querySelector('[data-testid="sandbox-exec-command"]').textContent.includes("from-agent")`)
 		if by := evalIn[string](b, entry+`.querySelector('[data-testid="sandbox-exec-by"]').textContent`); by != "@eng" {
@@ -41,7 +42,7 @@ func TestSandboxHistoryBrowser(t *testing.T) {
 		if end := evalIn[string](b, entry+`.querySelector('[data-testid="sandbox-exec-end"]').textContent`); !strings.HasPrefix(end, "exit 0 · ") || !strings.HasSuffix(end, " ms") {
 			t.Errorf("%s: entry end %q, want exit 0 and a duration", step, end)
 		}
-		b.run(step+": open the entry", chromedp.Click(`[data-exec-id="`+page.Items[0].ID+`"] [data-testid="sandbox-exec-toggle"]`))
+		b.mouseClick(step+": open the entry", `[data-exec-id="`+page.Items[0].ID+`"] [data-testid="sandbox-exec-toggle"]`)
 		b.waitFor(step+": its output", `(() => { const o = `+entry+`.querySelector('[data-testid="sandbox-exec-output"]');
 			return !o.hidden && o.offsetHeight > 0 && o.textContent.includes("from-agent-42"); })()`)
 	}
@@ -68,7 +69,7 @@ func TestSandboxTerminalBrowser(t *testing.T) {
 	b := newTab(t, s.URL, s.Token, 1400, 900)
 	b.run("open the sandbox", chromedp.Navigate(s.URL+"/#sandbox="+sb.ID), chromedp.WaitVisible(sel("sandbox-detail")))
 	b.waitFor("running", q("sandbox-detail-state")+`.textContent === "running" && !`+q("sandbox-terminal-open")+`.disabled`)
-	b.run("open the terminal", chromedp.Click(sel("sandbox-terminal-open")))
+	b.mouseClick("open the terminal", sel("sandbox-terminal-open"))
 	b.waitFor("shell connected", `document.querySelector('[data-sandboxes]').dataset.terminal === "open"`)
 	rows := `Array.from(document.querySelectorAll('[data-testid="sandbox-terminal"] .xterm-rows > div')).map(r => r.textContent.trim())`
 	b.waitFor("prompt", rows+`.some(r => r.endsWith("$"))`)

@@ -34,7 +34,7 @@ func TestSettingsSandboxesAndTokensBrowser(t *testing.T) {
 		if got := evalIn[bool](b, q("sandbox-pull-on-create")+`.checked`); got == want {
 			t.Fatalf("%s: the box shows %v before the change", name, got)
 		}
-		b.run(name+": tick", chromedp.Click(sel("sandbox-pull-on-create")))
+		b.mouseClick(name+": tick", sel("sandbox-pull-on-create"))
 		b.waitFor(name+": saved", q("sandbox-settings-result")+`.textContent.startsWith("Saved")`)
 		if pullOn() != want {
 			t.Errorf("%s: pull-on-create is %v after the box was clicked, want %v", name, !want, want)
@@ -55,7 +55,7 @@ func TestSettingsSandboxesAndTokensBrowser(t *testing.T) {
 		}
 		b.run(name+": scroll to the secret", chromedp.Evaluate[chromedp.Void](q("token-secret-box")+`.scrollIntoView({block: "center"})`))
 		b.shot("settings-token-" + name)
-		b.run(name+": done", chromedp.Click(sel("token-done")))
+		b.mouseClick(name+": done", sel("token-done"))
 		b.afterLoad(name+": the list has it", `Array.from(document.querySelectorAll('[data-testid="tokens"] tr')).some(r => r.textContent.includes("`+label+`") && r.textContent.includes("@bob"))`)
 		if strings.Contains(evalIn[string](b, `document.body.innerText`), secret) {
 			t.Errorf("%s: the secret is still on the page after Done", name)
@@ -69,7 +69,7 @@ func TestSettingsSandboxesAndTokensBrowser(t *testing.T) {
 	b := newTab(t, s.URL, s.Token, 1400, 900)
 	b.run("settings", chromedp.Navigate(s.URL+"/settings"), chromedp.WaitVisible(sel("token-create")))
 	before := evalIn[int](b, `document.querySelectorAll('[data-testid="tokens"] tbody tr').length`)
-	b.run("create without a name", chromedp.Click(sel("token-create")))
+	b.mouseClick("create without a name", sel("token-create"))
 	if n := evalIn[int](b, `document.querySelectorAll('[data-testid="tokens"] tbody tr').length`); n != before || !evalIn[bool](b, q("token-secret-box")+`.hidden`) {
 		t.Errorf("a token without a name was made: %d rows, was %d", n, before)
 	}

@@ -74,7 +74,7 @@ func TestSteerDashboardBrowser(t *testing.T) {
 		t.Errorf("the scripted provider counts as set up, but the provider step is not done")
 	}
 	b.shot("steer-first-run-1400")
-	b.run("hire the team", chromedp.Click(sel("first-run-hire")))
+	b.mouseClick("hire the team", sel("first-run-hire"))
 	b.waitFor("team hired", q("first-run-hired")+`?.textContent.includes("@lead")`)
 	b.waitFor("lead in the members", `!!document.querySelector('[data-testid="member"][data-handle="lead"]')`)
 	var team struct{ Items []bullpen.AgentView }
@@ -84,7 +84,8 @@ func TestSteerDashboardBrowser(t *testing.T) {
 	}
 
 	// @ autocomplete: "@le" offers @lead, an idle agent; Enter completes it.
-	b.run("type @le", chromedp.Click(sel("composer-input")), chromedp.SendKeys(sel("composer-input"), "@le"))
+	b.mouseClick("type @le", sel("composer-input"))
+	b.run("type @le", chromedp.SendKeys(sel("composer-input"), "@le"))
 	b.waitFor("menu", `!`+q("mention-menu")+`.hidden && !!document.querySelector('[data-testid="mention-option"][data-handle="lead"]')`)
 	opt := evalIn[string](b, `document.querySelector('[data-testid="mention-option"][data-handle="lead"]').textContent`)
 	if !strings.Contains(opt, "Lead") || !strings.Contains(opt, "agent") || !strings.Contains(opt, "idle") {
@@ -109,7 +110,7 @@ func TestSteerDashboardBrowser(t *testing.T) {
 	if n := evalIn[int](b, messages); n != before {
 		t.Errorf("the message to @nobodyhere was sent before the warning was answered (%d → %d messages)", before, n)
 	}
-	b.run("send anyway", chromedp.Click(sel("mention-send-anyway")))
+	b.mouseClick("send anyway", sel("mention-send-anyway"))
 	b.waitFor("sent anyway", fmt.Sprintf(`%s === %d && %s.value === ""`, messages, before+1, q("composer-input")))
 	// The API names unresolved handles too. Posted in a channel of its own:
 	// in #general the lead's echo would repeat "@all" and wake the writer
@@ -148,7 +149,7 @@ func TestSteerDashboardBrowser(t *testing.T) {
 	b.run("open the thread", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('.msg[data-id="%d"] [data-testid="message-replies"]').click()`, ask.ID)))
 	inThread := q("thread-replies") + `.querySelector('[data-testid="approval-approve"]')`
 	b.waitFor("Approve in the thread", inThread+` !== null`)
-	b.run("approve in the thread", chromedp.Click(`[data-testid="thread-replies"] [data-testid="approval-approve"]`))
+	b.mouseClick("approve in the thread", `[data-testid="thread-replies"] [data-testid="approval-approve"]`)
 	b.waitFor("answered everywhere", `[...document.querySelectorAll('[data-testid="message-approval"]')].every(x => x.dataset.state === "approved") && `+q("approvals-badge")+`.hidden`)
 	b.waitFor("the writer goes on", `[...document.querySelectorAll('.msg-body, .preview-body')].some(e => e.textContent.includes("read it, all fine"))`)
 	b.run("foreground again", chromedp.Evaluate[chromedp.Void](`delete document.hidden`))
@@ -158,31 +159,32 @@ func TestSteerDashboardBrowser(t *testing.T) {
 	b.waitFor("former agents", `!document.querySelector('[data-testid="member"][data-handle="writer"]') && !`+q("former-agents")+`.hidden && !!document.querySelector('[data-testid="former-member"][data-handle="writer"]')`)
 
 	// DMs: a member click, then the + picker.
-	b.run("click @lead", chromedp.Click(`[data-testid="member"][data-handle="lead"]`))
+	b.mouseClick("click @lead", `[data-testid="member"][data-handle="lead"]`)
 	b.afterLoad("DM with the lead", q("channel-handle")+`?.textContent === "@lead"`)
 	if !evalIn[bool](b, `!!document.querySelector('[data-testid="former-member"][data-handle="writer"]') && !document.querySelector('[data-testid="member"][data-handle="writer"]')`) {
 		t.Errorf("after a reload the fired @writer is not under Former agents only")
 	}
-	b.run("open the picker", chromedp.Click(sel("new-dm-toggle")))
+	b.mouseClick("open the picker", sel("new-dm-toggle"))
 	b.run("find the engineer", chromedp.SendKeys(sel("new-dm-filter"), "engin"))
 	b.waitFor("one option", `document.querySelectorAll('[data-testid="new-dm-option"]').length === 1`)
 	b.shot("steer-new-dm-1400")
-	b.run("pick", chromedp.Click(sel("new-dm-option")))
+	b.mouseClick("pick", sel("new-dm-option"))
 	b.afterLoad("DM with the engineer", q("channel-handle")+`?.textContent === "@engineer"`)
 	if n := evalIn[int](b, `document.querySelectorAll('[data-testid="dm-link"]').length`); n != 2 {
 		t.Errorf("%d DMs in the sidebar, want 2", n)
 	}
 
 	// Full width is not a trap: after it, a channel shows its chat.
-	b.run("full width", chromedp.Click(sel("panels-full")))
+	b.mouseClick("full width", sel("panels-full"))
 	b.waitFor("chat hidden", q("chat-panel")+`.getBoundingClientRect().width < 1`)
-	b.run("pick #general", chromedp.Click(`[data-testid="channel-link"][data-channel-name="general"]`))
+	b.mouseClick("pick #general", `[data-testid="channel-link"][data-channel-name="general"]`)
 	b.afterLoad("#general with its chat", q("channel-name")+`.textContent.includes("general") && `+q("chat-panel")+`.getBoundingClientRect().width > 300`)
 
 	for _, vp := range [][2]int64{{1024, 768}, {390, 844}} {
 		t.Run(fmt.Sprintf("%dx%d", vp[0], vp[1]), func(t *testing.T) {
 			d := newTab(t, ts.URL, ts.Token, vp[0], vp[1])
-			d.run("type @", chromedp.Click(sel("composer-input")), chromedp.SendKeys(sel("composer-input"), "@"))
+			d.mouseClick("type @", sel("composer-input"))
+			d.run("type @", chromedp.SendKeys(sel("composer-input"), "@"))
 			d.waitFor("menu", `document.querySelectorAll('[data-testid="mention-option"]').length >= 5`)
 			if r := d.rect("mention-menu"); !r.inside(float64(vp[0]), float64(vp[1])) || r.Height < 60 {
 				t.Errorf("the mention menu is at %+v, not inside the %dx%d window", r, vp[0], vp[1])

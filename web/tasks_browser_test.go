@@ -213,7 +213,8 @@ func TestRoutineEditorBrowser(t *testing.T) {
 
 	b := newSteerTab(t, ts.URL, ts.Token, 1400, 900)
 	b.run("routines", chromedp.Navigate(ts.URL+"/tasks"), chromedp.Click(sel("routines-link")), chromedp.WaitVisible(sel("routines-empty")))
-	b.run("new", chromedp.Click(sel("routine-new")), chromedp.WaitVisible(sel("routine-form")))
+	b.mouseClick("new", sel("routine-new"))
+	b.run("new", chromedp.WaitVisible(sel("routine-form")))
 	b.set("routine-name-input", "Morning triage")
 	b.set("routine-cron", "0 9 30 2 *")
 	b.set("routine-tz", "Europe/Paris")

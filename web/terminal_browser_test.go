@@ -28,7 +28,7 @@ func TestTerminalHistoryBrowser(t *testing.T) {
 		b := newTab(t, s.URL, s.Token, size[0], size[1])
 		b.run(name+": open the sandbox", chromedp.Navigate(s.URL+"/#sandbox="+sb.ID), chromedp.WaitVisible(sel("sandbox-detail")))
 		b.waitFor(name+": running", q("sandbox-detail-state")+`.textContent === "running" && !`+q("sandbox-terminal-open")+`.disabled`)
-		b.run(name+": open the terminal", chromedp.Click(sel("sandbox-terminal-open")))
+		b.mouseClick(name+": open the terminal", sel("sandbox-terminal-open"))
 		b.waitFor(name+": prompt", rows+`.some(r => r.endsWith("$"))`)
 		b.run(name+": type", chromedp.Focus(`[data-testid="sandbox-terminal"] .xterm-helper-textarea`),
 			typeText(fmt.Sprintf(`printf 'session-%d \033[1;31mred\033[0m done\n'`+"\r", i)))
@@ -43,7 +43,7 @@ func TestTerminalHistoryBrowser(t *testing.T) {
 		b.run(name+": stty", typeText("stty size\r"))
 		b.waitFor(name+": after the resizes", rows+`.filter(r => /^\d+ \d+$/.test(r)).length > 0`)
 		b.shot("terminal-open-" + name)
-		b.run(name+": close the terminal", chromedp.Click(sel("sandbox-terminal-close")))
+		b.mouseClick(name+": close the terminal", sel("sandbox-terminal-close"))
 
 		last := entries + `.find(e => e.querySelector('[data-testid="sandbox-exec-tag"]') && e.textContent.includes("` + want + `"))`
 		b.waitFor(name+": the session ended in the history", `(() => { const e = `+last+`;

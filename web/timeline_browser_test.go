@@ -53,7 +53,7 @@ func TestTimelineBrowser(t *testing.T) {
 	b.login(ts.URL, ts.Token)
 
 	// Older messages come with their answers too.
-	b.run("load older messages", chromedp.Click(b.q("load-older")))
+	b.mouseClick("load older messages", b.q("load-older"))
 	b.wait("answer under an older message", fmt.Sprintf(`document.querySelector('[data-testid="message"][data-id="%d"] [data-testid="reply-preview"]')?.textContent.includes("reply to note 0")`, first.ID))
 
 	const entries = `document.querySelectorAll('[data-testid="timeline-entry"]')`
@@ -70,7 +70,7 @@ func TestTimelineBrowser(t *testing.T) {
 		t.Errorf("after a reload the timeline shows %s, before %s", after, before)
 	}
 
-	b.run("older", chromedp.Click(b.q("timeline-older")))
+	b.mouseClick("older", b.q("timeline-older"))
 	b.wait("older entries", entries+`.length > 50`)
 	order := b.eval(`(() => { const s = Array.from(` + entries + `).map(e => Number(e.dataset.seq));
 		return s.every((v, i) => i === 0 || v < s[i - 1]) ? "desc" : s.join(","); })()`)
@@ -101,11 +101,11 @@ func TestTimelineBrowser(t *testing.T) {
 	b.wait("its diff", `!document.querySelector('[data-testid="panel-wiki"]').hidden &&
 		Array.from(document.querySelectorAll('[data-testid="wiki-diff-line"]')).some(l => l.textContent.includes("three"))`)
 
-	b.run("back to the timeline", chromedp.Click(b.q("panel-tab-activity")))
+	b.mouseClick("back to the timeline", b.q("panel-tab-activity"))
 	b.run("filter messages", chromedp.SetValue(`#tl-kind`, "message"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector("#tl-kind").dispatchEvent(new Event("change", {bubbles: true}))`))
 	b.wait("only messages", entries+`.length === 50 && Array.from(`+entries+`).every(e => e.dataset.kind.startsWith("message."))`)
-	b.run("older messages", chromedp.Click(b.q("timeline-older")))
+	b.mouseClick("older messages", b.q("timeline-older"))
 	msg := fmt.Sprintf(`document.querySelector('[data-testid="timeline-link"][href="/c/general#thread-%d"]')`, first.ID)
 	b.wait("the first note", msg)
 	b.run("open the message", chromedp.Evaluate[chromedp.Void](msg+`.click()`))

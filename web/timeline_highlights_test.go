@@ -68,9 +68,9 @@ func TestTimelineHighlightsBrowser(t *testing.T) {
 		waitUntil(t, func() bool { return s.eventTypes("kind=sandbox")[bullpen.EventSandboxExecFinished] == i+1 })
 		b := newTab(t, s.URL, s.Token, size[0], size[1])
 		if size[0] < 700 {
-			b.run(name+": activity", chromedp.Click(sel("phone-tab-activity")))
+			b.mouseClick(name+": activity", sel("phone-tab-activity"))
 		} else {
-			b.run(name+": activity", chromedp.Click(sel("panel-tab-activity")))
+			b.mouseClick(name+": activity", sel("panel-tab-activity"))
 		}
 		b.waitFor(name+": the command's line", entries+`.some(t => t.includes("ran `+cmd+` →"))`)
 		if got := evalIn[[]string](b, entries+`.filter(t => t.includes("`+cmd+`"))`); len(got) != 1 {

@@ -52,7 +52,7 @@ func TestTimelineFiltersTasksBrowser(t *testing.T) {
 
 	b := newPage(t, ctx)
 	b.login(ts.URL, token)
-	b.run("open the activity", chromedp.Click(b.q("panel-tab-activity")))
+	b.mouseClick("open the activity", b.q("panel-tab-activity"))
 	const entries = `document.querySelectorAll('[data-testid="timeline-entry"]')`
 	b.wait("entries", entries+`.length > 0`)
 	options := b.eval(`Array.from(document.querySelectorAll("#tl-kind option")).map(o => o.value + "=" + o.textContent).join("|")`)
@@ -72,7 +72,7 @@ func TestTimelineFiltersTasksBrowser(t *testing.T) {
 	// A phone: the page loads in one column, the filter kept in the URL;
 	// the Activity sheet opens from the bottom bar.
 	b.run("a phone", chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(b.q("phone-tab-activity")))
-	b.run("open the activity sheet", chromedp.Click(b.q("phone-tab-activity")))
+	b.mouseClick("open the activity sheet", b.q("phone-tab-activity"))
 	b.wait("task entries on the phone", `!`+`document.querySelector('[data-testid="panel-activity"]').hidden && `+
 		entries+`.length === 2 && document.querySelector("#tl-kind").value === "task"`)
 	b.shot("timeline-tasks-390x844.png")

@@ -62,7 +62,7 @@ func TestFirstLoadWeightBrowser(t *testing.T) {
 
 	b.run("open the sandbox", chromedp.Navigate(s.URL+"/c/general#sandbox="+sb.ID), chromedp.WaitVisible(sel("sandbox-detail")))
 	b.waitFor("running", q("sandbox-detail-state")+`.textContent === "running" && !`+q("sandbox-terminal-open")+`.disabled`)
-	b.run("open the terminal", chromedp.Click(sel("sandbox-terminal-open")))
+	b.mouseClick("open the terminal", sel("sandbox-terminal-open"))
 	b.waitFor("xterm.js fetched", `typeof window.Terminal === "function" && performance.getEntriesByType("resource").some(e => e.name.includes("/static/vendor/xterm.js?v="))`)
 	b.waitFor("shell connected", `document.querySelector('[data-sandboxes]').dataset.terminal === "open"`)
 	rows := `Array.from(document.querySelectorAll('[data-testid="sandbox-terminal"] .xterm-rows > div')).map(r => r.textContent.trim())`

@@ -47,9 +47,11 @@ func TestWikiPanelBrowser(t *testing.T) {
 		chromedp.WaitVisible(q("login-token")),
 		chromedp.SendKeys(q("login-token"), ts.Token),
 		chromedp.Click(q("login-submit")),
-		chromedp.WaitVisible(q("composer-input")),
-		chromedp.Click(q("panel-tab-wiki")),
-		chromedp.WaitVisible(q("wiki-new")))
+		chromedp.WaitVisible(q("composer-input")))
+	if err := clickStable(ctx, q("panel-tab-wiki")); err != nil {
+		t.Fatalf("wiki tab: %v", err)
+	}
+	run("wiki tab", chromedp.WaitVisible(q("wiki-new")))
 
 	// Write a page with a preview.
 	run("new page",

@@ -29,7 +29,8 @@ func TestWikiSearchFromAPageBrowser(t *testing.T) {
 		b := newTab(t, ts.URL, ts.Token, size[0], size[1])
 		b.run(name+": open a page", chromedp.Navigate(ts.URL+"/#wiki/rollback"))
 		b.waitFor(name+": the page", `!`+q("wiki-page-view")+`.hidden && `+q("wiki-title")+`.textContent === "Rollback" && `+q("wiki-page-view")+`.offsetHeight > 0`)
-		b.run(name+": search", chromedp.Click(sel("wiki-search")), typeText("ship"))
+		b.mouseClick(name+": search", sel("wiki-search"))
+		b.run(name+": search", typeText("ship"))
 		b.waitFor(name+": the results show", `!`+q("wiki-list-view")+`.hidden && `+q("wiki-page-view")+`.hidden && `+
 			`document.querySelectorAll('[data-testid="wiki-snippet"]').length === 2 && `+q("wiki-list")+`.offsetHeight > 0`)
 		snips := evalIn[[]string](b, `Array.from(document.querySelectorAll('[data-testid="wiki-snippet"]')).map(s => s.textContent)`)
@@ -51,7 +52,8 @@ func TestWikiSearchFromAPageBrowser(t *testing.T) {
 	b := newTab(t, ts.URL, ts.Token, 1400, 900)
 	b.run("open a page", chromedp.Navigate(ts.URL+"/#wiki/rollback"))
 	b.waitFor("the page", q("wiki-title")+`.textContent === "Rollback"`)
-	b.run("edit", chromedp.Click(sel("wiki-edit")), chromedp.WaitVisible(sel("wiki-edit-body")),
+	b.mouseClick("edit", sel("wiki-edit"))
+	b.run("edit", chromedp.WaitVisible(sel("wiki-edit-body")),
 		chromedp.SendKeys(sel("wiki-edit-body"), " typed-and-kept"), chromedp.Click(sel("wiki-search")), typeText("ship"))
 	b.waitFor("told why", q("wiki-error")+`.textContent.includes("Save or cancel")`)
 	if !evalIn[bool](b, `!`+q("wiki-edit-view")+`.hidden && `+q("wiki-edit-body")+`.value.includes("typed-and-kept")`) {

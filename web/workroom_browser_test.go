@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,40 @@ func (b *tab) run(step string, actions ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("%s: %v", step, err)
 	}
+}
+
+// mouseClick clicks selector with the mouse, as a person does.
+func (b *tab) mouseClick(step, selector string) {
+	b.t.Helper()
+	if err := clickStable(b.ctx, selector); err != nil {
+		b.t.Fatalf("%s: click %s: %v", step, selector, err)
+	}
+}
+
+// clickStable clicks selector with the mouse. The dashboard re-renders
+// parts of the page as the office's events arrive, and Chrome forgets a
+// node it handed out when its document is re-read, so a click whose node
+// went away between finding and clicking finds it again (up to five
+// times) instead of failing on "Could not find node with given id".
+func clickStable(parent context.Context, selector string) error {
+	var err error
+	for range 5 {
+		ctx, cancel := context.WithTimeout(parent, 30*time.Second)
+		err = chromedp.Do(ctx, chromedp.Click(selector))
+		cancel()
+		if err == nil || !nodeGone(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// nodeGone reports whether err says a node Chrome handed out no longer
+// exists (its document was re-read or the node was replaced).
+func nodeGone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node") || strings.Contains(msg, "No node with given id") ||
+		strings.Contains(msg, "Node is detached")
 }
 
 func (b *tab) waitFor(step, expr string) {
