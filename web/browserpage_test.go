@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/chromedp/chromedp"
 )
 
@@ -27,12 +28,10 @@ func (p page) run(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// mouseClick clicks selector with the mouse (see clickStable).
+// mouseClick clicks selector with the mouse (browsertest.Click).
 func (p page) mouseClick(step, selector string) {
 	p.t.Helper()
-	if err := clickStable(p.ctx, selector); err != nil {
-		p.t.Fatalf("%s: click %s: %v", step, selector, err)
-	}
+	p.run(step, browsertest.Click(selector))
 }
 
 // wait polls a JavaScript condition until it holds (never a fixed sleep).
@@ -59,7 +58,7 @@ func (p page) login(base, token string) {
 		chromedp.Navigate(base+"/login"),
 		chromedp.WaitVisible(p.q("login-token")),
 		chromedp.SendKeys(p.q("login-token"), token),
-		chromedp.Click(p.q("login-submit")),
+		browsertest.Click(p.q("login-submit")),
 		chromedp.WaitVisible(p.q("composer-input")))
 	p.wait("websocket", `document.body.dataset.ws === "open"`)
 	p.record()

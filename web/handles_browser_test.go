@@ -67,7 +67,7 @@ func TestHandlesBesideNamesBrowser(t *testing.T) {
 	}
 	run("log in", chromedp.EmulateViewport(1400, 900), chromedp.Navigate(ts.URL+"/login"),
 		chromedp.WaitVisible(q("login-token")), chromedp.SendKeys(q("login-token"), ts.Token),
-		chromedp.Click(q("login-submit")), chromedp.WaitVisible(q("composer-input")))
+		browsertest.Click(q("login-submit")), chromedp.WaitVisible(q("composer-input")))
 
 	if got := texts(q("member") + " " + q("member-handle")); got != "@admin|@alice|@eng|@mallory" {
 		t.Errorf("member handles = %q", got)
@@ -83,16 +83,12 @@ func TestHandlesBesideNamesBrowser(t *testing.T) {
 		shot(fmt.Sprintf("handles-general-%dx%d", size[0], size[1]))
 	}
 	run("open the DM", chromedp.EmulateViewport(1400, 900))
-	if err := clickStable(ctx, q("dm-link")); err != nil {
-		t.Fatalf("open the DM: %v", err)
-	}
+	run("open the DM", browsertest.Click(q("dm-link")))
 	run("open the DM", chromedp.WaitVisible(q("channel-handle")))
 	if got := strings.Join(strings.Fields(texts(q("channel-name"))), " "); got != "Alice @mallory" {
 		t.Errorf("DM header = %q, want \"Alice @mallory\"", got)
 	}
-	if err := clickStable(ctx, q("panel-tab-agents")); err != nil {
-		t.Fatalf("agents tab: %v", err)
-	}
+	run("agents tab", browsertest.Click(q("panel-tab-agents")))
 	run("agents tab", chromedp.WaitVisible(q("agent-eng")))
 	if got := texts(q("agent-eng") + " .agt-handle"); got != "@eng" {
 		t.Errorf("agent card handle = %q, want @eng", got)

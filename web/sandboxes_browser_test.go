@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/bullpen-hq/bullpen/view"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/chromedp/chromedp"
@@ -34,7 +35,7 @@ func TestSandboxHistoryBrowser(t *testing.T) {
 	openEntry := func(step string) {
 		b.mouseClick(step, sel("panel-tab-sandboxes"))
 		b.run(step, chromedp.WaitVisible(sel("sandbox-item")),
-			chromedp.Click(sel("sandbox-item")), chromedp.WaitVisible(sel("sandbox-detail")))
+			browsertest.Click(sel("sandbox-item")), chromedp.WaitVisible(sel("sandbox-detail")))
 		b.waitFor(step+": the agent's command in the history", entry+` && `+entry+`.querySelector('[data-testid="sandbox-exec-command"]').textContent.includes("from-agent")`)
 		if by := evalIn[string](b, entry+`.querySelector('[data-testid="sandbox-exec-by"]').textContent`); by != "@eng" {
 			t.Errorf("%s: entry by %q, want @eng", step, by)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/web"
@@ -30,7 +31,7 @@ func TestNewSandboxFormBrowser(t *testing.T) {
 		b := newTab(t, s.URL, s.Token, size[0], size[1])
 		b.run(name+": the form", chromedp.Navigate(s.URL+"/"), chromedp.WaitReady("body"))
 		b.run(name+": open", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="panel-tab-sandboxes"]').click()`),
-			chromedp.Click(sel("sandbox-new")), chromedp.WaitVisible(sel("sandbox-cpu")))
+			browsertest.Click(sel("sandbox-new")), chromedp.WaitVisible(sel("sandbox-cpu")))
 		if got := evalIn[[]string](b, `[`+q("sandbox-cpu")+`.placeholder, `+q("sandbox-memory")+`.placeholder, `+q("sandbox-memory")+`.value]`); got[0] != "0.5 (default)" || got[1] != "256Mi (default)" || got[2] != "" {
 			t.Errorf("%s: CPU placeholder %q, memory placeholder %q and value %q; want the server's defaults, empty", name, got[0], got[1], got[2])
 		}
@@ -43,7 +44,7 @@ func TestNewSandboxFormBrowser(t *testing.T) {
 			chromedp.Evaluate[chromedp.Void](q("sandbox-network")+`.dispatchEvent(new Event("change", {bubbles: true}))`),
 			chromedp.WaitVisible(sel("sandbox-allow")), chromedp.SendKeys(sel("sandbox-allow"), "10.9.0.0/16"),
 			chromedp.SendKeys(sel("sandbox-timeout"), "1h"), chromedp.SendKeys(sel("sandbox-ports"), "8000"),
-			chromedp.Click(sel("sandbox-create-submit")))
+			browsertest.Click(sel("sandbox-create-submit")))
 		b.waitFor(name+": created and open", q("sandbox-detail")+` && !`+q("sandbox-detail")+`.hidden && `+q("sandbox-detail")+`.textContent.includes("`+box+`")`)
 		var v view
 		if st := s.do("GET", "/api/v1/sandboxes/"+box, s.Token, nil, &v); st != 200 {

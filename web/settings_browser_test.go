@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/bullpen-hq/bullpen/web"
 	"github.com/chromedp/chromedp"
 )
@@ -46,7 +47,7 @@ func TestSettingsSandboxesAndTokensBrowser(t *testing.T) {
 
 		label := "laptop-" + name
 		b.run(name+": new token", chromedp.SetValue(sel("token-member"), fmt.Sprint(s.Bob.ID)),
-			chromedp.SendKeys(sel("token-name"), label), chromedp.Click(sel("token-create")))
+			chromedp.SendKeys(sel("token-name"), label), browsertest.Click(sel("token-create")))
 		b.waitFor(name+": the secret", `!`+q("token-secret-box")+`.hidden && `+q("token-secret")+`.value.startsWith("bp_")`)
 		secret := evalIn[string](b, q("token-secret")+`.value`)
 		var me bullpen.Member

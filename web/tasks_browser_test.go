@@ -29,7 +29,7 @@ func newSteerTab(t *testing.T, url, token string, width, height int64) steerTab 
 	ctx := browsertest.Browser(t, 3*time.Minute)
 	b := steerTab{tab: &tab{t: t, ctx: ctx}, url: url, problems: browsertest.FailOnErrors(t, ctx)}
 	b.run("log in", chromedp.EmulateViewport(width, height), chromedp.Navigate(url+"/login"), chromedp.WaitVisible(sel("login-token")),
-		chromedp.SendKeys(sel("login-token"), token), chromedp.Click(sel("login-submit")), chromedp.WaitVisible(sel("composer-input")))
+		chromedp.SendKeys(sel("login-token"), token), browsertest.Click(sel("login-submit")), chromedp.WaitVisible(sel("composer-input")))
 	return b
 }
 
@@ -212,7 +212,7 @@ func TestRoutineEditorBrowser(t *testing.T) {
 	}
 
 	b := newSteerTab(t, ts.URL, ts.Token, 1400, 900)
-	b.run("routines", chromedp.Navigate(ts.URL+"/tasks"), chromedp.Click(sel("routines-link")), chromedp.WaitVisible(sel("routines-empty")))
+	b.run("routines", chromedp.Navigate(ts.URL+"/tasks"), browsertest.Click(sel("routines-link")), chromedp.WaitVisible(sel("routines-empty")))
 	b.mouseClick("new", sel("routine-new"))
 	b.run("new", chromedp.WaitVisible(sel("routine-form")))
 	b.set("routine-name-input", "Morning triage")

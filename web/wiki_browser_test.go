@@ -46,45 +46,43 @@ func TestWikiPanelBrowser(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/login"),
 		chromedp.WaitVisible(q("login-token")),
 		chromedp.SendKeys(q("login-token"), ts.Token),
-		chromedp.Click(q("login-submit")),
+		browsertest.Click(q("login-submit")),
 		chromedp.WaitVisible(q("composer-input")))
-	if err := clickStable(ctx, q("panel-tab-wiki")); err != nil {
-		t.Fatalf("wiki tab: %v", err)
-	}
+	run("wiki tab", browsertest.Click(q("panel-tab-wiki")))
 	run("wiki tab", chromedp.WaitVisible(q("wiki-new")))
 
 	// Write a page with a preview.
 	run("new page",
-		chromedp.Click(q("wiki-new")),
+		browsertest.Click(q("wiki-new")),
 		chromedp.WaitVisible(q("wiki-edit-title")),
 		chromedp.SendKeys(q("wiki-edit-title"), "Launch Plan"),
 		chromedp.SendKeys(q("wiki-edit-tags"), "ops, launch"),
 		chromedp.SendKeys(q("wiki-edit-body"), "# Launch\n\n- [x] **tests**\n- see [[Rollback]]\n"),
-		chromedp.Click(q("wiki-tab-preview")))
+		browsertest.Click(q("wiki-tab-preview")))
 	waitFor("preview", `document.querySelector('[data-testid="wiki-preview"]').innerHTML.includes("<strong>tests</strong>")`)
-	run("save", chromedp.Click(q("wiki-save")), chromedp.WaitVisible(q("wiki-body")))
+	run("save", browsertest.Click(q("wiki-save")), chromedp.WaitVisible(q("wiki-body")))
 	waitFor("reading view", `document.querySelector('[data-testid="wiki-title"]').textContent === "Launch Plan" &&
 		document.querySelector('[data-testid="wiki-body"] a.wiki-missing') !== null && location.hash === "#wiki/launch-plan"`)
 
 	// Edit; meanwhile someone else saves revision 2.
-	run("edit", chromedp.Click(q("wiki-edit")), chromedp.WaitVisible(q("wiki-edit-body")),
+	run("edit", browsertest.Click(q("wiki-edit")), chromedp.WaitVisible(q("wiki-edit-body")),
 		chromedp.SendKeys(q("wiki-edit-body"), "my addition\n"))
 	if st := ts.do("PUT", "/api/v1/wiki/pages/launch-plan", ts.Token, map[string]any{"title": "Launch Plan", "body": "their text\n", "base_revision": 1}, nil); st != http.StatusOK {
 		t.Fatalf("concurrent save: %d", st)
 	}
-	run("stale save", chromedp.Click(q("wiki-save")), chromedp.WaitVisible(q("wiki-conflict")))
+	run("stale save", browsertest.Click(q("wiki-save")), chromedp.WaitVisible(q("wiki-conflict")))
 	if theirs := eval(`document.querySelector('[data-testid="wiki-conflict-theirs"]').value`); theirs != "their text\n" {
 		t.Errorf("conflict shows %q, want the current text", theirs)
 	}
 	if mine := eval(`document.querySelector('[data-testid="wiki-edit-body"]').value`); !strings.Contains(mine, "my addition") {
 		t.Errorf("editor lost the typed text: %q", mine)
 	}
-	run("re-save on the new base", chromedp.Click(q("wiki-save")), chromedp.WaitVisible(q("wiki-body")))
+	run("re-save on the new base", browsertest.Click(q("wiki-save")), chromedp.WaitVisible(q("wiki-body")))
 	waitFor("revision 3", `document.querySelector('[data-testid="wiki-meta"]').textContent.startsWith("Revision 3")`)
 
-	run("history", chromedp.Click(q("wiki-history")), chromedp.WaitVisible(q("wiki-revisions")))
+	run("history", browsertest.Click(q("wiki-history")), chromedp.WaitVisible(q("wiki-revisions")))
 	waitFor("three revisions", `document.querySelectorAll('[data-testid="wiki-revision"]').length === 3`)
-	run("diff", chromedp.Click(`[data-rev-diff="3"]`), chromedp.WaitVisible(q("wiki-diff")))
+	run("diff", browsertest.Click(`[data-rev-diff="3"]`), chromedp.WaitVisible(q("wiki-diff")))
 	waitFor("diff lines", `Array.from(document.querySelectorAll('.wiki-diff-insert')).some(e => e.textContent.includes("my addition"))`)
 
 	shot := func(name string) {

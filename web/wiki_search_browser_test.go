@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bullpen-hq/bullpen/internal/browsertest"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/chromedp/chromedp"
 )
@@ -54,7 +55,7 @@ func TestWikiSearchFromAPageBrowser(t *testing.T) {
 	b.waitFor("the page", q("wiki-title")+`.textContent === "Rollback"`)
 	b.mouseClick("edit", sel("wiki-edit"))
 	b.run("edit", chromedp.WaitVisible(sel("wiki-edit-body")),
-		chromedp.SendKeys(sel("wiki-edit-body"), " typed-and-kept"), chromedp.Click(sel("wiki-search")), typeText("ship"))
+		chromedp.SendKeys(sel("wiki-edit-body"), " typed-and-kept"), browsertest.Click(sel("wiki-search")), typeText("ship"))
 	b.waitFor("told why", q("wiki-error")+`.textContent.includes("Save or cancel")`)
 	if !evalIn[bool](b, `!`+q("wiki-edit-view")+`.hidden && `+q("wiki-edit-body")+`.value.includes("typed-and-kept")`) {
 		t.Error("a search while editing closed the edit or lost its text")

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ func newTab(t *testing.T, url, token string, width, height int64) *tab {
 	b.run("viewport", chromedp.EmulateViewport(width, height))
 	if token != "" {
 		b.run("log in", chromedp.Navigate(url+"/login"), chromedp.WaitVisible(sel("login-token")),
-			chromedp.SendKeys(sel("login-token"), token), chromedp.Click(sel("login-submit")),
+			chromedp.SendKeys(sel("login-token"), token), browsertest.Click(sel("login-submit")),
 			chromedp.WaitVisible(sel("composer-input")))
 	}
 	return b
@@ -51,38 +50,11 @@ func (b *tab) run(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// mouseClick clicks selector with the mouse, as a person does.
+// mouseClick clicks selector with the mouse, as a person does
+// (browsertest.Click: a node the live page replaced is found again).
 func (b *tab) mouseClick(step, selector string) {
 	b.t.Helper()
-	if err := clickStable(b.ctx, selector); err != nil {
-		b.t.Fatalf("%s: click %s: %v", step, selector, err)
-	}
-}
-
-// clickStable clicks selector with the mouse. The dashboard re-renders
-// parts of the page as the office's events arrive, and Chrome forgets a
-// node it handed out when its document is re-read, so a click whose node
-// went away between finding and clicking finds it again (up to five
-// times) instead of failing on "Could not find node with given id".
-func clickStable(parent context.Context, selector string) error {
-	var err error
-	for range 5 {
-		ctx, cancel := context.WithTimeout(parent, 30*time.Second)
-		err = chromedp.Do(ctx, chromedp.Click(selector))
-		cancel()
-		if err == nil || !nodeGone(err) {
-			return err
-		}
-	}
-	return err
-}
-
-// nodeGone reports whether err says a node Chrome handed out no longer
-// exists (its document was re-read or the node was replaced).
-func nodeGone(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Could not find node") || strings.Contains(msg, "No node with given id") ||
-		strings.Contains(msg, "Node is detached")
+	b.run(step, browsertest.Click(selector))
 }
 
 func (b *tab) waitFor(step, expr string) {

@@ -45,7 +45,7 @@ func TestBrowserAgentsHireEditFire(t *testing.T) {
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(sel("login-token")),
 		chromedp.SendKeys(sel("login-token"), token),
-		chromedp.Click(sel("login-submit")),
+		browsertest.Click(sel("login-submit")),
 		chromedp.WaitVisible(sel("composer-input")))
 	// The panel re-renders as the office's events arrive, so a button is
 	// clicked where it stands when clicked (a node found a moment before
@@ -62,7 +62,7 @@ func TestBrowserAgentsHireEditFire(t *testing.T) {
 
 	run("hire starter/engineer",
 		chromedp.SetValue(sel("agent-hire-role"), "starter/engineer"),
-		chromedp.Click(sel("agent-hire-submit")))
+		browsertest.Click(sel("agent-hire-submit")))
 	waitFor("engineer listed idle", q+`('`+sel("agent-engineer")+`') !== null && `+
 		q+`('`+sel("agent-engineer")+`').dataset.status === "idle" && `+
 		q+`('`+sel("agent-status-engineer")+`').textContent === "idle"`)
@@ -78,29 +78,29 @@ func TestBrowserAgentsHireEditFire(t *testing.T) {
 	// A second engineer: the handle is taken. The server's message shows
 	// and the form keeps what was typed.
 	run("hire it again",
-		chromedp.Click(sel("agent-hire-open")),
+		browsertest.Click(sel("agent-hire-open")),
 		chromedp.WaitVisible(sel("agent-hire-form")),
 		chromedp.SetValue(sel("agent-hire-role"), "starter/engineer"),
 		chromedp.SendKeys(sel("agent-hire-title"), "Second engineer"),
-		chromedp.Click(sel("agent-hire-submit")))
+		browsertest.Click(sel("agent-hire-submit")))
 	waitFor("hire error", `!`+q+`('`+sel("agent-hire-error")+`').hidden && `+q+`('`+sel("agent-hire-error")+`').textContent.includes("engineer")`)
 	kept, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('`+sel("agent-hire-role")+`').value + "|" + `+q+`('`+sel("agent-hire-title")+`').value`))
 	if kept != "starter/engineer|Second engineer" {
 		t.Errorf("after a failed hire the form holds %q, want the input kept", kept)
 	}
-	run("cancel", chromedp.Click(sel("agent-hire-cancel")))
+	run("cancel", browsertest.Click(sel("agent-hire-cancel")))
 
 	run("edit the title and mute it",
-		chromedp.Click(sel("agent-edit-engineer")),
+		browsertest.Click(sel("agent-edit-engineer")),
 		chromedp.WaitVisible(sel("agent-edit-form-engineer")),
 		chromedp.SetValue(sel("agent-edit-title-engineer"), "Build engineer"),
-		chromedp.Click(sel("agent-edit-muted-engineer")),
-		chromedp.Click(sel("agent-edit-save-engineer")))
+		browsertest.Click(sel("agent-edit-muted-engineer")),
+		browsertest.Click(sel("agent-edit-save-engineer")))
 	waitFor("title and mute saved", q+`('`+sel("agent-edit-form-engineer")+`').hidden && `+
 		q+`('`+sel("agent-engineer")+` .agt-meta').textContent.startsWith("Build engineer") && `+
 		q+`('`+sel("agent-status-engineer")+`').textContent === "idle · muted"`)
 
-	run("fire (two clicks)", chromedp.Click(sel("agent-fire-engineer")), chromedp.Click(sel("agent-fire-engineer")))
+	run("fire (two clicks)", browsertest.Click(sel("agent-fire-engineer")), browsertest.Click(sel("agent-fire-engineer")))
 	waitFor("engineer fired", q+`('`+sel("agent-engineer")+`').dataset.status === "fired" && `+
 		q+`('`+sel("agent-status-engineer")+`').textContent === "fired" && `+
 		q+`('`+sel("agent-engineer")+` .agt-manage').hidden`)

@@ -38,7 +38,7 @@ func TestBrowserLiveAcrossTabs(t *testing.T) {
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(`[data-testid="login-token"]`),
 		chromedp.SendKeys(`[data-testid="login-token"]`, token),
-		chromedp.Click(`[data-testid="login-submit"]`),
+		browsertest.Click(`[data-testid="login-submit"]`),
 		chromedp.WaitVisible(`[data-testid="composer-input"]`))
 	waitFor(tabA, "tab A websocket", wsOpen)
 

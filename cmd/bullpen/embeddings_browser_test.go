@@ -180,7 +180,7 @@ func TestBrowserEmbeddingsModelInSettings(t *testing.T) {
 		login(run, m, token)
 		run("settings", chromedp.Navigate(m.URL()+"settings"), chromedp.WaitVisible(sel("provider-local")))
 		waitFor("the page's scripts", `!!document.querySelector('`+sel("provider-edit-local")+`')`)
-		run("edit", chromedp.Click(sel("provider-edit-local")))
+		run("edit", browsertest.Click(sel("provider-edit-local")))
 		before := provider()
 		waitFor("the form holds the provider's embeddings model",
 			`document.querySelector('`+sel("provider-embeddings-model")+`').value === `+jsString(before.EmbeddingsModel))
@@ -195,7 +195,7 @@ func TestBrowserEmbeddingsModelInSettings(t *testing.T) {
 
 		// A bad value: refused under the field, the form keeps it, the
 		// provider stays as it was.
-		run("a bad value", chromedp.SetValue(sel("provider-embeddings-model"), "text embedding 3"), chromedp.Click(sel("provider-save")))
+		run("a bad value", chromedp.SetValue(sel("provider-embeddings-model"), "text embedding 3"), browsertest.Click(sel("provider-save")))
 		field := `document.querySelector('` + sel("provider-error-embeddings_model") + `')`
 		waitFor("refused inline", `!`+field+`.hidden && `+field+`.textContent.includes("not a model name") && `+
 			`document.querySelector('`+sel("provider-embeddings-model")+`').getAttribute("aria-invalid") === "true" && `+
@@ -219,7 +219,7 @@ func TestBrowserEmbeddingsModelInSettings(t *testing.T) {
 		}
 
 		// A good value: saved, shown in the row, and back in the form.
-		run("a good value", chromedp.SetValue(sel("provider-embeddings-model"), "fake-embed"), chromedp.Click(sel("provider-save")))
+		run("a good value", chromedp.SetValue(sel("provider-embeddings-model"), "fake-embed"), browsertest.Click(sel("provider-save")))
 		waitFor("saved and shown", `document.querySelector('`+sel("provider-embeddings-local")+`') !== null && `+
 			`document.querySelector('`+sel("provider-embeddings-local")+`').textContent.includes("fake-embed")`)
 		if got := provider(); got.EmbeddingsModel != "fake-embed" || got.Version == before.Version {

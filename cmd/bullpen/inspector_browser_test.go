@@ -66,7 +66,7 @@ func TestBrowserTurnInspector(t *testing.T) {
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(sel("login-token")),
 		chromedp.SendKeys(sel("login-token"), token),
-		chromedp.Click(sel("login-submit")),
+		browsertest.Click(sel("login-submit")),
 		chromedp.WaitVisible(sel("composer-input")))
 	// The demo's team keeps posting in #general, so the question may have
 	// scrolled out of the channel's loaded page by now: open its thread by
@@ -75,7 +75,7 @@ func TestBrowserTurnInspector(t *testing.T) {
 		chromedp.Navigate(fmt.Sprintf("%s#thread-%d", m.URL(), asked.ID)),
 		chromedp.WaitVisible(sel("thread-replies")+" "+sel("message-why")))
 	run("follow why did it say this?",
-		chromedp.Click(sel("thread-replies")+" "+sel("message-why")),
+		browsertest.Click(sel("thread-replies")+" "+sel("message-why")),
 		chromedp.WaitVisible(sel("inspector-packet")))
 
 	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", turn.ID) {
@@ -97,7 +97,7 @@ func TestBrowserTurnInspector(t *testing.T) {
 		t.Errorf("tokens shown = %s in, %s out; want %d, %d", in, outTok, detail.Turn.InputTokens, detail.Turn.OutputTokens)
 	}
 	first := `document.querySelector('` + sel("inspector-request") + `')`
-	run("show the first request's raw bytes", chromedp.Click(sel("inspector-request")+" [data-raw-toggle]"))
+	run("show the first request's raw bytes", browsertest.Click(sel("inspector-request")+" [data-raw-toggle]"))
 	if raw := text(first + `.querySelector('[data-view="raw"]:not([hidden])').textContent`); raw != detail.ModelCalls[0].Request {
 		t.Errorf("raw request shown differs from the recorded one (%d vs %d bytes)", len(raw), len(detail.ModelCalls[0].Request))
 	}
@@ -111,14 +111,14 @@ func TestBrowserTurnInspector(t *testing.T) {
 	run("show the agent card's last turns",
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(sel("composer-input")),
-		chromedp.Click(sel("panel-tab-agents")),
+		browsertest.Click(sel("panel-tab-agents")),
 		chromedp.WaitVisible(link))
 	label := text(`document.querySelector('` + link + `').textContent`)
 	var newest int64
 	if _, err := fmt.Sscanf(label, "turn %d", &newest); err != nil || newest < turn.ID {
 		t.Fatalf("the card's newest turn link says %q, want a turn of @engineer from %d on", label, turn.ID)
 	}
-	run("open the agent card's newest turn", chromedp.Click(link), chromedp.WaitVisible(sel("inspector-packet")))
+	run("open the agent card's newest turn", browsertest.Click(link), chromedp.WaitVisible(sel("inspector-packet")))
 	if got := text(`location.pathname`); got != fmt.Sprintf("/turns/%d", newest) {
 		t.Errorf("the agent card's link %q led to %s, want /turns/%d", label, got, newest)
 	}

@@ -55,7 +55,7 @@ func TestNewUserFirstRunBrowser(t *testing.T) {
 
 	waitFor("first run", q("first-run")+` !== null && `+q("first-run-provider")+`.dataset.done === "false"`)
 	screenshot(t, tab, "newuser-1-empty-390.png")
-	run("to the provider form", chromedp.Click(sel("first-run-provider-link")))
+	run("to the provider form", browsertest.Click(sel("first-run-provider-link")))
 	waitFor("the form, in view", `location.hash === "#add-provider" && (r => r.top >= 0 && r.top < innerHeight)(`+q("provider-name")+`.getBoundingClientRect())`)
 	run("add the provider",
 		chromedp.SendKeys(sel("provider-name"), "fake"),
@@ -63,14 +63,14 @@ func TestNewUserFirstRunBrowser(t *testing.T) {
 		chromedp.SendKeys(sel("provider-base-url"), fake.BaseURL()),
 		chromedp.SendKeys(sel("provider-api-key"), key),
 		chromedp.SendKeys(sel("provider-model"), "gpt-test"),
-		chromedp.Click(sel("provider-save")))
+		browsertest.Click(sel("provider-save")))
 	waitFor("back in the office, provider done", q("first-run-provider")+`?.dataset.done === "true"`)
 
-	run("hire the team", chromedp.Click(sel("first-run-hire")))
+	run("hire the team", browsertest.Click(sel("first-run-hire")))
 	waitFor("team hired", q("first-run-hired")+`?.textContent.includes("@lead")`)
 	screenshot(t, tab, "newuser-2-hired-390.png")
 
-	run("type @le", chromedp.Click(sel("composer-input")), chromedp.SendKeys(sel("composer-input"), "@le"))
+	run("type @le", browsertest.Click(sel("composer-input")), chromedp.SendKeys(sel("composer-input"), "@le"))
 	waitFor("suggestion", `!!document.querySelector('[data-testid="mention-option"][data-handle="lead"]')`)
 	screenshot(t, tab, "newuser-3-mention-390.png")
 	run("complete and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(sel("composer-input"), "hello"), chromedp.KeyEvent(kb.Enter))
@@ -92,7 +92,7 @@ func TestNewUserFirstRunBrowser(t *testing.T) {
 	waitFor("Approve on the request", `!!document.querySelector('[data-testid="approval-approve"]')`)
 	waitFor("the count on the bottom bar", q("phone-approvals")+`.textContent === "1" && !`+q("phone-approvals")+`.hidden`)
 	screenshot(t, tab, "newuser-5-approval-390.png")
-	run("approve", chromedp.Click(sel("approval-approve")))
+	run("approve", browsertest.Click(sel("approval-approve")))
 	waitFor("approved", `document.querySelector('[data-testid="message-approval"]').dataset.state === "approved"`)
 	waitFor("the lead goes on", `document.body.innerText.includes("The team is four")`)
 	screenshot(t, tab, "newuser-6-done-390.png")

@@ -58,18 +58,18 @@ func TestBrowserSandboxes(t *testing.T) {
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(`[data-testid="login-token"]`),
 		chromedp.SendKeys(`[data-testid="login-token"]`, token),
-		chromedp.Click(`[data-testid="login-submit"]`),
+		browsertest.Click(`[data-testid="login-submit"]`),
 		chromedp.WaitVisible(`[data-testid="composer-input"]`))
 	run("open the Sandboxes tab and the create form",
-		chromedp.Click(`[data-testid="panel-tab-sandboxes"]`),
+		browsertest.Click(`[data-testid="panel-tab-sandboxes"]`),
 		chromedp.WaitVisible(`[data-testid="sandbox-new"]`),
-		chromedp.Click(`[data-testid="sandbox-new"]`),
+		browsertest.Click(`[data-testid="sandbox-new"]`),
 		chromedp.WaitVisible(`[data-testid="sandbox-create-form"]`),
 		chromedp.SendKeys(`[data-testid="sandbox-name"]`, "browser-box"),
 		chromedp.SetValue(`[data-testid="sandbox-memory"]`, "256Mi"),
 		chromedp.SendKeys(`[data-testid="sandbox-timeout"]`, "2h"),
 		chromedp.SendKeys(`[data-testid="sandbox-ports"]`, "8000, 8001"),
-		chromedp.Click(`[data-testid="sandbox-create-submit"]`),
+		browsertest.Click(`[data-testid="sandbox-create-submit"]`),
 		chromedp.WaitVisible(`[data-testid="sandbox-detail"]`))
 	waitFor("sandbox running", q+`('[data-testid="sandbox-detail-state"]').textContent === "running" && `+
 		q+`('[data-testid="sandbox-detail-name"]').textContent === "browser-box"`)
@@ -99,7 +99,7 @@ func TestBrowserSandboxes(t *testing.T) {
 
 	// "Copy as curl" is a command that works as pasted (with the token in
 	// the environment); the CLI and Go snippets name the same sandbox.
-	run("open copy-as", chromedp.Click(`[data-testid="sandbox-copy-as"] summary`))
+	run("open copy-as", browsertest.Click(`[data-testid="sandbox-copy-as"] summary`))
 	curlCmd, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('[data-testid="sandbox-copy-code"]').textContent`))
 	sh := exec.Command("sh", "-c", curlCmd)
 	sh.Env = append(os.Environ(), "BULLPEN_TOKEN="+token)
@@ -107,7 +107,7 @@ func TestBrowserSandboxes(t *testing.T) {
 		t.Errorf("the copied curl command:\n%s\ngave %v:\n%s", curlCmd, err, out)
 	}
 	for _, lang := range []string{"cli", "go"} {
-		run("copy as "+lang, chromedp.Click(`[data-testid="sandbox-copy-`+lang+`"]`))
+		run("copy as "+lang, browsertest.Click(`[data-testid="sandbox-copy-`+lang+`"]`))
 		snippet, _ := chromedp.Run(tab, chromedp.Evaluate[string](q+`('[data-testid="sandbox-copy-code"]').textContent`))
 		if !strings.Contains(snippet, "sb_") || !strings.Contains(snippet, "uname") {
 			t.Errorf("copy as %s: %q, want the sandbox's ID and the command", lang, snippet)
@@ -128,7 +128,7 @@ func TestBrowserSandboxes(t *testing.T) {
 	run("make a file", chromedp.SendKeys(`[data-testid="sandbox-command-input"]`, "echo from-the-browser > note.txt\n"))
 	fileSel := `[data-testid="sandbox-file"][data-name="note.txt"] [data-testid="sandbox-file-open"]`
 	waitFor("note.txt listed", q+`('`+fileSel+`') !== null`)
-	run("open note.txt", chromedp.Click(fileSel))
+	run("open note.txt", browsertest.Click(fileSel))
 	waitFor("note.txt shown", q+`('[data-testid="sandbox-file-text"]').textContent === "from-the-browser\n"`)
 
 	screenshot(t, tab, "sandbox-detail.png")
@@ -138,10 +138,10 @@ func TestBrowserSandboxes(t *testing.T) {
 	run("upload", chromedp.SetUploadFiles(`[data-testid="sandbox-upload-input"]`, []string{up}))
 	waitFor("upload listed", q+`('[data-testid="sandbox-file"][data-name="upload.txt"]') !== null`)
 	del := `[data-testid="sandbox-file"][data-name="upload.txt"] [data-testid="sandbox-file-delete"]`
-	run("delete (two clicks)", chromedp.Click(del), chromedp.Click(del))
+	run("delete (two clicks)", browsertest.Click(del), browsertest.Click(del))
 	waitFor("upload gone", q+`('[data-testid="sandbox-file"][data-name="upload.txt"]') === null`)
 
-	run("back to the list", chromedp.Click(`[data-testid="sandbox-back"]`))
+	run("back to the list", browsertest.Click(`[data-testid="sandbox-back"]`))
 	waitFor("list with usage", `Array.from(document.querySelectorAll('[data-testid="sandbox-item"]')).some(e => e.textContent.includes("browser-box") && e.querySelector('[data-testid="sandbox-item-usage"]').textContent.includes("mem "))`)
 	screenshot(t, tab, "sandboxes.png")
 }

@@ -40,9 +40,9 @@ func TestSandboxDefaultLimitsEndToEnd(t *testing.T) {
 		chromedp.Navigate(off.m.URL()),
 		chromedp.WaitVisible(`[data-testid="login-token"]`),
 		chromedp.SendKeys(`[data-testid="login-token"]`, off.token),
-		chromedp.Click(`[data-testid="login-submit"]`),
+		browsertest.Click(`[data-testid="login-submit"]`),
 		chromedp.WaitVisible(`[data-testid="composer-input"]`),
-		chromedp.Click(`[data-testid="panel-tab-sandboxes"]`)); err != nil {
+		browsertest.Click(`[data-testid="panel-tab-sandboxes"]`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(tab, chromedp.Poll[bool](usage, chromedp.WithPollingTimeout(20*time.Second))); err != nil {

@@ -50,7 +50,7 @@ func TestTaskScreenshots(t *testing.T) {
 	s.api.do("PATCH", "/tasks/6", map[string]any{"state": "blocked", "note": "waits for CI"}, http.StatusOK, nil)
 	ctx := browsertest.Browser(t, 3*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(m.URL()+"login"), chromedp.WaitVisible(`[data-testid="login-token"]`),
-		chromedp.SendKeys(`[data-testid="login-token"]`, s.tok), chromedp.Click(`[data-testid="login-submit"]`),
+		chromedp.SendKeys(`[data-testid="login-token"]`, s.tok), browsertest.Click(`[data-testid="login-submit"]`),
 		chromedp.WaitVisible(`[data-testid="composer-input"]`)); err != nil {
 		t.Fatalf("log in: %v", err)
 	}

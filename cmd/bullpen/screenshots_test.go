@@ -97,7 +97,7 @@ func TestScreenshots(t *testing.T) {
 	}
 	ctx := browsertest.Browser(t, 5*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.m.URL()+"login"), chromedp.WaitVisible(`[data-testid="login-token"]`),
-		chromedp.SendKeys(`[data-testid="login-token"]`, s.tok), chromedp.Click(`[data-testid="login-submit"]`),
+		chromedp.SendKeys(`[data-testid="login-token"]`, s.tok), browsertest.Click(`[data-testid="login-submit"]`),
 		chromedp.WaitVisible(`[data-testid="composer-input"]`)); err != nil {
 		t.Fatalf("log in: %v", err)
 	}

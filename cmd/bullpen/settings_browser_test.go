@@ -97,7 +97,7 @@ func login(run func(string, ...chromedp.Action[chromedp.Void]), m *Main, token s
 		chromedp.Navigate(m.URL()),
 		chromedp.WaitVisible(`[data-testid="login-token"]`),
 		chromedp.SendKeys(`[data-testid="login-token"]`, token),
-		chromedp.Click(`[data-testid="login-submit"]`),
+		browsertest.Click(`[data-testid="login-submit"]`),
 		chromedp.WaitVisible(`[data-testid="composer-input"]`))
 }
 
@@ -175,7 +175,7 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 			chromedp.SetValue(sel("provider-kind"), "openai"),
 			chromedp.SendKeys(sel("provider-base-url"), base),
 			chromedp.SendKeys(sel("provider-api-key"), key),
-			chromedp.Click(sel("provider-save")))
+			browsertest.Click(sel("provider-save")))
 		waitFor(name+" listed", `document.querySelector('`+sel("provider-"+name)+`') !== null`)
 	}
 	addProvider("alpha", fakeA.BaseURL(), keyA)
@@ -189,17 +189,17 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 	waitMessage(t, m, token, "lead", "reply from A")
 
 	addProvider("beta", fakeB.BaseURL(), "sk-wrong-key-000000000")
-	run("test beta", chromedp.Click(sel("provider-test-beta")))
+	run("test beta", browsertest.Click(sel("provider-test-beta")))
 	waitFor("the provider's 401 shows", `document.querySelector('`+sel("provider-result-beta")+`').textContent.includes("Incorrect API key provided")`)
 
 	run("fix beta's key",
-		chromedp.Click(sel("provider-edit-beta")),
+		browsertest.Click(sel("provider-edit-beta")),
 		chromedp.SendKeys(sel("provider-api-key"), keyB),
-		chromedp.Click(sel("provider-save")))
+		browsertest.Click(sel("provider-save")))
 	waitFor("reloaded after the edit", `document.querySelector('`+sel("provider-form-title")+`').textContent === "Add a provider"`)
-	run("test beta again", chromedp.Click(sel("provider-test-beta")))
+	run("test beta again", browsertest.Click(sel("provider-test-beta")))
 	waitFor("beta connects", `document.querySelector('`+sel("provider-result-beta")+`').textContent.startsWith("✓ Connected")`)
-	run("make beta the default", chromedp.Click(sel("provider-make-default-beta")))
+	run("make beta the default", browsertest.Click(sel("provider-make-default-beta")))
 	waitFor("beta is the default", `document.querySelector('`+sel("provider-default-beta")+`') !== null && document.querySelector('`+sel("provider-default-alpha")+`') === null`)
 
 	html, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
@@ -220,15 +220,15 @@ func TestBrowserProviderSwitchWithoutRestart(t *testing.T) {
 	// The agent edit form offers the providers set up here and the
 	// runtimes; picking alpha for @lead moves its next turn back to A.
 	apiCall(t, m, token, "POST", "/api/v1/agents", map[string]any{"role": "starter/pm"}, nil)
-	run("open the Agents tab", chromedp.Navigate(m.URL()), chromedp.WaitVisible(sel("composer-input")), chromedp.Click(sel("panel-tab-agents")))
+	run("open the Agents tab", chromedp.Navigate(m.URL()), chromedp.WaitVisible(sel("composer-input")), browsertest.Click(sel("panel-tab-agents")))
 	waitFor("lead listed", `document.querySelector('`+sel("agent-edit-lead")+`') !== null`)
-	run("edit lead", chromedp.Click(sel("agent-edit-lead")))
+	run("edit lead", browsertest.Click(sel("agent-edit-lead")))
 	waitFor("providers offered", `document.querySelector('`+sel("agent-edit-provider-lead")+` option[value="alpha"]') !== null && document.querySelector('`+sel("agent-edit-provider-lead")+` option[value="beta"]') !== null`)
-	run("pick alpha", chromedp.SetValue(sel("agent-edit-provider-lead"), "alpha"), chromedp.Click(sel("agent-edit-save-lead")))
+	run("pick alpha", chromedp.SetValue(sel("agent-edit-provider-lead"), "alpha"), browsertest.Click(sel("agent-edit-save-lead")))
 	waitFor("saved", `document.querySelector('`+sel("agent-edit-form-lead")+`').hidden && document.querySelector('`+sel("agent-lead")+` .agt-meta').textContent.includes("alpha")`)
-	run("edit pm's runtime", chromedp.Click(sel("agent-edit-pm")))
+	run("edit pm's runtime", browsertest.Click(sel("agent-edit-pm")))
 	waitFor("runtimes offered", `document.querySelector('`+sel("agent-edit-runtime-pm")+` option[value="codex"]') !== null`)
-	run("pick codex", chromedp.SetValue(sel("agent-edit-runtime-pm"), "codex"), chromedp.Click(sel("agent-edit-save-pm")))
+	run("pick codex", chromedp.SetValue(sel("agent-edit-runtime-pm"), "codex"), browsertest.Click(sel("agent-edit-save-pm")))
 	waitFor("pm saved", `document.querySelector('`+sel("agent-edit-form-pm")+`').hidden`)
 	var list struct{ Items []bullpen.AgentView }
 	apiCall(t, m, token, "GET", "/api/v1/agents", nil, &list)
@@ -275,7 +275,7 @@ func TestBrowserAdminRevokesMemberToken(t *testing.T) {
 	run("open settings", chromedp.Navigate(m.URL()+"settings"), chromedp.WaitVisible(sel(row)))
 	waitFor("bob's token listed as used", `document.querySelector('`+sel(row)+`').dataset.handle === "bob" && document.querySelector('`+sel(fmt.Sprintf("token-used-%d", tok.ID))+`').textContent !== "never"`)
 	revoke := sel(fmt.Sprintf("token-revoke-%d", tok.ID))
-	run("revoke (two clicks)", chromedp.Click(revoke), chromedp.Click(revoke))
+	run("revoke (two clicks)", browsertest.Click(revoke), browsertest.Click(revoke))
 	waitFor("shown revoked", `document.querySelector('`+sel(fmt.Sprintf("token-revoked-%d", tok.ID))+`') !== null`)
 	if st := apiCall(t, m, tok.Secret, "GET", "/api/v1/me", nil, nil); st != 401 {
 		t.Errorf("bob's revoked token = %d, want 401", st)
@@ -285,7 +285,7 @@ func TestBrowserAdminRevokesMemberToken(t *testing.T) {
 	}
 
 	// A role file that failed to load shows on the Agents panel.
-	run("open the Agents tab", chromedp.Navigate(m.URL()), chromedp.WaitVisible(sel("composer-input")), chromedp.Click(sel("panel-tab-agents")))
+	run("open the Agents tab", chromedp.Navigate(m.URL()), chromedp.WaitVisible(sel("composer-input")), browsertest.Click(sel("panel-tab-agents")))
 	waitFor("the broken role file is listed", `!document.querySelector('`+sel("role-errors")+`').hidden && `+
 		`document.querySelector('`+sel("role-error")+`').textContent.includes("broken.md") && document.querySelector('`+sel("role-error")+`').textContent.includes("teleport")`)
 }

@@ -320,7 +320,7 @@ func TestDashboardBrowser(t *testing.T) {
 	wait(`document.querySelector('` + list + ` [data-id="13"] [data-testid="message-replies"]').textContent === "2 replies"`)
 
 	// The thread pane: root, replies, and a reply of our own.
-	do("open thread", chromedp.Click(list+` [data-id="10"] [data-testid="message-replies"]`))
+	do("open thread", browsertest.Click(list+` [data-id="10"] [data-testid="message-replies"]`))
 	wait(`!document.querySelector('[data-testid="thread-pane"]').hidden`)
 	wait(`document.querySelectorAll('[data-testid="thread-replies"] [data-testid="thread-message"]').length === 2`)
 	do("reply in thread", chromedp.SendKeys(`[data-testid="thread-input"]`, "thread hi\n"))
@@ -336,7 +336,7 @@ func TestDashboardBrowser(t *testing.T) {
 	if got := eval(countMsg(102) + ` + ""`); got != "0" {
 		t.Errorf("a thread reply shows in the channel list")
 	}
-	do("close thread", chromedp.Click(`[data-testid="thread-close"]`))
+	do("close thread", browsertest.Click(`[data-testid="thread-close"]`))
 	wait(`document.querySelector('[data-testid="thread-pane"]').hidden`)
 
 	// A message in another channel bumps its unread badge (4 at load).
@@ -345,7 +345,7 @@ func TestDashboardBrowser(t *testing.T) {
 	wait(`document.querySelector('[data-channel-id="3"] [data-testid="channel-unread"]').textContent === "5"`)
 
 	// Older messages go on top, and the button goes when there are no more.
-	do("load older", chromedp.Click(`[data-testid="load-older"]`))
+	do("load older", browsertest.Click(`[data-testid="load-older"]`))
 	wait(`document.querySelector('` + list + ` [data-testid="message"]').dataset.id === "5"`)
 	wait(`document.querySelector('[data-testid="load-older"]').hidden`)
 
@@ -361,14 +361,14 @@ func TestDashboardBrowser(t *testing.T) {
 
 	// Tabs.
 	shot("activity")
-	do("open wiki tab", chromedp.Click(`[data-testid="panel-tab-wiki"]`))
+	do("open wiki tab", browsertest.Click(`[data-testid="panel-tab-wiki"]`))
 	wait(`!document.querySelector('[data-panel="wiki"]').hidden && document.querySelector('[data-panel="activity"]').hidden`)
 
 	// A new channel, then its page.
 	do("new channel",
-		chromedp.Click(`[data-testid="new-channel-toggle"]`),
+		browsertest.Click(`[data-testid="new-channel-toggle"]`),
 		chromedp.SendKeys(`[data-testid="new-channel-name"]`, "launch"),
-		chromedp.Click(`[data-testid="new-channel-submit"]`))
+		browsertest.Click(`[data-testid="new-channel-submit"]`))
 	select {
 	case got := <-f.pages:
 		if got != "launch" {

@@ -1,0 +1,35 @@
+package browsertest
+
+import (
+	"context"
+	"strings"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Click is chromedp.Click (a mouse click on the first visible match of a
+// CSS selector) that survives the live dashboard: the page re-renders
+// parts of itself as the office's events arrive, and Chrome forgets a
+// node it handed out once its document is re-read, so a click whose node
+// went away between finding and clicking looks it up again (up to five
+// times) instead of failing on "Could not find node with given id". Any
+// other error, and a selector that never matches, fail as before.
+func Click(selector string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range 5 {
+			if _, err = chromedp.Click(selector)(ctx, t); err == nil || !NodeGone(err) {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, err
+	}
+}
+
+// NodeGone reports whether err says that a node Chrome handed out no
+// longer exists: its document was re-read or the node was replaced.
+func NodeGone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id") ||
+		strings.Contains(msg, "Node is detached from document")
+}
