@@ -124,22 +124,44 @@ func (s *Server) bySession(c *fiber.Ctx, cookie string) error {
 // at the same address is limited. Any other attempt takes one of the
 // address's attempts first, atomically, so parallel guesses cannot
 // overshoot; an address without one gets 429 and Retry-After, and its
-// guess is not looked up. The returned done settles the attempt with the
-// result: a failure keeps the attempt taken, anything else gives it back.
+// guess is not looked up. Concurrent attempts with the same unseen
+// credential share one attempt (authFlights). The returned done settles
+// the attempt with the result: a failure keeps the attempt taken,
+// anything else gives it back, and a success makes the credential known.
 func (s *Server) gate(c *fiber.Ctx, secret string) (done func(error) error, err error) {
 	if s.fails == nil {
 		return func(err error) error { return err }, nil
 	}
 	key := s.clientKey(c)
-	if secret != "" && s.known.has(secret) {
-		return func(err error) error {
-			if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
-				s.fails.fail(key) // it worked once, and was revoked or expired since
-			}
-			return err
-		}, nil
+	deadline := time.After(flightWait)
+	for {
+		if secret != "" && s.known.has(secret) {
+			return func(err error) error {
+				if bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
+					s.fails.fail(key) // it worked once, and was revoked or expired since
+				}
+				return err
+			}, nil
+		}
+		lead, settled, finish := s.flights.join(secret)
+		if lead {
+			return s.take(c, key, secret, finish)
+		}
+		select {
+		case <-settled: // known now, or the next leader's turn
+		case <-deadline:
+			return s.take(c, key, secret, func() {})
+		case <-c.UserContext().Done():
+			return nil, c.UserContext().Err()
+		}
 	}
+}
+
+// take takes one of key's attempts for an attempt with secret, and
+// returns its done (see gate), which calls finish last.
+func (s *Server) take(c *fiber.Ctx, key, secret string, finish func()) (done func(error) error, err error) {
 	if ok, wait := s.fails.take(key); !ok {
+		finish()
 		secs := max(1, int(math.Ceil(wait.Seconds())))
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
 		return nil, bullpen.Errorf(bullpen.ERATELIMIT, "too many failed authentication attempts from your address; try again in %d s", secs)
@@ -148,6 +170,10 @@ func (s *Server) gate(c *fiber.Ctx, secret string) (done func(error) error, err 
 		if !bullpen.IsCode(err, bullpen.EUNAUTHORIZED) {
 			s.fails.refund(key)
 		}
+		if err == nil && secret != "" {
+			s.known.add(secret)
+		}
+		finish()
 		return err
 	}, nil
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
+	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
 )
 
@@ -235,4 +237,62 @@ func TestRateLimitAndProxies(t *testing.T) {
 	if st, _, _ := call(t, px, proxied, xff("192.0.2.8")); st != 401 {
 		t.Errorf("another client behind the proxy = %d, want 401 (not limited)", st)
 	}
+}
+
+// A burst of parallel requests with a working token the server has not
+// seen yet (a client's first burst) spends one attempt, not one per
+// request: none is refused as a failed attempt, since none failed.
+func TestParallelFirstUseOfAGoodTokenIsNotLimited(t *testing.T) {
+	db, off, token := openOffice(t, store.SQLite)
+	// Each lookup takes a while, as on a busy server, so the burst's
+	// requests are all in flight together.
+	ts := serve(t, db, off, token, web.Config{AuthFailures: 5}, web.Services{Office: slowAuth{off}})
+	var fresh struct{ Token string }
+	ts.do("POST", "/api/v1/tokens", ts.Token, map[string]string{"name": "burst"}, &fresh)
+	const n = 100
+	cl := from(t, "127.0.0.8")
+	cl.Transport.(*http.Transport).MaxIdleConnsPerHost = n // a connection each, as a burst of clients
+	var mu sync.Mutex
+	got := map[int]int{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			st := -1 // a transport error
+			req, _ := http.NewRequest("GET", ts.URL+"/api/v1/me", nil)
+			req.Header.Set("Authorization", "Bearer "+fresh.Token)
+			if resp, err := cl.Do(req); err == nil {
+				st = resp.StatusCode
+				resp.Body.Close()
+			}
+			mu.Lock()
+			got[st]++
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if got[200] != n {
+		t.Errorf("%d parallel first uses of a good token with 5 attempts: statuses %v, want all 200", n, got)
+	}
+	// The burst spent nothing: bad guesses still get their 5 attempts.
+	for i := 0; i < 5; i++ {
+		if st, _, _ := call(t, cl, ts, bearer(badToken)); st != 401 {
+			t.Fatalf("bad token %d after the burst = %d, want 401", i+1, st)
+		}
+	}
+	if st, _, _ := call(t, cl, ts, bearer(badToken)); st != 429 {
+		t.Errorf("6th bad token = %d, want 429", st)
+	}
+}
+
+// slowAuth is an office whose token lookups take 50 ms.
+type slowAuth struct{ web.Office }
+
+func (o slowAuth) Authenticate(ctx context.Context, token string) (bullpen.Member, error) {
+	time.Sleep(50 * time.Millisecond)
+	return o.Office.Authenticate(ctx, token)
 }

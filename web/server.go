@@ -154,6 +154,7 @@ type Server struct {
 	// off. known holds the credentials that still work while limited.
 	fails   *failLimiter
 	known   *knownCreds
+	flights authFlights
 	proxies proxies
 
 	// ctx ends when the server shuts down; websockets watch it.
