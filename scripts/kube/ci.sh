@@ -1,0 +1,42 @@
+# ci.sh: the test cluster in a test run (sourced by scripts/test.sh and scripts/kube/test.sh).
+#
+#   . scripts/kube/ci.sh
+#   trap 'kube_down; ...' EXIT
+#   kube_up        # exports BULLPEN_TEST_KUBECONFIG & co, prints "kube build: N s", "cluster ready: N s"
+#
+# kube_up builds the binaries (cached per machine), then starts the cluster,
+# or reuses one that already runs on this machine (only one can: a helper's,
+# or a developer's `cluster.sh up`), which kube_down then leaves running.
+# Not root: it skips, unless CI=true, where it fails.
+# shellcheck shell=bash
+
+KUBE_OWNED=""
+
+kube_up() {
+	local t0 t1 t2
+	if [ "$(id -u)" != 0 ]; then
+		[ "${CI:-}" != true ] || { echo "kubernetes: the test cluster needs root (CI=true: failing)" >&2; return 1; }
+		echo "kubernetes: not root: no test cluster, the kube tests skip"
+		return 0
+	fi
+	t0=$(date +%s%3N)
+	bash scripts/kube/build.sh >/dev/null
+	t1=$(date +%s%3N)
+	echo "kube build: $(((t1 - t0) / 1000)) s"
+	local running
+	if running=$(bash scripts/kube/cluster.sh env 2>/dev/null); then
+		eval "$running"
+		echo "kubernetes: reusing the test cluster running in $BULLPEN_KUBE_DIR (left running at exit)"
+	else
+		eval "$(bash scripts/kube/cluster.sh up)"
+		KUBE_OWNED=$BULLPEN_KUBE_DIR
+	fi
+	[ -n "${BULLPEN_TEST_KUBECONFIG:-}" ] || { echo "kubernetes: no kubeconfig from cluster.sh" >&2; return 1; }
+	t2=$(date +%s%3N)
+	echo "cluster ready: $(((t2 - t1) / 1000)) s"
+	echo "BULLPEN_TEST_KUBECONFIG=$BULLPEN_TEST_KUBECONFIG"
+}
+
+kube_down() {
+	[ -z "$KUBE_OWNED" ] || bash scripts/kube/cluster.sh down "$KUBE_OWNED"
+}
