@@ -1,16 +1,23 @@
 # teardown.sh: `cluster.sh down` (sourced): stop everything up started, leave nothing behind.
 # shellcheck shell=bash
 
-# stop NAME: SIGTERM to the process in run/NAME.pid, SIGKILL after 5 s.
+# stop NAME...: SIGTERM to the processes in run/NAME.pid, all at once, and
+# SIGKILL to those still there after 5 s.
 stop() {
-	local pid i
-	pid=$(cat "$STATE/run/$1.pid" 2>/dev/null) || return 0
-	kill "$pid" 2>/dev/null || return 0
+	local name pid pids="" i
+	for name in "$@"; do
+		pid=$(cat "$STATE/run/$name.pid" 2>/dev/null) || continue
+		kill "$pid" 2>/dev/null && pids="$pids $pid"
+	done
 	for i in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || return 0
+		for pid in $pids; do
+			kill -0 "$pid" 2>/dev/null && break
+			pids=${pids/ $pid/}
+		done
+		[ -n "$pids" ] || return 0
 		sleep 0.1
 	done
-	kill -9 "$pid" 2>/dev/null || true
+	for pid in $pids; do kill -9 "$pid" 2>/dev/null || true; done
 }
 
 # stop_containers kills every container's task through containerd, so the
@@ -66,11 +73,7 @@ down() {
 	if [ -d "$STATE/run" ]; then
 		stop kubelet
 		stop_containers
-		stop kube-scheduler
-		stop kube-controller-manager
-		stop kube-apiserver
-		stop containerd
-		stop etcd
+		stop kube-scheduler kube-controller-manager kube-apiserver containerd etcd
 		kill_leftovers
 	fi
 	remove_cgroups
