@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +113,31 @@ func TestPodExec(t *testing.T) {
 	if len(left.Items) != 0 {
 		t.Errorf("%d pods of the test left after deletion, want 0", len(left.Items))
 	}
+}
+
+// TestTenPodsAtOnce creates ten pods at once and waits for all of them to
+// run: the scheduler, the kubelet and the CNI under a burst of creates.
+func TestTenPodsAtOnce(t *testing.T) {
+	env := Cluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := suffix(t)
+	start := time.Now()
+	names := make([]string, 10)
+	for i := range names {
+		names[i] = fmt.Sprintf("kubetest-burst-%s-%d", run, i)
+		createPod(ctx, t, env, testPod(env, names[i], run))
+	}
+	ips := map[string]string{}
+	for _, n := range names {
+		pod, err := env.WaitRunning(ctx, n, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := ips[pod.Status.PodIP]; dup {
+			t.Errorf("pods %s and %s share the IP %s", other, n, pod.Status.PodIP)
+		}
+		ips[pod.Status.PodIP] = n
+	}
+	t.Logf("10 pods created at once → all Running in %v", time.Since(start).Round(time.Millisecond))
 }
