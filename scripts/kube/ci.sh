@@ -4,10 +4,9 @@
 #   trap 'kube_down; ...' EXIT
 #   kube_up        # exports BULLPEN_TEST_KUBECONFIG & co, prints "kube build: N s", "cluster ready: N s"
 #
-# kube_up builds the binaries (cached per machine), then starts the cluster,
-# or reuses one that already runs on this machine (only one can: a helper's,
-# or a developer's `cluster.sh up`), which kube_down then leaves running.
-# Not root: it skips, unless CI=true, where it fails.
+# kube_up builds the binaries (cached per machine), then starts a cluster of
+# the run's own (beside any other on the machine: each has its own slot),
+# which kube_down stops. Not root: it skips, unless CI=true, where it fails.
 # shellcheck shell=bash
 
 KUBE_OWNED=""
@@ -23,15 +22,10 @@ kube_up() {
 	bash scripts/kube/build.sh >/dev/null
 	t1=$(date +%s%3N)
 	echo "kube build: $(((t1 - t0) / 1000)) s"
-	local running
-	if running=$(bash scripts/kube/cluster.sh env 2>/dev/null); then
-		eval "$running"
-		echo "kubernetes: reusing the test cluster running in $BULLPEN_KUBE_DIR (left running at exit)"
-	else
-		eval "$(bash scripts/kube/cluster.sh up)"
-		KUBE_OWNED=$BULLPEN_KUBE_DIR
-	fi
-	[ -n "${BULLPEN_TEST_KUBECONFIG:-}" ] || { echo "kubernetes: no kubeconfig from cluster.sh" >&2; return 1; }
+	local exports
+	exports=$(bash scripts/kube/cluster.sh up)
+	eval "$exports"
+	KUBE_OWNED=$BULLPEN_KUBE_DIR
 	t2=$(date +%s%3N)
 	echo "cluster ready: $(((t2 - t1) / 1000)) s"
 	echo "BULLPEN_TEST_KUBECONFIG=$BULLPEN_TEST_KUBECONFIG"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh: make test-kubernetes: the Kubernetes tests alone, with the test
-# cluster up (started here and stopped at exit, or reused if one runs).
+# cluster up (started here and stopped at exit).
 # KUBE_TEST_PKGS names the packages (default: every package that uses
 # internal/kubetest); GO_TEST_FLAGS adds flags to go test.
 set -euo pipefail
