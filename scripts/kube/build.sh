@@ -63,7 +63,7 @@ write_wrapper() {
 	local src=$CACHE/src gomod
 	mkdir -p "$src"
 	# kubernetes' go.mod names its staging modules in its replace block.
-	gomod=$(cd "$src" && GOFLAGS=-mod=mod $GO mod download -json "k8s.io/kubernetes@$KUBE_VERSION" |
+	gomod=$(cd "$src" && GOFLAGS=-mod=mod "$GO" mod download -json "k8s.io/kubernetes@$KUBE_VERSION" |
 		sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
 	[ -f "$gomod" ] || { log "cannot download k8s.io/kubernetes@$KUBE_VERSION"; exit 1; }
 	{
@@ -96,7 +96,8 @@ build() {
 	done
 	mkdir -p "$BIN.tmp"
 	log "building $CMDS $KUBE_VERSION (cold: about 10 minutes on 2 cores)"
-	(cd "$src" && GOFLAGS=-mod=mod CGO_ENABLED=0 nice -n 19 $GO build -trimpath -ldflags="$ld" -o "$BIN.tmp/" \
+	# shellcheck disable=SC2046 # one word per package
+	(cd "$src" && GOFLAGS=-mod=mod CGO_ENABLED=0 nice -n 19 "$GO" build -trimpath -ldflags="$ld" -o "$BIN.tmp/" \
 		$(for c in $CMDS; do printf 'k8s.io/kubernetes/cmd/%s ' "$c"; done)) >&2
 	rm -rf "$BIN"
 	mv "$BIN.tmp" "$BIN"

@@ -54,7 +54,7 @@ oci_archive() {
 pause_image() {
 	local dir=$1 root
 	root=$(mktemp -d)
-	CGO_ENABLED=0 $GO build -trimpath -ldflags='-s -w' -o "$root/pause" ./internal/kubetest/pause
+	CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w' -o "$root/pause" ./internal/kubetest/pause
 	oci_archive "$PAUSE_IMAGE" "$root" '{"Entrypoint":["/pause"]}' "$dir/pause.tar"
 	rm -rf "$root"
 }
