@@ -46,6 +46,8 @@ newest() {
 	return 1
 }
 
+[[ $PV_COUNT =~ ^[0-9]+$ ]] || { echo "kube/cluster.sh: BULLPEN_KUBE_PVS=$PV_COUNT: want a number" >&2; exit 1; }
+
 log() { printf 'kube/cluster.sh: %s\n' "$*" >&2; }
 die() {
 	log "$*"
