@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
 )
@@ -32,7 +33,10 @@ func TestServerSideDryRun(t *testing.T) {
 			continue
 		}
 		nss := env.Client.CoreV1().Namespaces()
-		if _, err := nss.Get(ctx, o.GetName(), metav1.GetOptions{}); err == nil {
+		if ns, err := nss.Get(ctx, o.GetName(), metav1.GetOptions{}); err == nil {
+			if ns.DeletionTimestamp != nil {
+				t.Fatalf("namespace %s is being deleted (an earlier run's?): try again when it is gone", o.GetName())
+			}
 			t.Logf("namespace %s exists on the test cluster: not dry-run", o.GetName())
 			continue
 		}
@@ -43,11 +47,7 @@ func TestServerSideDryRun(t *testing.T) {
 			t.Fatalf("create namespace %s: %v", o.GetName(), err)
 		}
 		name := o.GetName()
-		t.Cleanup(func() {
-			if err := nss.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("delete namespace %s: %v", name, err)
-			}
-		})
+		t.Cleanup(func() { deleteNamespace(t, env, name) })
 	}
 
 	n := 0
@@ -74,5 +74,27 @@ func TestServerSideDryRun(t *testing.T) {
 	// nothing was stored
 	if _, err := env.Client.AppsV1().Deployments("bullpen").Get(ctx, "bullpen", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after a dry run, get Deployment bullpen = %v, want NotFound", err)
+	}
+}
+
+// deleteNamespace deletes a namespace the test created and waits until it
+// is gone, so that the next run on the same cluster can create it again.
+func deleteNamespace(t *testing.T, env *kubetest.Env, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	nss := env.Client.CoreV1().Namespaces()
+	if err := nss.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("delete namespace %s: %v", name, err)
+		return
+	}
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := nss.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if err != nil {
+		t.Errorf("namespace %s not gone: %v", name, err)
 	}
 }
