@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,6 +78,16 @@ func TestPodExec(t *testing.T) {
 	running := time.Since(start)
 	if pod.Status.PodIP == "" || pod.Spec.NodeName == "" {
 		t.Errorf("running pod has IP %q on node %q, want both set (scheduled, on the CNI bridge)", pod.Status.PodIP, pod.Spec.NodeName)
+	}
+
+	// pod IPs route from the host (the test cluster's node): a closed
+	// port answers at once with a reset, where an unrouted IP would time out
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(pod.Status.PodIP, "1"), 3*time.Second)
+	if err == nil {
+		conn.Close()
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dial the pod's IP %s port 1 from the host = %v, want connection refused (routed, closed)", pod.Status.PodIP, err)
 	}
 
 	out, errOut, err := env.Exec(ctx, name, "main", []string{"echo", "hello from " + name}, nil)
