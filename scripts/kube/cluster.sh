@@ -3,6 +3,8 @@
 #
 #   eval "$(scripts/kube/cluster.sh up)"   # prints export lines (below)
 #   scripts/kube/cluster.sh env            # the export lines of the newest running cluster
+#   scripts/kube/cluster.sh import TAR...  # OCI/Docker image archives into its containerd
+#                                          # ($BULLPEN_KUBE_DIR's cluster, else the newest)
 #   scripts/kube/cluster.sh down [DIR]     # stops it and removes DIR (default $BULLPEN_KUBE_DIR;
 #                                          # `down current`: the newest running cluster)
 #
@@ -80,14 +82,27 @@ env_cmd() {
 	print_env
 }
 
+import_cmd() {
+	STATE=${BULLPEN_KUBE_DIR:-}
+	[ -n "$STATE" ] || STATE=$(newest) || die "no cluster runs (cluster.sh up)"
+	local f
+	for f in "$@"; do
+		ctr -a "$STATE/run/containerd.sock" -n k8s.io images import "$f" >&2 || die "import $f failed"
+	done
+}
+
 case "${1:-}" in
 up) up ;;
 env) env_cmd ;;
+import)
+	shift
+	import_cmd "$@"
+	;;
 down)
 	dir=${2:-${BULLPEN_KUBE_DIR:-}}
 	# "current": the newest running cluster, whoever started it
 	[ "$dir" != current ] || dir=$(newest || true)
 	down "$dir"
 	;;
-*) die "usage: cluster.sh up|env|down [DIR]" ;;
+*) die "usage: cluster.sh up | env | import TAR... | down [DIR|current]" ;;
 esac

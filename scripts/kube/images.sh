@@ -2,6 +2,10 @@
 # images.sh: the test cluster's local container images, as OCI archives.
 #
 #   scripts/kube/images.sh DIR     # writes DIR/pause.tar and DIR/sandbox-test.tar
+#   scripts/kube/images.sh archive NAME ROOTFS OUT [CONFIG_JSON]
+#                                  # any directory as an image NAME in OUT (for
+#                                  # other tests' images; CONFIG_JSON is the OCI
+#                                  # config's "config" object, e.g. {"Entrypoint":["/init"]})
 #
 # No image can be pulled where Bullpen's tests run, so both are built here and
 # imported with `ctr -n k8s.io images import` by cluster.sh:
@@ -16,6 +20,7 @@
 # An image is an OCI layout (one uncompressed layer) in a tar archive, named
 # by the io.containerd.image.name annotation. Progress goes to stderr.
 set -euo pipefail
+CALLER=$PWD
 cd "$(dirname "$0")/../.."
 
 GO=${GO:-go}
@@ -94,6 +99,15 @@ test_image() {
 }
 
 main() {
+	if [ "${1:-}" = archive ]; then
+		[ $# -ge 4 ] || { log "usage: images.sh archive NAME ROOTFS OUT [CONFIG_JSON]"; exit 2; }
+		local rootfs=$3 out=$4 config='{}'
+		[ $# -lt 5 ] || config=$5
+		case $rootfs in /*) ;; *) rootfs=$CALLER/$rootfs ;; esac
+		case $out in /*) ;; *) out=$CALLER/$out ;; esac
+		oci_archive "$2" "$rootfs" "$config" "$out"
+		return
+	fi
 	local dir=${1:?usage: images.sh DIR}
 	mkdir -p "$dir"
 	pause_image "$dir"
