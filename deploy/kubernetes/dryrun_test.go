@@ -16,7 +16,7 @@ import (
 
 // TestServerSideDryRun has the test cluster's apiserver validate and admit
 // every object of the manifests without storing it (dryRun=All): schemas,
-// RBAC escalation checks, pod security admission of the namespaces' labels.
+// strict field validation, admission, RBAC's escalation check.
 // Namespaced objects need their namespace to exist, so the namespaces the
 // manifests declare are created for real first (after their own dry run) and
 // deleted at the end; bullpen-sandboxes exists already on the test cluster.
