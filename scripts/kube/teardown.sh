@@ -88,5 +88,20 @@ down() {
 	for f in "$RUN_DIR"/slot-* "$RUN_DIR"/current; do
 		if [ "$(cat "$f" 2>/dev/null)" = "$STATE" ]; then rm -f "$f"; fi
 	done
+	leftovers || return 1
 	log "stopped, $STATE removed"
+}
+
+# leftovers fails, naming them, if a process, mount, interface, cgroup or
+# file of the cluster outlived down.
+leftovers() {
+	local left="" pid
+	for pid in $(pgrep -f -- "$STATE/" || true); do
+		[ "$pid" = $$ ] || [ "$pid" = "$PPID" ] || left="$left process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | cut -c1-80));"
+	done
+	grep -q " $STATE/" /proc/self/mountinfo && left="$left mounts under $STATE;"
+	ip link show "$BRIDGE" >/dev/null 2>&1 && left="$left interface $BRIDGE;"
+	ls -d /sys/fs/cgroup/*/"$CGROUP" /sys/fs/cgroup/"$CGROUP" >/dev/null 2>&1 && left="$left cgroup $CGROUP;"
+	[ -e "$STATE" ] && left="$left $STATE;"
+	[ -z "$left" ] || { log "left behind:$left"; return 1; }
 }
