@@ -31,6 +31,11 @@ kube_up() {
 	echo "BULLPEN_TEST_KUBECONFIG=$BULLPEN_TEST_KUBECONFIG"
 }
 
+# kube_down stops the cluster kube_up started; it fails if anything of it
+# was left behind (cluster.sh down checks). Calling it again is a no-op.
 kube_down() {
-	[ -z "$KUBE_OWNED" ] || bash scripts/kube/cluster.sh down "$KUBE_OWNED"
+	[ -n "$KUBE_OWNED" ] || return 0
+	local dir=$KUBE_OWNED
+	KUBE_OWNED=""
+	bash scripts/kube/cluster.sh down "$dir"
 }

@@ -15,3 +15,4 @@ t0=$(date +%s)
 # shellcheck disable=SC2086 # lists of packages and flags
 go test -count=1 -timeout 20m ${GO_TEST_FLAGS:-} $pkgs
 echo "kube tests: $(($(date +%s) - t0)) s"
+kube_down # here rather than only in the trap: anything left behind fails the run
