@@ -69,6 +69,7 @@ down() {
 	STATE=${1:-}
 	[ -n "$STATE" ] || { log "no cluster to stop"; return 0; }
 	[ "$(id -u)" = 0 ] || die "needs root"
+	[ -d "$STATE" ] || { log "$STATE: no such cluster (stopped already?)"; return 0; }
 	use_slot "$(cat "$STATE/slot" 2>/dev/null || echo 0)"
 	if [ -d "$STATE/run" ]; then
 		stop kubelet
