@@ -2,7 +2,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run build test lint generate bench screenshots vendor
+.PHONY: run build test test-kubernetes lint generate bench screenshots vendor
 
 ## run: build bin/bullpen and its sandbox init, then start the server
 run: build
@@ -15,6 +15,10 @@ build:
 ## test: install test tools, start PostgreSQL, check formatting and generated code, go test -race
 test:
 	bash scripts/test.sh
+
+## test-kubernetes: the Kubernetes tests alone against a real one-node cluster (as root): builds kube-apiserver, kubelet & co. once per machine into ~/.cache/bullpen/kube (about 10 minutes cold), starts the cluster, runs the tests, stops it
+test-kubernetes:
+	bash scripts/kube/test.sh
 
 ## lint: go vet, gofmt check, staticcheck
 lint:

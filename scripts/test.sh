@@ -4,7 +4,8 @@
 # 1. installs what the tests need when it is missing (as root, with apt):
 #    chromium (browser tests), bubblewrap, nftables, iproute2, e2fsprogs (sandbox disks), postgresql,
 #    and the agent CLIs from npm (scripts/clis.sh into .cache/clis);
-# 2. starts a throwaway PostgreSQL and exports BULLPEN_TEST_POSTGRES_URL;
+# 2. starts a throwaway PostgreSQL and exports BULLPEN_TEST_POSTGRES_URL, and a one-node
+#    Kubernetes cluster (scripts/kube/: binaries built once per machine) exporting BULLPEN_TEST_KUBECONFIG;
 # 3. checks gofmt, go vet, staticcheck, and that the templ output is generated and committed;
 # 4. runs go test -race on every package.
 # Any failure exits non-zero. GO_TEST_FLAGS adds flags to go test.
@@ -45,6 +46,12 @@ section "postgresql"
 eval "$(bash scripts/pg.sh start)"
 trap 'bash scripts/pg.sh stop "$BULLPEN_PG_DIR"' EXIT
 echo "BULLPEN_TEST_POSTGRES_URL=$BULLPEN_TEST_POSTGRES_URL"
+
+section "kubernetes"
+# shellcheck source=scripts/kube/ci.sh
+. scripts/kube/ci.sh
+trap 'kube_down || echo "kubernetes: the test cluster left something behind (above)" >&2; bash scripts/pg.sh stop "$BULLPEN_PG_DIR"' EXIT
+kube_up
 
 section "gofmt"
 unformatted=$(gofmt -l .)
