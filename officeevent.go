@@ -70,7 +70,8 @@ func root(m Message) int64 {
 	return m.ID
 }
 
-// messagePosted: "@ada posted in #general: “ship it”", or "replied in".
+// messagePosted: "@ada posted in #general: “ship it”", or "replied in";
+// the quote is the message's text, without its Markdown.
 func messagePosted(ev Event, n EventNames) (EventLine, error) {
 	m, err := MessageOf(ev)
 	if err != nil {
@@ -80,7 +81,7 @@ func messagePosted(ev Event, n EventNames) (EventLine, error) {
 	if m.ThreadID != 0 {
 		verb = "replied"
 	}
-	text := join(actor(n, m.AuthorID), verb, where(n, m.ChannelID)) + ": “" + clipLine(m.Body, 80) + "”"
+	text := join(actor(n, m.AuthorID), verb, where(n, m.ChannelID)) + ": “" + clipLine(MarkdownText(m.Body), 80) + "”"
 	return EventLine{Text: text, Link: channelLink(n, m.ChannelID, root(m))}, nil
 }
 

@@ -300,7 +300,7 @@ func (db *DB) searchRows(ctx context.Context, hits []scoredID, terms []string, p
 	for _, h := range hits {
 		if p := byID[h.ID]; p != nil {
 			out = append(out, searchRow{Slug: p.Slug, Title: p.Title, Tags: p.Tags, Revision: p.Revision,
-				UpdatedAt: p.UpdatedAt, Rank: h.Score, Snippet: snippet(markdownText(p.Body), terms, prefix, snippetWords)})
+				UpdatedAt: p.UpdatedAt, Rank: h.Score, Snippet: snippet(bullpen.MarkdownText(p.Body), terms, prefix, snippetWords)})
 		}
 	}
 	return out, nil

@@ -237,7 +237,7 @@ func expectedLines(ids scenarioIDs) []want {
 	sb := regexp.QuoteMeta(ids.sandboxID)
 	return []want{
 		{bullpen.EventMessagePosted, `^@admin posted in #general: “@engineer please check the disk”$`, thread(ids.ask)},
-		{bullpen.EventMessagePosted, `^@engineer replied in #general: “(\*simulation\* — )?Disk is fine\. @pm fyi”$`, thread(ids.ask)},
+		{bullpen.EventMessagePosted, `^@engineer replied in #general: “(simulation — )?Disk is fine\. @pm fyi”$`, thread(ids.ask)},
 		{bullpen.EventMessageEdited, `^@admin edited a message in #launch$`, `^/c/launch#thread-\d+$`},
 		{bullpen.EventMessageDeleted, `^@admin deleted a message in #launch$`, `^/c/launch#thread-\d+$`},
 		{bullpen.EventChannelCreated, `^@admin created #launch$`, `^/c/launch$`},

@@ -1,12 +1,13 @@
-package store
+package bullpen
 
 import (
 	"regexp"
 	"strings"
 )
 
-// Markdown's syntax, as page bodies write it, for search snippets: what a
-// reader sees of a page is its text, not its markup.
+// Markdown's syntax, as messages and wiki pages write it, for the places
+// that quote them as text (search snippets, timeline lines): what a reader
+// sees is the text, not its markup.
 var (
 	mdFence     = regexp.MustCompile("^\\s*(```|~~~)")
 	mdRule      = regexp.MustCompile(`^\s*([-*_]\s*){3,}$`)
@@ -21,11 +22,11 @@ var (
 	mdLoneStar  = regexp.MustCompile(`(^|\s)[*_]([^\s*_])|([^\s*_])[*_](\s|$|[.,;:!?)])`)
 )
 
-// markdownText is body without its Markdown syntax: headings, quotes,
+// MarkdownText is body without its Markdown syntax: headings, quotes,
 // list and task markers, fences and rules, emphasis and code marks, and
 // links and images (their text stays), [[wiki links]] (their title or
 // label stays) and HTML tags. Line breaks stay, so words stay apart.
-func markdownText(body string) string {
+func MarkdownText(body string) string {
 	lines := strings.Split(body, "\n")
 	for i, l := range lines {
 		switch {
