@@ -1,0 +1,78 @@
+package podinit
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestFileOps: the file operations the driver runs through exec, with the
+// exit statuses it maps to error codes.
+func TestFileOps(t *testing.T) {
+	d := t.TempDir()
+	p := filepath.Join(d, "a.txt")
+	if _, e, c := run(t, "hello", "file", "write", p, "600"); c != 0 {
+		t.Fatalf("write: %d %s", c, e)
+	}
+	if o, _, c := run(t, "", "file", "read", p); o != "hello" || c != 0 {
+		t.Errorf("read = %q, %d; want hello, 0", o, c)
+	}
+	o, _, c := run(t, "", "file", "stat", p)
+	var fi FileInfo
+	if err := json.Unmarshal([]byte(o), &fi); err != nil || c != 0 || fi.Size != 5 || fi.Mode.Perm() != 0o600 || fi.Name != "a.txt" {
+		t.Errorf("stat = %q (%v), %d; want a.txt, 5 bytes, 0600", o, err, c)
+	}
+	if _, _, c := run(t, "", "file", "read", filepath.Join(d, "nope")); c != ExitNotFound {
+		t.Errorf("read of a missing file exits %d, want %d", c, ExitNotFound)
+	}
+	if _, _, c := run(t, "", "file", "mkdir", filepath.Join(d, "x", "y")); c != ExitNotFound {
+		t.Errorf("mkdir without -p exits %d, want %d", c, ExitNotFound)
+	}
+	if _, _, c := run(t, "", "file", "mkdir", filepath.Join(d, "x", "y"), "-p"); c != 0 {
+		t.Errorf("mkdir -p exits %d", c)
+	}
+	if _, _, c := run(t, "", "file", "mkdir", filepath.Join(d, "x")); c != ExitExists {
+		t.Errorf("mkdir of an existing dir exits %d, want %d", c, ExitExists)
+	}
+	if _, _, c := run(t, "", "file", "remove", filepath.Join(d, "x")); c != ExitExists {
+		t.Errorf("remove of a non-empty dir exits %d, want %d", c, ExitExists)
+	}
+	if _, _, c := run(t, "", "file", "rename", p, filepath.Join(d, "x", "b.txt")); c != 0 {
+		t.Errorf("rename exits %d", c)
+	}
+	o, _, _ = run(t, "", "file", "list", filepath.Join(d, "x"))
+	var list []FileInfo
+	if err := json.Unmarshal([]byte(o), &list); err != nil || len(list) != 2 {
+		t.Errorf("list = %q (%v), want b.txt and y", o, err)
+	}
+	if _, _, c := run(t, "", "file", "remove", filepath.Join(d, "x"), "-r"); c != 0 {
+		t.Errorf("remove -r exits %d", c)
+	}
+	if _, err := os.Stat(filepath.Join(d, "x")); !os.IsNotExist(err) {
+		t.Errorf("x still there after remove -r: %v", err)
+	}
+}
+
+// TestExec: the command gets its directory, the extra environment over
+// the helper's, stdin, and its exit status comes back.
+func TestExec(t *testing.T) {
+	d := t.TempDir()
+	t.Setenv("FROM_CONTAINER", "c")
+	o, e, c := run(t, "in", "exec", "tag1", d, "1", "X=1", "--", "sh", "-c", `cat; echo " $X $FROM_CONTAINER $(pwd)"; exit 7`)
+	if want := "in 1 c " + d + "\n"; o != want || c != 7 {
+		t.Errorf("exec = %q %q, %d; want %q, 7", o, e, c, want)
+	}
+	if _, _, c := run(t, "", "exec", "tag2", d, "0", "--", "no-such-command-here"); c != 127 {
+		t.Errorf("exec of a missing command exits %d, want 127", c)
+	}
+}
