@@ -68,3 +68,15 @@ var _ Driver = (*sandbox.Manager)(nil)
 func openManager(ctx context.Context, cfg sandbox.Config) (Driver, error) {
 	return sandbox.New(ctx, cfg)
 }
+
+// Opener adapts a driver's constructor (kube.Options.Open, say) to
+// NewDriver.
+func Opener[D Driver](open func(context.Context, sandbox.Config) (D, error)) NewDriver {
+	return func(ctx context.Context, cfg sandbox.Config) (Driver, error) {
+		d, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return d, nil
+	}
+}

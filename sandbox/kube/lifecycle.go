@@ -187,7 +187,7 @@ func (d *Driver) makeObjects(ctx context.Context, r *record, secrets []sandbox.S
 func (d *Driver) waitRunning(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.StartTimeout)
 	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		pod, err := d.c.CoreV1().Pods(d.ns).Get(ctx, objName(id), metav1.GetOptions{})
