@@ -27,7 +27,7 @@ import (
 func clusterDriver(t *testing.T) (*kube.Driver, *kubetest.Env) {
 	t.Helper()
 	env := kubetest.Cluster(t)
-	img := importInitImage(t)
+	img := kubetest.InitImage(t)
 	ctx := context.Background()
 	d, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace,
 		Office: fmt.Sprintf("t%d", rand.Uint32()), InitImage: img, HostImage: env.Image, PullPolicy: corev1.PullNever,

@@ -318,7 +318,8 @@ func (d *Driver) waitPodGone(ctx context.Context, id string) error {
 	}
 }
 
-// Terminate deletes every object of the sandbox.
+// Terminate deletes every object of the sandbox and waits for its Pod to
+// be gone.
 func (d *Driver) Terminate(ctx context.Context, id string) error {
 	r, err := d.record(ctx, id)
 	if err != nil {
@@ -330,6 +331,10 @@ func (d *Driver) Terminate(ctx context.Context, id string) error {
 		return err
 	}
 	d.drop(r.Info.ID)
+	// Its processes end with the Pod: wait for that, as locally.
+	if err := d.waitPodGone(ctx, r.Info.ID); err != nil {
+		return err
+	}
 	d.emit(sandbox.EventTerminated, r.Info.ID, "")
 	return nil
 }

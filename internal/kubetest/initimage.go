@@ -1,4 +1,4 @@
-package kube_test
+package kubetest
 
 import (
 	"archive/tar"
@@ -13,24 +13,26 @@ import (
 	"testing"
 )
 
-// testInitImage is the init image the end-to-end tests build and import.
-const testInitImage = "bullpen.local/kube-init:test"
+// InitImageName is the Bullpen init image InitImage builds and imports.
+const InitImageName = "bullpen.local/kube-init:test"
 
 var (
 	initOnce sync.Once
 	initErr  error
 )
 
-// importInitImage builds bullpen-kube-init, packs it as an OCI image
-// archive and imports it into the test cluster's containerd
-// (BULLPEN_TEST_CONTAINERD), once per test binary.
-func importInitImage(t *testing.T) string {
-	t.Helper()
+// InitImage builds bullpen-kube-init (the kubernetes sandbox driver's
+// helper, cmd/bullpen-kube-init), packs it as an OCI image archive and
+// imports it into the test cluster's containerd
+// (BULLPEN_TEST_CONTAINERD), once per test binary; it returns the
+// image's name (pods use it with imagePullPolicy Never).
+func InitImage(tb testing.TB) string {
+	tb.Helper()
 	initOnce.Do(func() { initErr = buildAndImport() })
 	if initErr != nil {
-		t.Fatal(initErr)
+		tb.Fatal(initErr)
 	}
-	return testInitImage
+	return InitImageName
 }
 
 func buildAndImport() error {
@@ -50,7 +52,7 @@ func buildAndImport() error {
 		return fmt.Errorf("build the helper: %v: %s", err, out)
 	}
 	archive := filepath.Join(dir, "image.tar")
-	if err := ociArchive(testInitImage, bin, archive); err != nil {
+	if err := ociArchive(InitImageName, bin, archive); err != nil {
 		return err
 	}
 	out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", archive).CombinedOutput()
@@ -72,8 +74,12 @@ func ociArchive(name, bin, out string) error {
 	if err := tw.WriteHeader(&tar.Header{Name: "bullpen-kube-init", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
-	tw.Write(data)
-	tw.Close()
+	if _, err := tw.Write(data); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
 	blobs := map[string][]byte{}
 	put := func(b []byte) (string, int) {
 		s := sha256.Sum256(b)
