@@ -21,6 +21,7 @@ import (
 func TestKubernetesRuntime(t *testing.T) {
 	env := kubetest.Cluster(t)
 	img := kubetest.InitImage(t)
+	env.RecycleVolumes(t)
 	office := fmt.Sprintf("kube-e2e-%d", rand.Uint32())
 	var out strings.Builder
 	m := NewMain(&out, io.Discard)
@@ -40,6 +41,7 @@ func TestKubernetesRuntime(t *testing.T) {
 			m.Sandboxes.Manager().TerminateAll(ctx)
 		}
 		m.Close(ctx)
+		env.RecycleVolumes(t)
 	})
 	if m.Sandboxes == nil {
 		t.Fatalf("sandboxes are down: %s", m.sandboxesDown)

@@ -28,6 +28,7 @@ func clusterDriver(t *testing.T) (*kube.Driver, *kubetest.Env) {
 	t.Helper()
 	env := kubetest.Cluster(t)
 	img := kubetest.InitImage(t)
+	env.RecycleVolumes(t)
 	ctx := context.Background()
 	d, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace,
 		Office: fmt.Sprintf("t%d", rand.Uint32()), InitImage: img, HostImage: env.Image, PullPolicy: corev1.PullNever,
@@ -42,6 +43,7 @@ func clusterDriver(t *testing.T) (*kube.Driver, *kubetest.Env) {
 			t.Errorf("TerminateAll: %v", err)
 		}
 		d.Close()
+		env.RecycleVolumes(t)
 	})
 	return d, env
 }

@@ -64,6 +64,9 @@ type Config struct {
 	StartTimeout time.Duration
 	// GracePeriod is the Pods' terminationGracePeriodSeconds; default 5 s.
 	GracePeriod time.Duration
+	// ReconcileInterval is how often Reconcile runs besides at start and
+	// at each restart of the Pod watch; default 30 s.
+	ReconcileInterval time.Duration
 	// Sandbox carries OnEvent, Now and the default limits
 	// (DefaultCPU, DefaultMemoryBytes, DefaultDiskBytes, RunOutputLimit,
 	// CheckInterval).
@@ -110,6 +113,9 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 	}
 	if cfg.GracePeriod <= 0 {
 		cfg.GracePeriod = 5 * time.Second
+	}
+	if cfg.ReconcileInterval <= 0 {
+		cfg.ReconcileInterval = 30 * time.Second
 	}
 	sc := &cfg.Sandbox
 	if sc.Now == nil {

@@ -14,7 +14,8 @@ import (
 
 // Reconcile makes the cluster agree with the records: objects of the
 // office whose sandbox has no record are deleted, sandboxes left half
-// made by a crashed create are terminated, and running sandboxes whose
+// made by a crashed create (older than twice the start timeout) are
+// terminated, and running sandboxes whose
 // Pod vanished are marked stopped with a "crashed" event ("lost"). New
 // runs it; so does every (re)start of the watch.
 func (d *Driver) Reconcile(ctx context.Context) error {
@@ -32,7 +33,7 @@ func (d *Driver) Reconcile(ctx context.Context) error {
 		return err
 	}
 	for id := range owners {
-		if known[id] == nil {
+		if known[id] == nil && !d.hasRecord(ctx, id) {
 			d.log.Info("kube: delete the objects of an unknown sandbox", "sandbox", id)
 			if err := d.deleteAll(ctx, id); err != nil {
 				return err
@@ -42,7 +43,7 @@ func (d *Driver) Reconcile(ctx context.Context) error {
 	now := d.cfg.Sandbox.Now()
 	for id, r := range known {
 		switch {
-		case r.Creating && now.Sub(r.Info.CreatedAt) > d.cfg.StartTimeout+time.Minute:
+		case r.Creating && now.Sub(r.Info.CreatedAt) > 2*d.cfg.StartTimeout:
 			d.log.Info("kube: delete a sandbox whose create never finished", "sandbox", id)
 			if err := d.deleteAll(ctx, id); err != nil {
 				return err
@@ -55,15 +56,22 @@ func (d *Driver) Reconcile(ctx context.Context) error {
 	return nil
 }
 
+// hasRecord says whether the sandbox's Secret exists now: a create that
+// began after the records were read has made it before anything else.
+func (d *Driver) hasRecord(ctx context.Context, id string) bool {
+	_, err := d.c.CoreV1().Secrets(d.ns).Get(ctx, objName(id), metav1.GetOptions{})
+	return !apierrors.IsNotFound(err)
+}
+
 // ownersInCluster returns, per sandbox id, the kinds of object labelled
 // with it (the Secrets aside).
 func (d *Driver) ownersInCluster(ctx context.Context) (map[string]map[string]bool, error) {
 	sel := metav1.ListOptions{LabelSelector: d.selector("")}
 	out := map[string]map[string]bool{}
-	add := func(kind string, labels map[string]string) {
-		id := labels[LabelSandbox]
-		if id == "" {
-			return
+	add := func(kind string, m metav1.ObjectMeta) {
+		id := m.Labels[LabelSandbox]
+		if id == "" || m.DeletionTimestamp != nil {
+			return // being deleted already
 		}
 		if out[id] == nil {
 			out[id] = map[string]bool{}
@@ -75,30 +83,28 @@ func (d *Driver) ownersInCluster(ctx context.Context) (map[string]map[string]boo
 		return nil, fmt.Errorf("kube: list pods: %w", err)
 	}
 	for _, o := range pods.Items {
-		if o.DeletionTimestamp == nil {
-			add("pod", o.Labels)
-		}
+		add("pod", o.ObjectMeta)
 	}
 	nps, err := d.c.NetworkingV1().NetworkPolicies(d.ns).List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("kube: list network policies: %w", err)
 	}
 	for _, o := range nps.Items {
-		add("networkpolicy", o.Labels)
+		add("networkpolicy", o.ObjectMeta)
 	}
 	svcs, err := d.c.CoreV1().Services(d.ns).List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("kube: list services: %w", err)
 	}
 	for _, o := range svcs.Items {
-		add("service", o.Labels)
+		add("service", o.ObjectMeta)
 	}
 	pvcs, err := d.c.CoreV1().PersistentVolumeClaims(d.ns).List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("kube: list claims: %w", err)
 	}
 	for _, o := range pvcs.Items {
-		add("claim", o.Labels)
+		add("claim", o.ObjectMeta)
 	}
 	return out, nil
 }
@@ -168,18 +174,27 @@ func (d *Driver) watchPods(ctx context.Context, w watch.Interface) {
 }
 
 // timeoutLoop terminates sandboxes whose lifetime passed and applies the
-// idle action to those idle too long (activity as this replica saw it).
+// idle action to those idle too long (activity as this replica saw it),
+// and reconciles every ReconcileInterval.
 func (d *Driver) timeoutLoop() {
 	defer d.wg.Done()
 	t := time.NewTicker(d.cfg.Sandbox.CheckInterval)
 	defer t.Stop()
+	rt := time.NewTicker(d.cfg.ReconcileInterval)
+	defer rt.Stop()
 	for {
 		select {
 		case <-d.stop:
 			return
 		case <-t.C:
+			d.checkTimeouts()
+		case <-rt.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if err := d.Reconcile(ctx); err != nil {
+				d.log.Warn("kube: reconcile", "err", err)
+			}
+			cancel()
 		}
-		d.checkTimeouts()
 	}
 }
 
