@@ -60,7 +60,11 @@ func TestClusterSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("create → running: %s", time.Since(start).Round(time.Millisecond))
+	created := time.Since(start)
+	if r, err := d.Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"echo", "first"}}); err != nil || string(r.Stdout) != "first\n" {
+		t.Fatalf("first Run = %q, %v", r.Stdout, err)
+	}
+	t.Logf("create → running: %s; → first output: %s", created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	pod, err := env.Client.CoreV1().Pods(env.Namespace).Get(ctx, "bullpen-"+strings.TrimPrefix(in.ID, "sb_"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -321,3 +321,28 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("Get after the timeout = %v, want not found", err)
 	}
 }
+
+// TestHalfTerminated: a sandbox whose terminate marked its record and
+// died before deleting everything is finished by the next Reconcile.
+func TestHalfTerminated(t *testing.T) {
+	f := newFake(t)
+	ctx := context.Background()
+	in, err := f.d.Create(ctx, sandbox.Spec{Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.update(ctx, in.ID, func(i *sandbox.Info) { i.State = sandbox.StateTerminated }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.d.Get(ctx, in.ID); bullpen.ErrorCode(err) != bullpen.ENOTFOUND {
+		t.Errorf("Get of a terminating sandbox = %v, want not found", err)
+	}
+	if err := f.d.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for kind, n := range f.objects(t, in.ID) {
+		if n != 0 {
+			t.Errorf("after Reconcile: %d %s left of a half-terminated sandbox", n, kind)
+		}
+	}
+}

@@ -159,7 +159,7 @@ func (d *Driver) Create(ctx context.Context, sp sandbox.Spec) (sandbox.Info, err
 		}
 		return sandbox.Info{}, err
 	}
-	if err := d.updateRecord(ctx, id, func(r *record) { r.Creating = false }); err != nil {
+	if err := d.updateRecord(ctx, id, func(r *record) error { r.Creating = false; return nil }); err != nil {
 		return sandbox.Info{}, err
 	}
 	d.emit(sandbox.EventCreated, id, "")
@@ -241,24 +241,28 @@ func podSummary(pod *corev1.Pod) string {
 	return s
 }
 
-// Stop deletes the Pod; the Secret, the claim and the policy stay.
+// Stop deletes the Pod and waits for it to be gone; the Secret, the claim
+// and the policy stay.
 func (d *Driver) Stop(ctx context.Context, id string) error {
 	r, err := d.record(ctx, id)
 	if err != nil {
 		return err
 	}
-	if r.Info.State == sandbox.StateStopped {
-		return nil
-	}
 	d.setStopping(r.Info.ID, true)
 	defer d.setStopping(r.Info.ID, false)
+	// The record says stopped before the Pod goes, so that no replica's
+	// watch takes the deletion for a loss.
+	if r.Info.State != sandbox.StateStopped {
+		if err := d.update(ctx, r.Info.ID, func(in *sandbox.Info) { in.State = sandbox.StateStopped }); err != nil {
+			return err
+		}
+	}
 	if err := d.deletePod(ctx, r.Info.ID); err != nil {
 		return err
 	}
-	if err := d.update(ctx, r.Info.ID, func(in *sandbox.Info) { in.State = sandbox.StateStopped }); err != nil {
-		return err
+	if r.Info.State != sandbox.StateStopped {
+		d.emit(sandbox.EventStopped, r.Info.ID, "")
 	}
-	d.emit(sandbox.EventStopped, r.Info.ID, "")
 	return nil
 }
 
@@ -326,6 +330,12 @@ func (d *Driver) Terminate(ctx context.Context, id string) error {
 		return err
 	}
 	d.setStopping(r.Info.ID, true)
+	// As for Stop: other replicas must not see a loss.
+	err = d.update(ctx, r.Info.ID, func(in *sandbox.Info) { in.State = sandbox.StateTerminated })
+	if err != nil && !bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		d.setStopping(r.Info.ID, false)
+		return err
+	}
 	if err := d.deleteAll(ctx, r.Info.ID); err != nil {
 		d.setStopping(r.Info.ID, false)
 		return err

@@ -2,9 +2,11 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,8 +16,8 @@ import (
 
 // Reconcile makes the cluster agree with the records: objects of the
 // office whose sandbox has no record are deleted, sandboxes left half
-// made by a crashed create (older than twice the start timeout) are
-// terminated, and running sandboxes whose
+// made by a crashed create (older than twice the start timeout) and those
+// a crashed terminate left are deleted, and running sandboxes whose
 // Pod vanished are marked stopped with a "crashed" event ("lost"). New
 // runs it; so does every (re)start of the watch.
 func (d *Driver) Reconcile(ctx context.Context) error {
@@ -43,6 +45,12 @@ func (d *Driver) Reconcile(ctx context.Context) error {
 	now := d.cfg.Sandbox.Now()
 	for id, r := range known {
 		switch {
+		case r.Info.State == sandbox.StateTerminated && !r.stopping:
+			// A terminate that did not finish (its replica died).
+			if err := d.deleteAll(ctx, id); err != nil {
+				return err
+			}
+			d.drop(id)
 		case r.Creating && now.Sub(r.Info.CreatedAt) > 2*d.cfg.StartTimeout:
 			d.log.Info("kube: delete a sandbox whose create never finished", "sandbox", id)
 			if err := d.deleteAll(ctx, id); err != nil {
@@ -109,10 +117,21 @@ func (d *Driver) ownersInCluster(ctx context.Context) (map[string]map[string]boo
 	return out, nil
 }
 
+var errNotLost = errors.New("kube: not lost")
+
 // lost marks a running sandbox whose Pod vanished as stopped: its
 // workspace is kept and Start makes a new Pod.
 func (d *Driver) lost(ctx context.Context, id string) {
-	err := d.update(ctx, id, func(in *sandbox.Info) { in.State = sandbox.StateStopped })
+	err := d.updateRecord(ctx, id, func(r *record) error {
+		if r.Creating || r.Info.State != sandbox.StateRunning {
+			return errNotLost // stopped or terminated meanwhile, by any replica
+		}
+		r.Info.State = sandbox.StateStopped
+		return nil
+	})
+	if errors.Is(err, errNotLost) || bullpen.IsCode(err, bullpen.ENOTFOUND) {
+		return
+	}
 	if err != nil {
 		d.log.Warn("kube: mark a lost sandbox", "sandbox", id, "err", err)
 		return

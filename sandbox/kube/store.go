@@ -52,16 +52,17 @@ func (d *Driver) cached(idOrName string) *record {
 // record finds a sandbox by id or name: in the cache, else in the
 // cluster (another replica made it).
 func (d *Driver) record(ctx context.Context, idOrName string) (*record, error) {
-	if r := d.cached(idOrName); r != nil {
-		return r, nil
+	r := d.cached(idOrName)
+	if r == nil {
+		if err := d.load(ctx); err != nil {
+			return nil, err
+		}
+		r = d.cached(idOrName)
 	}
-	if err := d.load(ctx); err != nil {
-		return nil, err
+	if r == nil || r.Info.State == sandbox.StateTerminated {
+		return nil, notFound(idOrName)
 	}
-	if r := d.cached(idOrName); r != nil {
-		return r, nil
-	}
-	return nil, notFound(idOrName)
+	return r, nil
 }
 
 // load reads every record of the office from the cluster into the cache
@@ -100,11 +101,12 @@ func (d *Driver) load(ctx context.Context) error {
 // update changes a sandbox's record in its Secret (retrying on a
 // conflicting write) and in the cache.
 func (d *Driver) update(ctx context.Context, id string, fn func(*sandbox.Info)) error {
-	return d.updateRecord(ctx, id, func(r *record) { fn(&r.Info) })
+	return d.updateRecord(ctx, id, func(r *record) error { fn(&r.Info); return nil })
 }
 
-// updateRecord is update of the whole record.
-func (d *Driver) updateRecord(ctx context.Context, id string, fn func(*record)) error {
+// updateRecord is update of the whole record, read fresh from the
+// cluster; an error from fn leaves it as it is and is returned.
+func (d *Driver) updateRecord(ctx context.Context, id string, fn func(*record) error) error {
 	for range 5 {
 		sec, err := d.c.CoreV1().Secrets(d.ns).Get(ctx, objName(id), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -118,7 +120,9 @@ func (d *Driver) updateRecord(ctx context.Context, id string, fn func(*record)) 
 		if err != nil {
 			return err
 		}
-		fn(r)
+		if err := fn(r); err != nil {
+			return err
+		}
 		sec.Annotations[AnnotationRecord] = r.encode()
 		_, err = d.c.CoreV1().Secrets(d.ns).Update(ctx, sec, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
@@ -168,7 +172,7 @@ func (d *Driver) List(ctx context.Context, tags map[string]string) ([]sandbox.In
 	d.mu.Lock()
 	var rs []*record
 	for _, r := range d.recs {
-		if hasTags(r.Info.Tags, tags) {
+		if r.Info.State != sandbox.StateTerminated && hasTags(r.Info.Tags, tags) {
 			rs = append(rs, r.clone())
 		}
 	}
