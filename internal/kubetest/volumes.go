@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -36,9 +37,19 @@ func (e *Env) RecycleVolumes(tb testing.TB) {
 				tb.Fatalf("kubetest: empty volume %s: %v", pv.Name, err)
 			}
 		}
-		pv.Spec.ClaimRef = nil
-		if _, err := e.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
-			tb.Fatalf("kubetest: release volume %s: %v", pv.Name, err)
+		for try := 0; ; try++ {
+			pv.Spec.ClaimRef = nil
+			_, err := e.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+			if err == nil || !apierrors.IsConflict(err) || try == 5 {
+				if err != nil && !apierrors.IsConflict(err) {
+					tb.Fatalf("kubetest: release volume %s: %v", pv.Name, err)
+				}
+				break // a volume still in conflict is left for the next call
+			}
+			if pv, err = e.Client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{}); err != nil ||
+				pv.Status.Phase != corev1.VolumeReleased {
+				break
+			}
 		}
 	}
 }
