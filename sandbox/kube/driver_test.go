@@ -66,12 +66,12 @@ func TestCreateObjects(t *testing.T) {
 	}
 	var lock *corev1.Container
 	for i := range ps.InitContainers {
-		if ps.InitContainers[i].Name == "netlock" {
+		if ps.InitContainers[i].Name == "prepare" {
 			lock = &ps.InitContainers[i]
 		}
 	}
-	if lock == nil || added(lock) != "NET_ADMIN" || len(lock.Command) != 2 {
-		t.Errorf("netlock init container = %+v, want NET_ADMIN and no allowed CIDRs", lock)
+	if lock == nil || added(lock) != "NET_ADMIN" || len(lock.Command) != 3 || len(ps.InitContainers) != 1 {
+		t.Errorf("init container = %+v, want one, with NET_ADMIN and no allowed CIDRs", lock)
 	}
 	np, err := f.c.NetworkingV1().NetworkPolicies(testNS).Get(ctx, objName(in.ID), metav1.GetOptions{})
 	if err != nil || len(np.Spec.Egress) != 0 || np.Spec.PolicyTypes[0] != "Egress" {

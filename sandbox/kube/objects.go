@@ -102,12 +102,13 @@ func (d *Driver) podObject(r *record, image string) *corev1.Pod {
 	in := r.Info
 	name := objName(in.ID)
 	noEsc := ptr(false)
-	helperSC := &corev1.SecurityContext{AllowPrivilegeEscalation: noEsc, RunAsUser: ptr(sandboxUID), RunAsNonRoot: ptr(true),
-		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{capAll}}, ReadOnlyRootFilesystem: ptr(true)}
 	lockSC := &corev1.SecurityContext{AllowPrivilegeEscalation: noEsc, RunAsUser: ptr(int64(0)), ReadOnlyRootFilesystem: ptr(true),
 		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{capAll}, Add: []corev1.Capability{netAdmin}}}
-	small := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"),
-		corev1.ResourceMemory: resource.MustParse("32Mi")}}
+	// The init container copies 4 MB and sets a few rules: a CPU limit as
+	// small as its request would throttle it for most of a second.
+	small := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("32Mi")}}
 	binMount := corev1.VolumeMount{Name: binVol, MountPath: binDir}
 	sb := corev1.Container{
 		Name: container, Image: image, ImagePullPolicy: d.cfg.PullPolicy,
@@ -126,11 +127,13 @@ func (d *Driver) podObject(r *record, image string) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.ns, Labels: d.labels(in.ID)},
 		Spec: corev1.PodSpec{
+			// One init container (each costs a container start): it
+			// installs the helper and locks the egress, then exits with
+			// its NET_ADMIN.
 			InitContainers: []corev1.Container{
-				{Name: "install", Image: d.cfg.InitImage, ImagePullPolicy: d.cfg.PullPolicy, Command: []string{initHelper, "install", binDir},
-					SecurityContext: helperSC, Resources: small, VolumeMounts: []corev1.VolumeMount{binMount}},
-				{Name: "netlock", Image: d.cfg.InitImage, ImagePullPolicy: d.cfg.PullPolicy,
-					Command: append([]string{initHelper, "netlock"}, in.AllowedCIDRs...), SecurityContext: lockSC, Resources: small},
+				{Name: "prepare", Image: d.cfg.InitImage, ImagePullPolicy: d.cfg.PullPolicy,
+					Command:         append([]string{initHelper, "prepare", binDir}, in.AllowedCIDRs...),
+					SecurityContext: lockSC, Resources: small, VolumeMounts: []corev1.VolumeMount{binMount}},
 			},
 			Containers:                    []corev1.Container{sb},
 			RestartPolicy:                 corev1.RestartPolicyAlways,

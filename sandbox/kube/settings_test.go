@@ -50,7 +50,7 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd := pod.Spec.InitContainers[1].Command; len(cmd) != 3 || cmd[2] != "10.9.0.0/16" {
+	if cmd := pod.Spec.InitContainers[0].Command; len(cmd) != 4 || cmd[3] != "10.9.0.0/16" {
 		t.Errorf("netlock of the restarted pod = %v, want the new CIDR", cmd)
 	}
 	if g, _ := f.d.Get(ctx, in.ID); g.State != sandbox.StateRunning {

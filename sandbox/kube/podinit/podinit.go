@@ -1,8 +1,8 @@
 // Package podinit is the small static helper that the kubernetes driver
 // (package sandbox/kube) puts in every sandbox Pod, so that any image
-// works: an init container of the Bullpen image copies it into a shared
-// emptyDir ("install"), a second init container, the only one with
-// NET_ADMIN, sets the Pod's egress rules and exits ("netlock"), the
+// works: the Pod's init container, of the Bullpen image and the only
+// container with NET_ADMIN, copies it into a shared emptyDir and sets the
+// Pod's egress rules ("prepare": "install" then "netlock"), the
 // sandbox container runs it as PID 1 ("sleep") and the driver runs it
 // through the apiserver's exec to start commands with their directory and
 // environment ("exec"), to kill them ("kill") and for file operations
@@ -43,6 +43,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return report(stderr, install(args[1]))
 	case "netlock":
 		return report(stderr, netlock(args[1:]))
+	case "prepare":
+		if len(args) < 2 {
+			return usage(stderr, "prepare DIR [CIDR…]")
+		}
+		if err := install(args[1]); err != nil {
+			return report(stderr, err)
+		}
+		return report(stderr, netlock(args[2:]))
 	case "sleep":
 		sleep()
 		return 0
@@ -56,7 +64,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return report(stderr, killExec(args[1]))
 	}
-	return usage(stderr, "install DIR | netlock [CIDR…] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | file OP …")
+	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | file OP …")
 }
 
 func usage(stderr io.Writer, s string) int {
