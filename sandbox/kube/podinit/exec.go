@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // runExec is "exec TAG DIR KILLTREE K=V… -- CMD…": CMD runs in DIR with
@@ -95,13 +96,30 @@ func lookPath(file string, env []string) (string, error) {
 }
 
 // killExec is "kill TAG": SIGTERM to every helper running "exec TAG …",
-// which kills its command's process group.
+// which kills its command's process group. A kill can overtake its exec
+// (both are separate requests to the apiserver), so it looks for up to
+// killWait before giving up.
 func killExec(tag string) error {
+	want := "\x00exec\x00" + tag + "\x00"
+	deadline := time.Now().Add(killWait)
+	for {
+		found, err := signalTagged(want)
+		if err != nil || found || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killWait is how long "kill TAG" waits for its exec to appear.
+const killWait = 3 * time.Second
+
+func signalTagged(want string) (bool, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return err
+		return false, err
 	}
-	want := "\x00exec\x00" + tag + "\x00"
+	found := false
 	for _, e := range ents {
 		pid := 0
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid == os.Getpid() {
@@ -109,10 +127,11 @@ func killExec(tag string) error {
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		if err == nil && strings.Contains(string(b), want) {
+			found = true
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
 	}
-	return nil
+	return found, nil
 }
 
 // mergeEnv returns base with over's variables replacing or joining it.

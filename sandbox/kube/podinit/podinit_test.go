@@ -3,11 +3,41 @@ package podinit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
+
+// TestMain lets the test binary be the helper (PODINIT_MAIN=1), so that a
+// test runs it as its own process, as the Pod does.
+func TestMain(m *testing.M) {
+	if os.Getenv("PODINIT_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// runBin runs the helper as a process.
+func runBin(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c := exec.Command(os.Args[0], args...)
+	c.Env = append(os.Environ(), "PODINIT_MAIN=1")
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), errb.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), 0
+}
 
 func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
@@ -74,5 +104,21 @@ func TestExec(t *testing.T) {
 	}
 	if _, _, c := run(t, "", "exec", "tag2", d, "0", "--", "no-such-command-here"); c != 127 {
 		t.Errorf("exec of a missing command exits %d, want 127", c)
+	}
+}
+
+// TestKillBeforeExec: a kill that arrives before its exec has started
+// still kills it.
+func TestKillBeforeExec(t *testing.T) {
+	done := make(chan int, 1)
+	go func() { _, _, c := run(t, "", "kill", "early"); done <- c }()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	_, _, code := runBin(t, "exec", "early", t.TempDir(), "0", "--", "sleep", "30")
+	if code != 128+9 || time.Since(start) > 10*time.Second {
+		t.Errorf("exec overtaken by its kill exited %d after %s, want killed", code, time.Since(start))
+	}
+	if c := <-done; c != 0 {
+		t.Errorf("kill exited %d", c)
 	}
 }
