@@ -82,6 +82,9 @@ func TestDriverRefusal(t *testing.T) {
 	if err := svc.Ready(ctx); err != nil {
 		t.Errorf("Ready = %v, want nil for a driver without an init binary", err)
 	}
+	if _, err := svc.PullImage(ctx, admin, "alpine", ""); bullpen.ErrorCode(err) != bullpen.EUNAVAILABLE {
+		t.Errorf("PullImage on another driver = %v, want unavailable (no local image store)", err)
+	}
 	if svc.Manager() != sandboxes.Driver(d) {
 		t.Error("Manager() is not the driver")
 	}
