@@ -95,6 +95,10 @@ func TestClusterSandbox(t *testing.T) {
 	if want := "from stdin hi s3cret k3y 1000 /home/sandbox\n"; err != nil || string(r.Stdout) != want || r.ExitCode != 4 {
 		t.Errorf("Run = %q (stderr %q), exit %d, %v; want %q, exit 4", r.Stdout, r.Stderr, r.ExitCode, err, want)
 	}
+	u, err := d.Stats(ctx, in.ID)
+	if err != nil || u.MemoryBytes <= 0 || u.MemoryBytes > 128<<20 || u.Pids < 1 || u.CPUSeconds <= 0 {
+		t.Errorf("Stats = %+v, %v; want the container's usage", u, err)
+	}
 	r, err = d.Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"sleep", "30"}, Timeout: time.Second})
 	if err != nil || !r.TimedOut || r.Duration > 10*time.Second {
 		t.Errorf("a command past its timeout: %+v, %v; want timed out within seconds", r, err)

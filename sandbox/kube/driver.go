@@ -11,8 +11,8 @@
 // Commands and files go through the apiserver's pods/exec subresource
 // (websocket, SPDY as the fallback), not through the init's own protocol
 // over the pod network: see docs/kubernetes-driver.md for what that
-// means. Pause, snapshots, usage stats, host mounts, bridges and
-// terminals are refused with bullpen.EUNSUPPORTED naming the driver.
+// means. Pause, snapshots, host mounts and bridges are refused with
+// bullpen.EUNSUPPORTED naming the driver.
 //
 // Only cmd/bullpen imports this package; package sandboxes sees it as a
 // sandboxes.Driver.

@@ -170,6 +170,7 @@ func TestExecAndFiles(t *testing.T) {
 		{"remove a full dir", f.d.Remove(ctx, in.ID, dir+"/d", false), bullpen.ECONFLICT},
 		{"pause", f.d.Pause(ctx, in.ID), bullpen.EUNSUPPORTED},
 		{"snapshot", func() error { _, err := f.d.Snapshot(ctx, in.ID, "s"); return err }(), bullpen.EUNSUPPORTED},
+		{"resume", f.d.Resume(ctx, in.ID), bullpen.EUNSUPPORTED},
 		{"attach a host dir", f.d.Attach(ctx, in.ID, []sandbox.Mount{{HostPath: "/", Path: "/h"}}, nil), bullpen.EUNSUPPORTED},
 	} {
 		if got := bullpen.ErrorCode(c.err); got != c.code {

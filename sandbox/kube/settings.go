@@ -1,9 +1,12 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -22,10 +25,26 @@ func (d *Driver) Snapshot(context.Context, string, string) (string, error) {
 	return "", refuse("snapshot a sandbox")
 }
 
-// Stats is refused: usage needs the metrics API, which this driver does
-// not read yet.
-func (d *Driver) Stats(context.Context, string) (sandbox.Usage, error) {
-	return sandbox.Usage{}, refuse("report a sandbox's resource usage")
+// Stats reads the sandbox container's cgroup usage from inside it,
+// through the helper (no metrics API needed).
+func (d *Driver) Stats(ctx context.Context, id string) (sandbox.Usage, error) {
+	r, err := d.running(ctx, id, "read the usage of")
+	if err != nil {
+		return sandbox.Usage{}, err
+	}
+	var out, errb bytes.Buffer
+	code, err := d.exec.stream(ctx, objName(r.Info.ID), []string{helperPath, "stats"}, nil, &out, &errb)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("kube: stats: exit %d: %s", code, strings.TrimSpace(errb.String()))
+	}
+	if err != nil {
+		return sandbox.Usage{}, err
+	}
+	var u sandbox.Usage
+	if err := json.Unmarshal(out.Bytes(), &u); err != nil {
+		return sandbox.Usage{}, fmt.Errorf("kube: stats: %w", err)
+	}
+	return u, nil
 }
 
 // Attach accepts only nothing: host directories and host sockets are not

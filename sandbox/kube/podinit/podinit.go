@@ -5,8 +5,8 @@
 // Pod's egress rules ("prepare": "install" then "netlock"), the
 // sandbox container runs it as PID 1 ("sleep") and the driver runs it
 // through the apiserver's exec to start commands with their directory and
-// environment ("exec"), to kill them ("kill") and for file operations
-// ("file …"). It imports
+// environment ("exec"), to kill them ("kill"), for the container's usage
+// ("stats") and for file operations ("file …"). It imports
 // nothing but the standard library and nftables.
 package podinit
 
@@ -58,13 +58,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return file(args[1:], stdin, stdout, stderr)
 	case "exec":
 		return runExec(args, stdin, stdout, stderr)
+	case "stats":
+		return report(stderr, stats(stdout))
 	case "kill":
 		if len(args) != 2 {
 			return usage(stderr, "kill TAG")
 		}
 		return report(stderr, killExec(args[1]))
 	}
-	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | file OP …")
+	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | stats | file OP …")
 }
 
 func usage(stderr io.Writer, s string) int {

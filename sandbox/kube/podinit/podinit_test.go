@@ -124,3 +124,33 @@ func TestKillBeforeExec(t *testing.T) {
 		t.Errorf("kill exited %d", c)
 	}
 }
+
+// TestStats reads cgroup v2 and v1 layouts.
+func TestStats(t *testing.T) {
+	defer func(r string) { cgroupRoot = r }(cgroupRoot)
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := t.TempDir()
+	write(v2+"/memory.current", "1048576\n")
+	write(v2+"/pids.current", "3\n")
+	write(v2+"/cpu.stat", "usage_usec 2500000\nuser_usec 1\n")
+	v1 := t.TempDir()
+	write(v1+"/memory/memory.usage_in_bytes", "2048\n")
+	write(v1+"/pids/pids.current", "5\n")
+	write(v1+"/cpu,cpuacct/cpuacct.usage", "1500000000\n")
+	for _, c := range []struct {
+		root string
+		want Usage
+	}{{v2, Usage{2.5, 1 << 20, 3}}, {v1, Usage{1.5, 2048, 5}}} {
+		cgroupRoot = c.root
+		o, _, code := run(t, "", "stats")
+		var u Usage
+		if err := json.Unmarshal([]byte(o), &u); err != nil || code != 0 || u != c.want {
+			t.Errorf("stats = %q (%v), %d; want %+v", o, err, code, c.want)
+		}
+	}
+}
