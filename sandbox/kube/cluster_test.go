@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/internal/kubetest"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandbox/kube"
@@ -286,4 +287,30 @@ func gateway(t *testing.T, d *kube.Driver, id string) string {
 	}
 	t.Fatalf("no default route in %q", r.Stdout)
 	return ""
+}
+
+// TestClusterMissingImage: a create whose image the node cannot get fails
+// fast with not found, and leaves nothing behind.
+func TestClusterMissingImage(t *testing.T) {
+	d, env := clusterDriver(t)
+	ctx := context.Background()
+	start := time.Now()
+	_, err := d.Create(ctx, sandbox.Spec{Image: "bullpen.local/no-such-image:1"})
+	if bullpen.ErrorCode(err) != bullpen.ENOTFOUND || time.Since(start) > 30*time.Second {
+		t.Fatalf("Create of a missing image = %v after %s, want not found, fast", err, time.Since(start))
+	}
+	t.Logf("refused after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	list, err := d.List(ctx, nil)
+	if err != nil || len(list) != 0 {
+		t.Errorf("List after a failed create = %+v, %v", list, err)
+	}
+	pods, err := env.Client.CoreV1().Pods(env.Namespace).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.Containers[0].Image == "bullpen.local/no-such-image:1" && p.DeletionTimestamp == nil {
+			t.Errorf("pod %s of the failed create is left", p.Name)
+		}
+	}
 }

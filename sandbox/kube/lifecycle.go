@@ -192,10 +192,10 @@ func (d *Driver) waitRunning(ctx context.Context, id string) error {
 	for {
 		pod, err := d.c.CoreV1().Pods(d.ns).Get(ctx, objName(id), metav1.GetOptions{})
 		if err == nil {
-			if ok, why := podRunning(pod); ok {
+			if ok, code, why := podRunning(pod); ok {
 				return nil
 			} else if why != "" {
-				return bullpen.Errorf(bullpen.EUNAVAILABLE, "sandbox %s did not start: %s", id, why)
+				return bullpen.Errorf(code, "sandbox %s did not start: %s", id, why)
 			}
 		}
 		select {
@@ -207,25 +207,33 @@ func (d *Driver) waitRunning(ctx context.Context, id string) error {
 }
 
 // podRunning reports whether the sandbox container runs, or why it never
-// will.
-func podRunning(pod *corev1.Pod) (bool, string) {
+// will (and the error code for that: an image that is not there is the
+// caller's mistake, the rest the cluster's).
+func podRunning(pod *corev1.Pod) (ok bool, code, why string) {
 	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
-		return false, "pod " + string(pod.Status.Phase)
+		return false, bullpen.EUNAVAILABLE, "pod " + string(pod.Status.Phase)
 	}
 	for _, st := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
-		if w := st.State.Waiting; w != nil && (w.Reason == "ErrImageNeverPull" || w.Reason == "InvalidImageName" || w.Reason == "CreateContainerConfigError") {
-			return false, st.Name + ": " + w.Reason + ": " + w.Message
+		if w := st.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImageNeverPull", "ImagePullBackOff":
+				return false, bullpen.ENOTFOUND, fmt.Sprintf("image %q: %s: %s", st.Image, w.Reason, w.Message)
+			case "InvalidImageName":
+				return false, bullpen.EINVALID, fmt.Sprintf("image %q: %s: %s", st.Image, w.Reason, w.Message)
+			case "CreateContainerConfigError", "CreateContainerError":
+				return false, bullpen.EUNAVAILABLE, st.Name + ": " + w.Reason + ": " + w.Message
+			}
 		}
 		if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
-			return false, fmt.Sprintf("%s exited %d: %s", st.Name, t.ExitCode, t.Message)
+			return false, bullpen.EUNAVAILABLE, fmt.Sprintf("%s exited %d: %s", st.Name, t.ExitCode, t.Message)
 		}
 	}
 	for _, st := range pod.Status.ContainerStatuses {
 		if st.Name == container && st.State.Running != nil {
-			return true, ""
+			return true, "", ""
 		}
 	}
-	return false, ""
+	return false, "", ""
 }
 
 func podSummary(pod *corev1.Pod) string {
