@@ -11,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -312,5 +313,69 @@ func TestClusterMissingImage(t *testing.T) {
 		if p.Spec.Containers[0].Image == "bullpen.local/no-such-image:1" && p.DeletionTimestamp == nil {
 			t.Errorf("pod %s of the failed create is left", p.Name)
 		}
+	}
+}
+
+// TestClusterTwoReplicas: two drivers of one office (two Bullpen
+// replicas) see one sandbox: what one writes the other reads, a stop by
+// one is seen by the other within moments (the records' watch), and no
+// replica takes the other's stop for a loss.
+func TestClusterTwoReplicas(t *testing.T) {
+	a, env := clusterDriver(t)
+	ctx := context.Background()
+	var lost atomic.Int32
+	b, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace, Office: a.Office(),
+		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever, GracePeriod: time.Second,
+		Sandbox: sandbox.Config{OnEvent: func(ev sandbox.Event) {
+			if ev.Type == sandbox.EventCrashed {
+				lost.Add(1)
+			}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	in, err := a.Create(ctx, sandbox.Spec{Image: "host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteFile(ctx, in.ID, "/home/sandbox/turn1.txt", strings.NewReader("from replica a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"cat", "turn1.txt"}})
+	if err != nil || string(r.Stdout) != "from replica a" {
+		t.Fatalf("replica b reads %q, %v", r.Stdout, err)
+	}
+	if err := b.Stop(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g, err := a.Get(ctx, in.ID)
+		if err == nil && g.State == sandbox.StateStopped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica a still sees %+v, %v after b stopped it", g.State, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := a.Start(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		r, err = b.Run(ctx, in.ID, sandbox.ExecRequest{Cmd: []string{"cat", "turn1.txt"}})
+		if err == nil && string(r.Stdout) == "from replica a" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a's start, b reads %q, %v", r.Stdout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // let b's pod watch see the stop's deletion
+	if n := lost.Load(); n > 0 {
+		t.Errorf("replica b took a stop for a loss (%d crashed events)", n)
 	}
 }

@@ -94,7 +94,7 @@ const Name = "kubernetes"
 
 // New opens the driver: it reloads the office's sandboxes from their
 // Secrets, deletes the objects no sandbox owns, marks sandboxes whose Pod
-// vanished, and starts watching the Pods.
+// vanished, and starts watching the Pods and the records.
 func New(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Client == nil || cfg.Namespace == "" || cfg.InitImage == "" {
 		return nil, fmt.Errorf("kube: a client, a namespace and an init image are required")
@@ -144,7 +144,8 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 	if err := d.Reconcile(ctx); err != nil {
 		return nil, err
 	}
-	d.wg.Add(2)
+	d.wg.Add(3)
+	go d.recordsLoop()
 	go d.watchLoop()
 	go d.timeoutLoop()
 	return d, nil
@@ -162,6 +163,9 @@ func (d *Driver) Close() error {
 func (d *Driver) Defaults() (cpu float64, memoryBytes int64) {
 	return d.cfg.Sandbox.DefaultCPU, d.cfg.Sandbox.DefaultMemoryBytes
 }
+
+// Office is the office label value the driver's objects carry.
+func (d *Driver) Office() string { return d.cfg.Office }
 
 // InitPath is "": the init binary lives in the init image, not on this
 // host.

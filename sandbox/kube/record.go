@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -35,6 +36,8 @@ type record struct {
 	// stopping is set while this replica stops or terminates the Pod, so
 	// that the watch does not take its deletion for a loss.
 	stopping bool
+	// version is the Secret's resourceVersion the record was read from.
+	version string
 }
 
 // newID returns a fresh sandbox id, as the local runtime's ("sb_" and 16
@@ -75,6 +78,7 @@ func recordOf(sec *corev1.Secret) (*record, error) {
 	if err := json.Unmarshal([]byte(raw), &r); err != nil || r.Info.ID == "" {
 		return nil, fmt.Errorf("kube: secret %s has no readable sandbox record", sec.Name)
 	}
+	r.version = sec.ResourceVersion
 	return &r, nil
 }
 
@@ -85,6 +89,14 @@ func (r *record) encode() string {
 		panic(err) // plain data
 	}
 	return string(b)
+}
+
+// newer reports whether version v is after the record's (resource
+// versions are etcd revisions; one that does not parse counts as newer).
+func (r *record) newer(v string) bool {
+	a, errA := strconv.ParseUint(r.version, 10, 64)
+	b, errB := strconv.ParseUint(v, 10, 64)
+	return errA != nil || errB != nil || b >= a
 }
 
 // clone returns a copy safe to hand out and to change.

@@ -19,6 +19,25 @@ func (d *Driver) put(r *record) {
 	d.mu.Unlock()
 }
 
+// mergeLocked caches a record read from the cluster unless the cache
+// holds a later one, keeping what only this replica knows (its stop in
+// progress, the activity it saw). d.mu is held.
+func (d *Driver) mergeLocked(r *record) {
+	old := d.recs[r.Info.ID]
+	if old == nil {
+		d.recs[r.Info.ID] = r
+		return
+	}
+	if !old.newer(r.version) {
+		return
+	}
+	r.stopping = old.stopping
+	if old.Info.LastActivity.After(r.Info.LastActivity) {
+		r.Info.LastActivity = old.Info.LastActivity // kept in memory only
+	}
+	d.recs[r.Info.ID] = r
+}
+
 // drop forgets a sandbox.
 func (d *Driver) drop(id string) {
 	d.mu.Lock()
@@ -82,13 +101,7 @@ func (d *Driver) load(ctx context.Context) error {
 			continue
 		}
 		seen[r.Info.ID] = true
-		if old := d.recs[r.Info.ID]; old != nil {
-			r.stopping = old.stopping
-			if old.Info.LastActivity.After(r.Info.LastActivity) {
-				r.Info.LastActivity = old.Info.LastActivity // kept in memory only
-			}
-		}
-		d.recs[r.Info.ID] = r
+		d.mergeLocked(r)
 	}
 	for id := range d.recs {
 		if !seen[id] {
@@ -124,18 +137,16 @@ func (d *Driver) updateRecord(ctx context.Context, id string, fn func(*record) e
 			return err
 		}
 		sec.Annotations[AnnotationRecord] = r.encode()
-		_, err = d.c.CoreV1().Secrets(d.ns).Update(ctx, sec, metav1.UpdateOptions{})
+		upd, err := d.c.CoreV1().Secrets(d.ns).Update(ctx, sec, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("kube: write the record of %s: %w", id, err)
 		}
+		r.version = upd.ResourceVersion
 		d.mu.Lock()
-		if old := d.recs[id]; old != nil {
-			r.stopping = old.stopping
-		}
-		d.recs[id] = r
+		d.mergeLocked(r)
 		d.mu.Unlock()
 		return nil
 	}
