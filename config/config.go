@@ -38,6 +38,8 @@ type Config struct {
 	SandboxLimits sandbox.Limits
 	// SandboxTimes are the operator's sandbox lifetime and idle defaults.
 	SandboxTimes SandboxTimes
+	// SandboxRuntime selects the sandbox driver (local or kubernetes).
+	SandboxRuntime SandboxRuntime
 	// Auth limits failed authentication per client address.
 	Auth AuthLimits
 	// Recording sets the turn inspector's retention and size caps.
@@ -52,6 +54,15 @@ type Config struct {
 	DemoPace [2]time.Duration
 }
 
+// AdminAsked is the admin handle --admin or BULLPEN_ADMIN named, or ""
+// when neither was set (then the first admin is meant).
+func (c *Config) AdminAsked() string {
+	if c.AdminGiven {
+		return c.AdminHandle
+	}
+	return ""
+}
+
 // Parse reads args (the flags of bullpen cmd), falling back to getenv's
 // variables; a bad flag or variable is an error naming it.
 func (c *Config) Parse(cmd string, args []string, getenv func(string) string) error {
@@ -63,7 +74,7 @@ func (c *Config) Parse(cmd string, args []string, getenv func(string) string) er
 	fs.StringVar(&c.OfficeName, "name", envOr(getenv, "BULLPEN_NAME", "Bullpen"), "office name shown in the dashboard")
 	checks := []func() error{
 		onOffVar(fs, getenv, &c.SandboxesOn, "sandboxes", "BULLPEN_SANDBOXES", true, "on or off: run sandboxes (they need root) (env BULLPEN_SANDBOXES)"),
-		c.SandboxTimes.RegisterFlags(fs, getenv), c.Auth.RegisterFlags(fs, getenv), c.SandboxLimits.RegisterFlags(fs, getenv), c.Recording.RegisterFlags(fs, getenv),
+		c.SandboxTimes.RegisterFlags(fs, getenv), c.SandboxRuntime.RegisterFlags(fs, getenv), c.Auth.RegisterFlags(fs, getenv), c.SandboxLimits.RegisterFlags(fs, getenv), c.Recording.RegisterFlags(fs, getenv),
 		onOffVar(fs, getenv, &c.SharedDatabase, "shared-database", "BULLPEN_SHARED_DATABASE", false, "on or off: several processes share one PostgreSQL database and its agents' work (env BULLPEN_SHARED_DATABASE)"),
 		onOffVar(fs, getenv, &c.MCPConformance, "mcp-conformance", "BULLPEN_MCP_CONFORMANCE", false, "on or off: add the MCP conformance suite's test tools, resources and prompts to /mcp, for running the suite only (env BULLPEN_MCP_CONFORMANCE)"),
 		c.Ops.RegisterFlags(fs, getenv)}

@@ -19,8 +19,9 @@ import (
 
 // Process is a command running in a sandbox.
 type Process struct {
-	stdout, stderr *os.File
+	stdout, stderr io.ReadCloser
 	conn           *net.UnixConn
+	kill           func() error // a driver's process (NewProcess); nil for the Manager's
 	pid            int
 	tree           string // KillTree: the exec's cgroup dir
 	treeTasks      string
@@ -61,6 +62,9 @@ func (p *Process) Kill() error {
 		return nil
 	}
 	p.killed = true
+	if p.kill != nil {
+		return p.kill()
+	}
 	return writeFrame(p.conn, initRequest{Op: "kill"}, nil)
 }
 
@@ -323,9 +327,17 @@ func (m *Manager) Run(ctx context.Context, id string, req ExecRequest) (RunResul
 	if err != nil {
 		return RunResult{}, err
 	}
+	return Collect(ctx, p, m.cfg.RunOutputLimit, start)
+}
+
+// Collect waits for p, capturing up to limit bytes of each of its stdout
+// and stderr, and closes it; Duration counts from start. Output still held
+// open by background processes is cut off one second after the command
+// exits. Drivers implement Run with it.
+func Collect(ctx context.Context, p *Process, limit int64, start time.Time) (RunResult, error) {
 	defer p.Close()
 	var out, errb capBuffer
-	out.limit, errb.limit = m.cfg.RunOutputLimit, m.cfg.RunOutputLimit
+	out.limit, errb.limit = limit, limit
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _, _ = io.Copy(&out, p.stdout) }()

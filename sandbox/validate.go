@@ -253,3 +253,7 @@ func checkExec(req *ExecRequest) error {
 	}
 	return checkEnv(req.Env)
 }
+
+// CheckExec validates an exec request for a driver other than the
+// Manager, as Exec does: a PTY request becomes its script(1) wrapper.
+func CheckExec(req *ExecRequest) error { return checkExec(req) }

@@ -19,9 +19,17 @@ var ErrNeedsRoot = errors.New("bullpen must run as root for them")
 // OCI images in dataDir/images, sandbox state in dataDir/sandboxes (cfg's
 // Images and Sandbox.StateDir are set; the rest of cfg is used as given).
 // euid is the process's effective user ID (os.Geteuid()); anything but
-// root gets ErrNeedsRoot before a directory is made. With disk quotas
+// root gets ErrNeedsRoot before a directory is made. With cfg.Driver (a
+// driver other than the local one) root is not needed and there is no
+// local image store: image routes answer 503. With disk quotas
 // off it warns that writable layers are unbounded.
 func OpenInDir(ctx context.Context, dataDir string, euid int, cfg Config) (*Service, error) {
+	if cfg.Driver != nil {
+		// Another driver's images are its own (a cluster pulls them):
+		// the local image store would only fill a disk nothing reads.
+		cfg.Sandbox.StateDir = filepath.Join(dataDir, "sandboxes")
+		return Open(ctx, cfg)
+	}
 	if euid != 0 {
 		return nil, ErrNeedsRoot
 	}

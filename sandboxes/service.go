@@ -39,6 +39,9 @@ type Config struct {
 	Sandbox sandbox.Config
 	// Images is the OCI image store; nil leaves image management out.
 	Images *image.Store
+	// Driver opens the sandbox runtime; nil: the local one
+	// (*sandbox.Manager, which needs root).
+	Driver NewDriver
 	// MaxPerMember bounds the live sandboxes of a member who is not an
 	// admin (default 16).
 	MaxPerMember int
@@ -62,7 +65,7 @@ type Config struct {
 // which the caller derived from a credential.
 type Service struct {
 	cfg    Config
-	m      *sandbox.Manager
+	m      Driver
 	images *image.Store
 	off    *office.Office
 	db     *store.DB
@@ -77,8 +80,8 @@ type Service struct {
 	bufs     sync.Pool      // *[]byte read buffers of the output pumps
 }
 
-// Open creates the Manager (re-adopting sandboxes a previous process left)
-// and starts the event writer. It needs root.
+// Open opens the driver (the local Manager re-adopts sandboxes a previous
+// process left, and needs root) and starts the event writer.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Office == nil || cfg.DB == nil {
 		return nil, fmt.Errorf("sandboxes: no office or no database")
@@ -106,7 +109,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Images != nil {
 		sc.Images = cfg.Images
 	}
-	m, err := sandbox.New(ctx, sc)
+	open := cfg.Driver
+	if open == nil {
+		open = openManager
+	}
+	m, err := open(ctx, sc)
 	if err == nil {
 		if s.owners, err = openImageOwners(ownersPath(cfg)); err != nil {
 			m.Close()
@@ -121,10 +128,10 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Manager returns the underlying Manager, for callers that manage
+// Manager returns the underlying driver, for callers that manage
 // ownership themselves. Commands run through it directly make no exec
 // events and no live output; prefer the Service's methods.
-func (s *Service) Manager() *sandbox.Manager { return s.m }
+func (s *Service) Manager() Driver { return s.m }
 
 // Close stops the Manager's background work (running sandboxes keep
 // running and are re-adopted at the next start) and writes the events

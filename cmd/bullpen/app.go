@@ -24,6 +24,7 @@ import (
 	"github.com/bullpen-hq/bullpen/mcp"
 	"github.com/bullpen-hq/bullpen/metrics"
 	"github.com/bullpen-hq/bullpen/office"
+	"github.com/bullpen-hq/bullpen/sandbox/kube"
 	"github.com/bullpen-hq/bullpen/sandboxes"
 	"github.com/bullpen-hq/bullpen/settings"
 	"github.com/bullpen-hq/bullpen/store"
@@ -134,6 +135,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	sbcfg := sandboxes.Config{Office: off, DB: m.DB, DefaultLifetime: m.SandboxTimes.DefaultLifetime, Logger: m.Logger}
 	m.SandboxLimits.Apply(&sbcfg.Sandbox)
+	if rt := m.SandboxRuntime; rt.Runtime == config.RuntimeKubernetes {
+		sbcfg.Driver = sandboxes.Opener(kube.Options{KubeConfig: rt.KubeConfig, Namespace: rt.Namespace, Office: m.OfficeName, InitImage: rt.InitImage,
+			HostImage: rt.HostImage, RuntimeClass: rt.RuntimeClass, StorageClass: rt.StorageClass, PullPolicy: rt.PullPolicy, Logger: m.Logger}.Open)
+	}
 	m.Sandboxes, m.sandboxesDown = sandboxes.OpenOrExplain(ctx, m.DataDir, m.SandboxesOn, sbcfg)
 	if m.Sandboxes != nil {
 		m.atClose(func(context.Context) error { return m.Sandboxes.Close() })

@@ -67,15 +67,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer cancel()
 		return m.Close(ctx)
 	case "admin-token": // a new login token for an admin (--admin, else the first), on this server's database
-		handle := ""
-		if m.AdminGiven {
-			handle = m.AdminHandle
-		}
 		if err := m.OpenStore(ctx); err != nil {
 			return err
 		}
 		defer m.Close(ctx)
-		secret, admin, err := office.MintAdminTokenIn(ctx, m.DB, handle)
+		secret, admin, err := office.MintAdminTokenIn(ctx, m.DB, m.AdminAsked())
 		if err != nil {
 			return fmt.Errorf("admin-token: %w", err)
 		}

@@ -11,7 +11,7 @@ import (
 // pendingFlags are flags the Deployment sets that the kubernetes sandbox
 // driver (issue #26, part B) adds to config. Until config registers them,
 // checkFlags sets them aside; once it does, it fails, so this list empties.
-var pendingFlags = []string{"--sandbox-runtime=", "--kube-namespace="}
+var pendingFlags = []string{}
 
 // checkFlags parses the Deployment's args as `bullpen serve` does, so a
 // misspelt or removed flag fails here rather than in a crash-looping pod.

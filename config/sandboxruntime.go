@@ -1,0 +1,75 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+)
+
+// Sandbox runtimes (--sandbox-runtime).
+const (
+	RuntimeLocal      = "local"
+	RuntimeKubernetes = "kubernetes"
+)
+
+// SandboxRuntime says which driver runs the sandboxes and, for the
+// kubernetes one, where; main hands the values to package sandbox/kube.
+type SandboxRuntime struct {
+	// Runtime is RuntimeLocal (namespaces on this host, needs root) or
+	// RuntimeKubernetes (a Pod per sandbox).
+	Runtime string
+	// KubeConfig is a kubeconfig file; "" uses the in-cluster service
+	// account.
+	KubeConfig string
+	// Namespace holds the sandboxes' objects.
+	Namespace string
+	// InitImage is the Bullpen init image (bullpen-kube-init);
+	// HostImage runs sandboxes whose image is "host" ("" refuses them).
+	InitImage, HostImage string
+	// RuntimeClass and StorageClass name the Pods' runtime class and the
+	// workspace claims' storage class ("" for the cluster's defaults).
+	RuntimeClass, StorageClass string
+	// PullPolicy is the containers' imagePullPolicy ("" for
+	// IfNotPresent).
+	PullPolicy string
+}
+
+// RegisterFlags registers the runtime flags on fs, defaulting to their
+// environment variables; the returned func checks the values.
+func (r *SandboxRuntime) RegisterFlags(fs *flag.FlagSet, getenv func(string) string) func() error {
+	fs.StringVar(&r.Runtime, "sandbox-runtime", envOr(getenv, "BULLPEN_SANDBOX_RUNTIME", RuntimeLocal),
+		"local or kubernetes: where sandboxes run (env BULLPEN_SANDBOX_RUNTIME)")
+	fs.StringVar(&r.KubeConfig, "kube-config", envOr(getenv, "BULLPEN_KUBE_CONFIG", ""),
+		"kubeconfig file of the kubernetes runtime; empty: in-cluster credentials (env BULLPEN_KUBE_CONFIG)")
+	fs.StringVar(&r.Namespace, "kube-namespace", envOr(getenv, "BULLPEN_KUBE_NAMESPACE", "bullpen-sandboxes"),
+		"namespace of the kubernetes runtime's sandboxes (env BULLPEN_KUBE_NAMESPACE)")
+	fs.StringVar(&r.InitImage, "kube-init-image", envOr(getenv, "BULLPEN_KUBE_INIT_IMAGE", ""),
+		"image holding /bullpen-kube-init, copied into every sandbox pod (env BULLPEN_KUBE_INIT_IMAGE)")
+	fs.StringVar(&r.HostImage, "kube-host-image", envOr(getenv, "BULLPEN_KUBE_HOST_IMAGE", ""),
+		"image of kubernetes sandboxes created with the image \"host\"; empty refuses them (env BULLPEN_KUBE_HOST_IMAGE)")
+	fs.StringVar(&r.RuntimeClass, "kube-runtime-class", envOr(getenv, "BULLPEN_KUBE_RUNTIME_CLASS", ""),
+		"runtimeClassName of the sandbox pods, e.g. gvisor (env BULLPEN_KUBE_RUNTIME_CLASS)")
+	fs.StringVar(&r.StorageClass, "kube-storage-class", envOr(getenv, "BULLPEN_KUBE_STORAGE_CLASS", ""),
+		"storage class of the sandboxes' workspace claims; empty: the cluster's default (env BULLPEN_KUBE_STORAGE_CLASS)")
+	fs.StringVar(&r.PullPolicy, "kube-image-pull-policy", envOr(getenv, "BULLPEN_KUBE_IMAGE_PULL_POLICY", ""),
+		"imagePullPolicy of the sandbox pods' containers: Always, IfNotPresent (empty) or Never (env BULLPEN_KUBE_IMAGE_PULL_POLICY)")
+	return r.check
+}
+
+func (r *SandboxRuntime) check() error {
+	switch r.Runtime {
+	case RuntimeLocal:
+		return nil
+	case RuntimeKubernetes:
+	default:
+		return fmt.Errorf("--sandbox-runtime=%q: want local or kubernetes", r.Runtime)
+	}
+	switch r.PullPolicy {
+	case "", "Always", "IfNotPresent", "Never":
+	default:
+		return fmt.Errorf("--kube-image-pull-policy=%q: want Always, IfNotPresent or Never", r.PullPolicy)
+	}
+	if r.Namespace == "" || r.InitImage == "" {
+		return fmt.Errorf("--sandbox-runtime=kubernetes needs --kube-namespace and --kube-init-image")
+	}
+	return nil
+}
