@@ -33,3 +33,11 @@ func NodeGone(err error) bool {
 	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id") ||
 		strings.Contains(msg, "Node is detached from document")
 }
+
+// ContextGone reports whether err says that the JavaScript context an
+// evaluation ran in is gone: the page navigated meanwhile.
+func ContextGone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Execution context was destroyed")
+}
