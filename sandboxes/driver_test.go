@@ -6,11 +6,8 @@ import (
 	"testing"
 
 	"github.com/bullpen-hq/bullpen"
-	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/sandbox"
 	"github.com/bullpen-hq/bullpen/sandboxes"
-	"github.com/bullpen-hq/bullpen/store"
-	"github.com/bullpen-hq/bullpen/store/storetest"
 )
 
 // refusingDriver is a driver that knows one sandbox and refuses to pause
@@ -44,23 +41,7 @@ func (d *refusingDriver) Close() error     { return nil }
 // REST layer answers with 501.
 func TestDriverRefusal(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := off.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := off.Authenticate(ctx, token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, off, admin := openOffice(t)
 	d := &refusingDriver{owner: admin.ID}
 	var gotEvents bool
 	cfg := sandboxes.Config{Office: off, DB: db, Driver: func(_ context.Context, sc sandbox.Config) (sandboxes.Driver, error) {

@@ -37,23 +37,9 @@ func newFixture(t testing.TB, cfg sandboxes.Config) *fixture {
 		t.Skip("sandboxes tests need root (namespaces, cgroups, overlayfs)")
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	off, err := office.New(ctx, db, office.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := off.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{off: off}
-	if f.admin, err = off.Authenticate(ctx, token); err != nil {
-		t.Fatal(err)
-	}
+	db, off, admin := openOffice(t)
+	f := &fixture{off: off, admin: admin}
+	var err error
 	f.alice = f.member(t, "alice", bullpen.KindHuman)
 	f.bob = f.member(t, "bob", bullpen.KindHuman)
 	f.robo = f.member(t, "robo", bullpen.KindAgent)
@@ -72,6 +58,31 @@ func newFixture(t testing.TB, cfg sandboxes.Config) *fixture {
 		f.svc.Close()
 	})
 	return f
+}
+
+// openOffice opens an office on a fresh SQLite database and returns it
+// with its first admin.
+func openOffice(t testing.TB) (*store.DB, *office.Office, bullpen.Member) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, storetest.Config(t, store.SQLite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	off, err := office.New(ctx, db, office.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := off.Bootstrap(ctx, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := off.Authenticate(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, off, admin
 }
 
 func (f *fixture) member(t testing.TB, handle string, kind bullpen.MemberKind) bullpen.Member {

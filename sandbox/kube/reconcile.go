@@ -164,32 +164,23 @@ func (d *Driver) watchLoop() {
 			}
 			continue
 		}
-		d.watchPods(ctx, w)
+		drain(ctx, w, func(ev watch.Event) { d.onPod(ctx, ev) })
 	}
 }
 
-func (d *Driver) watchPods(ctx context.Context, w watch.Interface) {
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return
-			}
-			pod, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || ev.Type != watch.Deleted {
-				continue
-			}
-			id := pod.Labels[LabelSandbox]
-			r := d.cached(id)
-			if r == nil || r.stopping || r.Creating || r.Info.State != sandbox.StateRunning {
-				continue
-			}
-			d.lost(ctx, id)
-		}
+// onPod marks a running sandbox whose Pod was deleted (not by a stop or
+// a terminate of ours, nor during its create) as lost.
+func (d *Driver) onPod(ctx context.Context, ev watch.Event) {
+	pod, isPod := ev.Object.(*corev1.Pod)
+	if !isPod || ev.Type != watch.Deleted {
+		return
 	}
+	id := pod.Labels[LabelSandbox]
+	r := d.cached(id)
+	if r == nil || r.stopping || r.Creating || r.Info.State != sandbox.StateRunning {
+		return
+	}
+	d.lost(ctx, id)
 }
 
 // timeoutLoop terminates sandboxes whose lifetime passed and applies the

@@ -20,7 +20,7 @@ func (d *Driver) recordsLoop() {
 	for ctx.Err() == nil {
 		w, err := d.c.CoreV1().Secrets(d.ns).Watch(ctx, metav1.ListOptions{LabelSelector: d.selector("")})
 		if err == nil {
-			d.watchRecords(ctx, w)
+			drain(ctx, w, d.onRecord)
 			if err := d.load(ctx); err != nil && ctx.Err() == nil { // what the gap missed
 				d.log.Warn("kube: reload the records", "err", err)
 			}
@@ -32,7 +32,9 @@ func (d *Driver) recordsLoop() {
 	}
 }
 
-func (d *Driver) watchRecords(ctx context.Context, w watch.Interface) {
+// drain hands each event of w to on until ctx ends or the watch closes,
+// then stops w.
+func drain(ctx context.Context, w watch.Interface, on func(watch.Event)) {
 	defer w.Stop()
 	for {
 		select {
@@ -42,22 +44,27 @@ func (d *Driver) watchRecords(ctx context.Context, w watch.Interface) {
 			if !ok {
 				return
 			}
-			sec, isSecret := ev.Object.(*corev1.Secret)
-			if !isSecret {
-				continue
-			}
-			switch ev.Type {
-			case watch.Deleted:
-				if id := sec.Labels[LabelSandbox]; id != "" {
-					d.drop(id)
-				}
-			case watch.Added, watch.Modified:
-				if r, err := recordOf(sec); err == nil {
-					d.mu.Lock()
-					d.mergeLocked(r)
-					d.mu.Unlock()
-				}
-			}
+			on(ev)
+		}
+	}
+}
+
+// onRecord applies one event of the records' watch to the cache.
+func (d *Driver) onRecord(ev watch.Event) {
+	sec, isSecret := ev.Object.(*corev1.Secret)
+	if !isSecret {
+		return
+	}
+	switch ev.Type {
+	case watch.Deleted:
+		if id := sec.Labels[LabelSandbox]; id != "" {
+			d.drop(id)
+		}
+	case watch.Added, watch.Modified:
+		if r, err := recordOf(sec); err == nil {
+			d.mu.Lock()
+			d.mergeLocked(r)
+			d.mu.Unlock()
 		}
 	}
 }
