@@ -37,15 +37,7 @@ func (p page) mouseClick(step, selector string) {
 // wait polls a JavaScript condition until it holds (never a fixed sleep).
 func (p page) wait(step, expr string) {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for { // again in the new page's context when a navigation replaced it
-		_, err = chromedp.Run(p.ctx, chromedp.Poll[bool](`!!(`+expr+`)`, chromedp.WithPollingTimeout(time.Until(deadline))))
-		if err == nil || !browsertest.ContextGone(err) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
+	if err := browsertest.Poll(p.ctx, `!!(`+expr+`)`, 20*time.Second); err != nil {
 		seen, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(window.__evs || []).slice(-30).join("\n")`))
 		p.t.Fatalf("%s: waiting for %s: %v\nlast events the page heard:\n%s", step, expr, err, seen)
 	}

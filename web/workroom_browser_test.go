@@ -57,20 +57,11 @@ func (b *tab) mouseClick(step, selector string) {
 	b.run(step, browsertest.Click(selector))
 }
 
-// waitFor polls expr until it holds (20 s). A navigation that replaces
-// the page while it polls (a hash route, a redirect) destroys the
-// JavaScript context the poll ran in: it polls again in the new one.
+// waitFor polls expr until it holds (20 s), across a navigation
+// (browsertest.Poll).
 func (b *tab) waitFor(step, expr string) {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for {
-		_, err = chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
-		if err == nil || !browsertest.ContextGone(err) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
+	if err := browsertest.Poll(b.ctx, expr, 20*time.Second); err != nil {
 		text, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
 		b.t.Fatalf("%s: waiting for %s: %v\npage:\n%s", step, expr, err, text)
 	}

@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -40,4 +41,18 @@ func ContextGone(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Cannot find context with specified id") ||
 		strings.Contains(msg, "Execution context was destroyed")
+}
+
+// Poll waits until the JavaScript expression expr is true, for at most
+// timeout. A navigation that replaces the page while it polls (a hash
+// route, a redirect) destroys the context the poll ran in: it polls again
+// in the new page's.
+func Poll(ctx context.Context, expr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil || !ContextGone(err) || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
