@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -186,9 +185,4 @@ func containerArgs(t *testing.T, d *unstructured.Unstructured) []string {
 	}
 	t.Fatal("Deployment bullpen has no container named bullpen")
 	return nil
-}
-
-// hasPrefixAny says whether s starts with one of prefixes.
-func hasPrefixAny(s string, prefixes ...string) bool {
-	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
