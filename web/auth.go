@@ -133,7 +133,7 @@ func (s *Server) gate(c *fiber.Ctx, secret string) (done func(error) error, err 
 		return func(err error) error { return err }, nil
 	}
 	key := s.clientKey(c)
-	deadline := time.After(flightWait)
+	var deadline <-chan time.Time // made at the first wait: the known path needs no timer
 	for {
 		if secret != "" && s.known.has(secret) {
 			return func(err error) error {
@@ -146,6 +146,9 @@ func (s *Server) gate(c *fiber.Ctx, secret string) (done func(error) error, err 
 		lead, settled, finish := s.flights.join(secret)
 		if lead {
 			return s.take(c, key, secret, finish)
+		}
+		if deadline == nil {
+			deadline = time.After(flightWait)
 		}
 		select {
 		case <-settled: // known now, or the next leader's turn
