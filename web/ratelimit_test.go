@@ -121,17 +121,27 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 // before its lookup.
 func TestParallelFailuresDoNotOvershoot(t *testing.T) {
 	ts := newServer(t, web.Config{AuthFailures: 5})
-	cl := from(t, "127.0.0.7")
+	got := burst(from(t, "127.0.0.7"), ts.URL, badToken, 40)
+	if got[401] != 5 || got[429] != 35 {
+		t.Errorf("40 parallel bad tokens with 5 attempts: statuses %v, want 5×401 and 35×429", got)
+	}
+}
+
+// burst sends n GETs of /api/v1/me with the bearer token at once and
+// counts their statuses (-1: a transport error).
+func burst(cl *http.Client, base, token string, n int) map[int]int {
 	var mu sync.Mutex
 	got := map[int]int{}
 	var wg sync.WaitGroup
-	for i := 0; i < 40; i++ {
+	start := make(chan struct{})
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := -1 // a transport error
-			req, _ := http.NewRequest("GET", ts.URL+"/api/v1/me", nil)
-			req.Header.Set("Authorization", "Bearer "+badToken)
+			<-start
+			st := -1
+			req, _ := http.NewRequest("GET", base+"/api/v1/me", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
 			if resp, err := cl.Do(req); err == nil {
 				st = resp.StatusCode
 				resp.Body.Close()
@@ -141,10 +151,9 @@ func TestParallelFailuresDoNotOvershoot(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
+	close(start)
 	wg.Wait()
-	if got[401] != 5 || got[429] != 35 {
-		t.Errorf("40 parallel bad tokens with 5 attempts: statuses %v, want 5×401 and 35×429", got)
-	}
+	return got
 }
 
 // Bad session cookies and bad login tokens count too; a working session
@@ -252,29 +261,7 @@ func TestParallelFirstUseOfAGoodTokenIsNotLimited(t *testing.T) {
 	const n = 100
 	cl := from(t, "127.0.0.8")
 	cl.Transport.(*http.Transport).MaxIdleConnsPerHost = n // a connection each, as a burst of clients
-	var mu sync.Mutex
-	got := map[int]int{}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			st := -1 // a transport error
-			req, _ := http.NewRequest("GET", ts.URL+"/api/v1/me", nil)
-			req.Header.Set("Authorization", "Bearer "+fresh.Token)
-			if resp, err := cl.Do(req); err == nil {
-				st = resp.StatusCode
-				resp.Body.Close()
-			}
-			mu.Lock()
-			got[st]++
-			mu.Unlock()
-		}()
-	}
-	close(start)
-	wg.Wait()
+	got := burst(cl, ts.URL, fresh.Token, n)
 	if got[200] != n {
 		t.Errorf("%d parallel first uses of a good token with 5 attempts: statuses %v, want all 200", n, got)
 	}
