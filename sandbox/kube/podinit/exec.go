@@ -14,7 +14,7 @@ import (
 
 // runExec is "exec TAG DIR KILLTREE K=V… -- CMD…": CMD runs in DIR with
 // the container's environment (the image's, the spec's, the secrets')
-// and K=V… over it, in its own process group; stdin, stdout and stderr
+// and K=V… over it (never the token), in its own process group; stdin, stdout and stderr
 // are the helper's. TAG names the exec for "kill TAG". With KILLTREE
 // "1" the whole group is killed when CMD ends. The helper exits with
 // CMD's status (128+signal when a signal ended it).
@@ -30,7 +30,7 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usage(stderr, "exec TAG DIR KILLTREE [K=V…] -- CMD…")
 	}
 	dir, killTree, argv := args[2], args[3] == "1", args[sep+1:]
-	env := mergeEnv(os.Environ(), args[4:sep])
+	env := mergeEnv(withoutToken(os.Environ()), args[4:sep])
 	path := argv[0]
 	if !strings.Contains(path, "/") {
 		lp, err := lookPath(path, env)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -131,12 +132,24 @@ func readTo(p string, w io.Writer) error {
 }
 
 // writeFrom writes r to a temporary file beside p and renames it over p,
-// so that a cut stream never leaves half a file.
+// so that a cut stream never leaves half a file: a SIGTERM (serve's
+// answer to a dropped connection) removes the temporary file and exits.
 func writeFrom(p string, mode os.FileMode, r io.Reader) error {
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".bullpen-write-*")
 	if err != nil {
 		return err
 	}
+	sigs, done := make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(sigs, syscall.SIGTERM)
+	defer func() { signal.Stop(sigs); close(done) }()
+	go func() {
+		select {
+		case <-sigs:
+			os.Remove(tmp.Name())
+			os.Exit(128 + int(syscall.SIGTERM))
+		case <-done:
+		}
+	}()
 	_, err = io.Copy(tmp, r)
 	if err == nil {
 		err = tmp.Chmod(mode)

@@ -2,12 +2,14 @@
 // (package sandbox/kube) puts in every sandbox Pod, so that any image
 // works: the Pod's init container, of the Bullpen image and the only
 // container with NET_ADMIN, copies it into a shared emptyDir and sets the
-// Pod's egress rules ("prepare": "install" then "netlock"), the
-// sandbox container runs it as PID 1 ("sleep") and the driver runs it
-// through the apiserver's exec to start commands with their directory and
-// environment ("exec"), to kill them ("kill"), for the container's usage
-// ("stats") and for file operations ("file …"). It imports
-// nothing but the standard library and nftables.
+// Pod's egress rules ("prepare": "install" then "netlock"), and the
+// sandbox container runs it as PID 1 ("serve": it reaps orphans and
+// serves the driver over the pod network, on Port, authenticated with
+// the sandbox's token). The driver has it start commands with their
+// directory and environment ("exec"), kill them ("kill"), read the
+// container's usage ("stats") and do file operations ("file …"), either
+// through serve's protocol (Call) or through the apiserver's exec. It
+// imports nothing but the standard library, x/sys and nftables.
 package podinit
 
 import (
@@ -32,7 +34,7 @@ const (
 // status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "bullpen-kube-init: the kubernetes driver's pod helper; subcommands: install DIR, netlock [CIDR…], sleep, file OP …")
+		fmt.Fprintln(stderr, "bullpen-kube-init: the kubernetes driver's pod helper; subcommands: install DIR, netlock [CIDR…], serve [ADDR], sleep, exec …, kill TAG, stats, file OP …")
 		return 2
 	}
 	switch args[0] {
@@ -54,6 +56,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "sleep":
 		sleep()
 		return 0
+	case "serve":
+		return serveMain(args, stderr)
 	case "file":
 		return file(args[1:], stdin, stdout, stderr)
 	case "exec":
@@ -66,7 +70,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return report(stderr, killExec(args[1]))
 	}
-	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | stats | file OP …")
+	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | serve [ADDR] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | stats | file OP …")
 }
 
 func usage(stderr io.Writer, s string) int {
@@ -109,8 +113,9 @@ func install(dir string) error {
 	return dst.Close()
 }
 
-// sleep is PID 1 of the sandbox container: it reaps the orphans that
-// commands leave and exits on SIGTERM or SIGINT.
+// sleep was PID 1 of the sandbox container before serve (Pods made then
+// still run it): it reaps the orphans that commands leave and exits on
+// SIGTERM or SIGINT.
 func sleep() {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
