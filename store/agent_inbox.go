@@ -122,17 +122,32 @@ func (r *turnRow) toTurn() bullpen.Turn {
 // lease not expired) is left to that process, whose worker claims the
 // rest when its turn ends: an agent takes one turn at a time.
 func (tx *Tx) ClaimWakes(agentID int64, owner string, leaseUntil time.Time, max int) (bullpen.Turn, []bullpen.Wake, error) {
+	if err := tx.runningElsewhere(agentID, owner); err != nil {
+		return bullpen.Turn{}, nil, err
+	}
+	return tx.takeWakes(agentID, owner, leaseUntil, max)
+}
+
+// runningElsewhere is ENOTFOUND when the agent has a turn running under
+// another owner whose lease has not expired.
+func (tx *Tx) runningElsewhere(agentID int64, owner string) error {
 	var busy int64
 	err := tx.g.Model(&turnRow{}).Where("agent_id = ? AND state = ? AND owner <> ? AND lease_until >= ?",
 		agentID, bullpen.TurnRunning, owner, tx.now).Count(&busy).Error
 	if err != nil {
-		return bullpen.Turn{}, nil, fmt.Errorf("store: running turns: %w", err)
+		return fmt.Errorf("store: running turns: %w", err)
 	}
 	if busy > 0 {
-		return bullpen.Turn{}, nil, bullpen.Errorf(bullpen.ENOTFOUND, "agent %d has a turn running elsewhere", agentID)
+		return bullpen.Errorf(bullpen.ENOTFOUND, "agent %d has a turn running elsewhere", agentID)
 	}
+	return nil
+}
+
+// takeWakes claims the agent's oldest pending wakes of one channel as a
+// new running turn (ClaimWakes without its checks).
+func (tx *Tx) takeWakes(agentID int64, owner string, leaseUntil time.Time, max int) (bullpen.Turn, []bullpen.Wake, error) {
 	var first wakeRow
-	err = tx.skipLocked().Where("agent_id = ? AND state = ?", agentID, bullpen.WakePending).Order("id").First(&first).Error
+	err := tx.skipLocked().Where("agent_id = ? AND state = ?", agentID, bullpen.WakePending).Order("id").First(&first).Error
 	if err != nil {
 		return bullpen.Turn{}, nil, notFound(err, "no pending wakes for agent %d", agentID)
 	}
