@@ -3,6 +3,7 @@ package sandboxes
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/store"
 )
 
 // DefaultAgentIdle is how long an agent's workspace may sit idle before it
@@ -192,14 +194,58 @@ func (s *Service) Ensure(ctx context.Context, member bullpen.Member, spec sandbo
 	s.createMu.Lock()
 	in, found, err := s.findWorkspace(ctx, member)
 	if err == nil && !found {
-		spec.Name, spec.Tags = WorkspaceName(member), nil
-		in, err = s.create(ctx, member, spec, map[string]string{bullpen.SandboxAgentTag: "workspace"})
+		in, found, err = s.createWorkspace(ctx, member, spec)
 	}
 	s.createMu.Unlock()
 	if err != nil || !found {
 		return in, err
 	}
 	return s.wake(ctx, in)
+}
+
+// createWorkspace makes member's workspace unless another replica made it
+// first (found). createMu serializes Ensure within this process only;
+// replicas that share a database and a driver whose sandboxes they all
+// see (the kubernetes driver) may ensure one agent's workspace at once,
+// since a turn's warm-up outlives the turn (agents.Warmer) and the next
+// turn may run elsewhere. So the create is decided under a database lock
+// per agent, after a second look.
+func (s *Service) createWorkspace(ctx context.Context, member bullpen.Member, spec sandbox.Spec) (sandbox.Info, bool, error) {
+	lock, err := s.lockWorkspace(ctx, member.ID)
+	if err != nil {
+		return sandbox.Info{}, false, err
+	}
+	defer lock.Release()
+	in, found, err := s.findWorkspace(ctx, member)
+	if err != nil || found {
+		return in, found, err
+	}
+	spec.Name, spec.Tags = WorkspaceName(member), nil
+	in, err = s.create(ctx, member, spec, map[string]string{bullpen.SandboxAgentTag: "workspace"})
+	return in, false, err
+}
+
+// workspaceLockBase is the high half of the PostgreSQL advisory lock keys
+// that serialize the creation of one agent's workspace across replicas
+// (the low half is the agent's member id); the other keys are small
+// numbers (7410, 7412, 7413: agents/replicas.go).
+const workspaceLockBase = int64(7414) << 32
+
+// lockWorkspace waits for the database lock of memberID's workspace (on
+// SQLite, one process, it is held at once).
+func (s *Service) lockWorkspace(ctx context.Context, memberID int64) (*store.SessionLock, error) {
+	key := workspaceLockBase | memberID&0xffffffff
+	for {
+		lock, err := s.db.TryLock(ctx, key)
+		if err != nil || lock != nil {
+			return lock, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("sandboxes: wait for the workspace lock of member %d: %w", memberID, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // findWorkspace finds member's workspace: the one tagged bullpen.SandboxAgentTag, or one
