@@ -31,6 +31,9 @@ type SandboxRuntime struct {
 	// PullPolicy is the containers' imagePullPolicy ("" for
 	// IfNotPresent).
 	PullPolicy string
+	// Transport of commands and files: "auto" (the pod network, the
+	// apiserver's exec where it does not answer), "pod" or "apiserver".
+	Transport string
 }
 
 // RegisterFlags registers the runtime flags on fs, defaulting to their
@@ -52,6 +55,8 @@ func (r *SandboxRuntime) RegisterFlags(fs *flag.FlagSet, getenv func(string) str
 		"storage class of the sandboxes' workspace claims; empty: the cluster's default (env BULLPEN_KUBE_STORAGE_CLASS)")
 	fs.StringVar(&r.PullPolicy, "kube-image-pull-policy", envOr(getenv, "BULLPEN_KUBE_IMAGE_PULL_POLICY", ""),
 		"imagePullPolicy of the sandbox pods' containers: Always, IfNotPresent (empty) or Never (env BULLPEN_KUBE_IMAGE_PULL_POLICY)")
+	fs.StringVar(&r.Transport, "kube-transport", envOr(getenv, "BULLPEN_KUBE_TRANSPORT", "auto"),
+		"how commands and files reach kubernetes sandboxes: pod (their init over the pod network), apiserver (pods/exec) or auto (env BULLPEN_KUBE_TRANSPORT)")
 	return r.check
 }
 
@@ -67,6 +72,11 @@ func (r *SandboxRuntime) check() error {
 	case "", "Always", "IfNotPresent", "Never":
 	default:
 		return fmt.Errorf("--kube-image-pull-policy=%q: want Always, IfNotPresent or Never", r.PullPolicy)
+	}
+	switch r.Transport {
+	case "auto", "pod", "apiserver":
+	default:
+		return fmt.Errorf("--kube-transport=%q: want auto, pod or apiserver", r.Transport)
 	}
 	if r.Namespace == "" || r.InitImage == "" {
 		return fmt.Errorf("--sandbox-runtime=kubernetes needs --kube-namespace and --kube-init-image")

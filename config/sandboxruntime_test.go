@@ -17,14 +17,15 @@ func TestSandboxRuntime(t *testing.T) {
 		want    SandboxRuntime
 		wantErr string
 	}{
-		{name: "default", want: SandboxRuntime{Runtime: RuntimeLocal, Namespace: "bullpen-sandboxes"}},
+		{name: "default", want: SandboxRuntime{Runtime: RuntimeLocal, Namespace: "bullpen-sandboxes", Transport: "auto"}},
 		{name: "flags", args: []string{"--sandbox-runtime=kubernetes", "--kube-config=/k", "--kube-namespace=ns", "--kube-init-image=i:1",
-			"--kube-runtime-class=gvisor", "--kube-image-pull-policy=Never"},
-			want: SandboxRuntime{Runtime: RuntimeKubernetes, KubeConfig: "/k", Namespace: "ns", InitImage: "i:1", RuntimeClass: "gvisor", PullPolicy: "Never"}},
+			"--kube-runtime-class=gvisor", "--kube-image-pull-policy=Never", "--kube-transport=pod"},
+			want: SandboxRuntime{Runtime: RuntimeKubernetes, KubeConfig: "/k", Namespace: "ns", InitImage: "i:1", RuntimeClass: "gvisor", PullPolicy: "Never", Transport: "pod"}},
 		{name: "env", env: map[string]string{"BULLPEN_SANDBOX_RUNTIME": "kubernetes", "BULLPEN_KUBE_INIT_IMAGE": "i:2", "BULLPEN_KUBE_HOST_IMAGE": "h"},
-			want: SandboxRuntime{Runtime: RuntimeKubernetes, Namespace: "bullpen-sandboxes", InitImage: "i:2", HostImage: "h"}},
+			want: SandboxRuntime{Runtime: RuntimeKubernetes, Namespace: "bullpen-sandboxes", InitImage: "i:2", HostImage: "h", Transport: "auto"}},
 		{name: "no init image", args: []string{"--sandbox-runtime=kubernetes"}, wantErr: "--kube-init-image"},
 		{name: "unknown runtime", args: []string{"--sandbox-runtime=docker"}, wantErr: "want local or kubernetes"},
+		{name: "bad transport", args: []string{"--sandbox-runtime=kubernetes", "--kube-init-image=i", "--kube-transport=ssh"}, wantErr: "want auto, pod or apiserver"},
 		{name: "bad pull policy", args: []string{"--sandbox-runtime=kubernetes", "--kube-init-image=i", "--kube-image-pull-policy=Sometimes"}, wantErr: "Always"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,10 +8,10 @@
 // container (so a CNI without NetworkPolicy support still blocks) and
 // does its file operations.
 //
-// Commands and files go through the apiserver's pods/exec subresource
-// (websocket, SPDY as the fallback), not through the init's own protocol
-// over the pod network: see docs/kubernetes-driver.md for what that
-// means. Pause, snapshots, host mounts and bridges are refused with
+// Commands and files go to the Pod's init over the pod network (package
+// podinit's serve, authenticated with the sandbox's token), or through
+// the apiserver's pods/exec subresource where this server does not reach
+// Pod IPs (Config.Transport): see docs/kubernetes-driver.md. Pause, snapshots, host mounts and bridges are refused with
 // bullpen.EUNSUPPORTED naming the driver.
 //
 // Only cmd/bullpen imports this package; package sandboxes sees it as a
@@ -64,6 +64,9 @@ type Config struct {
 	StartTimeout time.Duration
 	// GracePeriod is the Pods' terminationGracePeriodSeconds; default 5 s.
 	GracePeriod time.Duration
+	// Transport of commands and files: TransportAuto (default),
+	// TransportPod or TransportAPIServer.
+	Transport string
 	// ReconcileInterval is how often Reconcile runs besides at start and
 	// at each restart of the Pod watch; default 30 s.
 	ReconcileInterval time.Duration
@@ -140,7 +143,17 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 		cfg.Logger = slog.Default()
 	}
 	d := &Driver{cfg: cfg, c: cfg.Client, ns: cfg.Namespace, log: cfg.Logger, recs: map[string]*record{}, stop: make(chan struct{})}
-	d.exec = &restExecer{c: cfg.Client, rest: cfg.REST, ns: cfg.Namespace}
+	api := &restExecer{c: cfg.Client, rest: cfg.REST, ns: cfg.Namespace}
+	switch cfg.Transport {
+	case "", TransportAuto:
+		d.exec = newNetExecer(d, api)
+	case TransportPod:
+		d.exec = newNetExecer(d, nil)
+	case TransportAPIServer:
+		d.exec = api
+	default:
+		return nil, fmt.Errorf("kube: transport %q: want auto, pod or apiserver", cfg.Transport)
+	}
 	if err := d.Reconcile(ctx); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bullpen-hq/bullpen"
@@ -35,12 +36,14 @@ type execer interface {
 // restExecer goes through the apiserver's pods/exec: websocket, or SPDY
 // where the apiserver does not upgrade to websockets.
 type restExecer struct {
-	c    kubernetes.Interface
-	rest *rest.Config
-	ns   string
+	c     kubernetes.Interface
+	rest  *rest.Config
+	ns    string
+	count atomic.Int64 // streams, for StreamCounts
 }
 
 func (e *restExecer) stream(ctx context.Context, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	e.count.Add(1)
 	if e.rest == nil {
 		return 0, fmt.Errorf("kube: no REST configuration for exec")
 	}
@@ -215,7 +218,7 @@ func (d *Driver) Run(ctx context.Context, id string, req sandbox.ExecRequest) (s
 	return sandbox.Collect(ctx, p, d.cfg.Sandbox.RunOutputLimit, start)
 }
 
-// Preconnect does nothing: every exec opens its own stream.
+// Preconnect does nothing: every exec opens its own connection.
 func (d *Driver) Preconnect(context.Context, string) error { return nil }
 
 func randHex(n int) string {

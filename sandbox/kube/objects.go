@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandbox/kube/podinit"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,7 +14,7 @@ import (
 // Paths inside the sandbox container.
 const (
 	binDir     = "/.bullpen"                    // the helper, read-only
-	helperPath = binDir + "/bullpen-kube-init"  // PID 1, exec and files
+	helperPath = binDir + "/bullpen-kube-init"  // PID 1 (serve), exec and files
 	initHelper = "/bullpen-kube-init"           // in the init image
 	sandboxUID = int64(1000)                    // the sandbox user, as locally
 	container  = "sandbox"                      // the sandbox container's name
@@ -112,8 +113,9 @@ func (d *Driver) podObject(r *record, image string) *corev1.Pod {
 	binMount := corev1.VolumeMount{Name: binVol, MountPath: binDir}
 	sb := corev1.Container{
 		Name: container, Image: image, ImagePullPolicy: d.cfg.PullPolicy,
-		Command: []string{helperPath, "sleep"}, WorkingDir: in.Workdir,
-		Env: d.env(r), Resources: resources(in),
+		Command: []string{helperPath, "serve"}, WorkingDir: in.Workdir,
+		Env: append(d.env(r), tokenEnv(name)), Resources: resources(in),
+		Ports: []corev1.ContainerPort{{Name: "bullpen-init", ContainerPort: podinit.Port, Protocol: corev1.ProtocolTCP}},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: noEsc, RunAsUser: ptr(sandboxUID),
 			RunAsGroup: ptr(sandboxUID), RunAsNonRoot: ptr(true),
 			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{capAll}}},
@@ -178,6 +180,14 @@ func (d *Driver) env(r *record) []corev1.EnvVar {
 			LocalObjectReference: corev1.LocalObjectReference{Name: objName(in.ID)}, Key: secretKey(n)}}})
 	}
 	return out
+}
+
+// tokenEnv gives the init its token from the Secret secret (last in the
+// environment, so that no spec variable overrides it): serve refuses
+// every request without it.
+func tokenEnv(secret string) corev1.EnvVar {
+	return corev1.EnvVar{Name: podinit.TokenEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: tokenKey}}}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

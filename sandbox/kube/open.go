@@ -26,7 +26,9 @@ type Options struct {
 	InitImage, HostImage       string
 	RuntimeClass, StorageClass string
 	PullPolicy                 string
-	Logger                     *slog.Logger
+	// Transport is Config's: auto, pod or apiserver.
+	Transport string
+	Logger    *slog.Logger
 }
 
 // Open connects to the cluster and opens a Driver with the sandbox
@@ -45,7 +47,7 @@ func (o Options) Open(ctx context.Context, sc sandbox.Config) (*Driver, error) {
 	}
 	return New(ctx, Config{Client: c, REST: rc, Namespace: o.Namespace, Office: LabelValue(o.Office),
 		InitImage: o.InitImage, HostImage: o.HostImage, RuntimeClassName: o.RuntimeClass, StorageClassName: o.StorageClass,
-		PullPolicy: corev1.PullPolicy(o.PullPolicy), Sandbox: sc, Logger: o.Logger})
+		PullPolicy: corev1.PullPolicy(o.PullPolicy), Transport: o.Transport, Sandbox: sc, Logger: o.Logger})
 }
 
 func restConfig(path string) (*rest.Config, error) {
