@@ -14,8 +14,8 @@ import (
 // stdout and stderr; it returns the helper's exit status. It closes
 // conn. Cancelling ctx, a stdin that fails or an output that cannot be
 // written closes the connection, and the server then kills what it ran.
-// A request the server refused before running anything returns an error
-// wrapping ErrRefused.
+// A request the server refused returns an error wrapping ErrRefused
+// before anything ran and before anything was read from stdin.
 func Call(ctx context.Context, conn net.Conn, token string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
@@ -23,8 +23,19 @@ func Call(ctx context.Context, conn net.Conn, token string, argv []string, stdin
 	if _, err := conn.Write(EncodeRequest(token, argv)); err != nil {
 		return 0, fmt.Errorf("podinit: send the request: %w", err)
 	}
-	go sendStdin(conn, stdin)
 	buf := make([]byte, maxData)
+	switch typ, p, err := readFrame(conn, buf, maxData); {
+	case err != nil:
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return 0, fmt.Errorf("podinit: no answer to the request: %w", err)
+	case typ == frameRefused:
+		return 0, fmt.Errorf("%w: %s", ErrRefused, p)
+	case typ != frameAccepted:
+		return 0, fmt.Errorf("podinit: an unexpected answer %q", typ)
+	}
+	go sendStdin(conn, stdin)
 	for {
 		typ, p, err := readFrame(conn, buf, maxData)
 		if err != nil {
@@ -47,8 +58,6 @@ func Call(ctx context.Context, conn net.Conn, token string, argv []string, stdin
 				return 0, fmt.Errorf("podinit: a bad exit frame")
 			}
 			return int(int32(binary.BigEndian.Uint32(p))), nil
-		case frameRefused:
-			return 0, fmt.Errorf("%w: %s", ErrRefused, p)
 		default:
 			return 0, fmt.Errorf("podinit: an unknown frame %q", typ)
 		}

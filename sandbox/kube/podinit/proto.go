@@ -20,12 +20,14 @@ const TokenEnv = "BULLPEN_INIT_TOKEN"
 // The protocol: one request per TCP connection. Every message is a
 // frame: a type byte, a big-endian uint32 length, the payload. The
 // client sends frameRequest first (JSON: magic, token, argv), then
-// frameStdin data and one frameStdinClose; the server answers
-// frameStdout and frameStderr data and ends with frameExit (a
-// big-endian int32) or, for a request it refuses before running
-// anything, frameRefused (a message).
+// frameStdin data and one frameStdinClose once the server has accepted
+// the request. The server answers frameAccepted (empty) or, for a
+// request it refuses without running anything, frameRefused (a message)
+// and closes; after frameAccepted come frameStdout and frameStderr data
+// and, last, frameExit (a big-endian int32).
 const (
 	frameRequest    = 'q'
+	frameAccepted   = 'a'
 	frameStdin      = '0'
 	frameStdinClose = 'c'
 	frameStdout     = '1'

@@ -135,7 +135,9 @@ func (s *server) handle(c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
-	s.run(c, req.Argv)
+	if writeFrame(c, frameAccepted, nil) == nil {
+		s.run(c, req.Argv)
+	}
 }
 
 func sumOf(s string) []byte { b := sha256.Sum256([]byte(s)); return b[:] }

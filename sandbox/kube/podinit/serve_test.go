@@ -85,6 +85,11 @@ func TestServeRefuses(t *testing.T) {
 	if _, _, _, err := call(t, context.Background(), addr, "right-token", nil, "install", d); !errors.Is(err, ErrRefused) {
 		t.Errorf("install through serve: %v, want refused", err)
 	}
+	// A refused request reads none of its stdin (so it can go elsewhere).
+	in := strings.NewReader("unread")
+	if _, _, _, err := call(t, context.Background(), addr, "wrong", in, touch...); !errors.Is(err, ErrRefused) || in.Len() != 6 {
+		t.Errorf("a refused request: %v, stdin left %d bytes, want refused and 6", err, in.Len())
+	}
 	for _, raw := range [][]byte{[]byte("GET / HTTP/1.0\r\n\r\n"), appendFrame(nil, frameStdin, []byte("x")),
 		{frameRequest, 0xff, 0, 0, 0}} {
 		conn, err := net.Dial("tcp", addr)
