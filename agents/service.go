@@ -191,7 +191,13 @@ type Config struct {
 	// PostgreSQL database: then only expired leases are reclaimed, never
 	// another live process's turns.
 	SharedDatabase bool
-	MaxCoalesce    int // wakes folded into one turn (default 10)
+	// Placement runs each agent's turns on the replica that holds its
+	// workspace (placement.go): on when the database is shared and the
+	// sandboxes are local, each replica's on its own disk. ReplicaDir is
+	// the data dir that keeps this replica's ID across restarts.
+	Placement   bool
+	ReplicaDir  string
+	MaxCoalesce int // wakes folded into one turn (default 10)
 	// Context bounds for the work packet.
 	ChannelContext int // top-level messages (default 6)
 	ThreadContext  int // thread messages (default 10)
@@ -330,7 +336,11 @@ func New(cfg Config) (*Service, error) {
 		providerSet: s.providerSet, cliTurner: s, cfg: cfg, db: cfg.DB, off: cfg.Office, log: cfg.Logger, tools: s.tools,
 		dir: s.dir, mem: s.mem, creds: s.creds, models: s.models, life: s.life}
 	s.toolCalls.writes, s.gatewayBudgets.stops = s.turnLoop, s.turnLoop
-	s.workers = &workers{notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
+	place, err := newPlacer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.workers = &workers{placer: place, notifier: s.notifier, db: cfg.DB, life: s.life, sem: s.sem, owner: s.owner, lease: cfg.Lease,
 		sweep: cfg.Sweep, maxCoalesce: cfg.MaxCoalesce, now: cfg.Now, log: cfg.Logger, turns: s.turnLoop, reservations: s,
 		pokes: map[int64]chan struct{}{}}
 	s.router = &router{notifier: s.notifier, db: partDB[routerTx]{cfg.DB}, off: cfg.Office, log: cfg.Logger, mem: cfg.Memory,
@@ -359,6 +369,13 @@ func (s *Service) Start(ctx context.Context) error {
 	lock, err := s.router.takeRouterLock(ctx) // nil: another replica routes
 	if err != nil {
 		return err
+	}
+	if p := s.workers.placer; p != nil {
+		if err := p.beat(ctx); err != nil { // alive before the first claim
+			lock.Release()
+			return err
+		}
+		s.life.spawn(p.beatLoop)
 	}
 	since, err := s.startLocked(ctx, lock)
 	if err != nil {

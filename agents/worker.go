@@ -48,6 +48,7 @@ type workers struct {
 	log          *slog.Logger
 	turns        turnRunner
 	reservations reservationSweeper
+	placer       *placer // nil: any replica runs any agent's turns
 
 	mu    sync.Mutex
 	pokes map[int64]chan struct{} // agent → its worker's poke
@@ -109,16 +110,13 @@ func (w *workers) runWorker(ctx context.Context, agentID int64, poke <-chan stru
 // (outage.go): the wakes pending then are claimed without another poke.
 func (w *workers) claimAndRun(ctx context.Context, agentID int64) (bool, *turnEnv) {
 	var (
-		turn  bullpen.Turn
-		wakes []bullpen.Wake
-		err   error
+		turn   bullpen.Turn
+		wakes  []bullpen.Wake
+		placed store.Placed
+		err    error
 	)
 	for n := 0; ; n++ {
-		_, err = w.db.Transact(ctx, func(tx *store.Tx) error {
-			var err error
-			turn, wakes, err = tx.ClaimWakes(agentID, w.owner, w.now().Add(w.lease), w.maxCoalesce)
-			return err
-		})
+		turn, wakes, placed, err = w.claim(ctx, agentID)
 		if !store.IsOutage(err) || !sleepCtx(ctx, outageBackoff(n)) {
 			break
 		}
@@ -133,6 +131,9 @@ func (w *workers) claimAndRun(ctx context.Context, agentID int64) (bool, *turnEn
 		}
 		return false, nil
 	}
+	if placed.From != "" {
+		w.placer.moved(ctx, w.notifier, turn, placed.From)
+	}
 	log := w.turnLogger(turn, wakes)
 	leaseCtx, stopLease := context.WithCancel(ctx)
 	go w.renewLease(leaseCtx, log, turn.ID)
@@ -142,6 +143,22 @@ func (w *workers) claimAndRun(ctx context.Context, agentID int64) (bool, *turnEn
 		return true, e
 	}
 	return true, nil
+}
+
+// claim claims the agent's oldest pending wakes as a turn, on this
+// replica only when placement is on and the agent is (or may be) placed
+// here.
+func (w *workers) claim(ctx context.Context, agentID int64) (turn bullpen.Turn, wakes []bullpen.Wake, placed store.Placed, err error) {
+	_, err = w.db.Transact(ctx, func(tx *store.Tx) error {
+		var err error
+		if w.placer == nil {
+			turn, wakes, err = tx.ClaimWakes(agentID, w.owner, w.now().Add(w.lease), w.maxCoalesce)
+		} else {
+			turn, wakes, placed, err = tx.ClaimPlacedWakes(w.placer.place, agentID, w.owner, w.now().Add(w.lease), w.maxCoalesce)
+		}
+		return err
+	})
+	return turn, wakes, placed, err
 }
 
 // turnLogger is the one logger of a claimed turn: every line it writes

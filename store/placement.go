@@ -68,6 +68,16 @@ func (tx *Tx) Heartbeat(replica string) error {
 	return nil
 }
 
+// ReplicaSeen returns when a replica last wrote its heartbeat; ENOTFOUND
+// when it never did.
+func (db *DB) ReplicaSeen(ctx context.Context, replica string) (time.Time, error) {
+	var row replicaRow
+	if err := db.read(ctx).Where("id = ?", replica).First(&row).Error; err != nil {
+		return time.Time{}, notFound(err, "replica %s has no heartbeat", replica)
+	}
+	return row.SeenAt.UTC(), nil
+}
+
 // AgentReplica returns the replica an agent is placed on; ENOTFOUND when
 // it is placed nowhere.
 func (db *DB) AgentReplica(ctx context.Context, agentID int64) (string, error) {
