@@ -102,6 +102,14 @@ func (c *Config) Parse(cmd string, args []string, getenv func(string) string) er
 // work with others: --shared-database on PostgreSQL.
 func (c *Config) Shared() bool { return c.SharedDatabase && c.DatabaseURL != "" }
 
+// Placement says whether each agent's turns must run on the replica that
+// holds its workspace: shared, with the local sandbox driver, whose
+// workspaces are on each replica's own disk (the kubernetes driver's are
+// reached from every replica).
+func (c *Config) Placement() bool {
+	return c.Shared() && c.SandboxesOn && c.SandboxRuntime.Runtime == RuntimeLocal
+}
+
 // Where says where the data is: PostgreSQL or the data directory.
 func (c *Config) Where() string {
 	if c.DatabaseURL != "" {

@@ -73,3 +73,28 @@ func TestParseDemo(t *testing.T) {
 		t.Errorf("serve: Demo %v, DataDir %q", serve.Demo, serve.DataDir)
 	}
 }
+
+// Placement is on only for shared PostgreSQL with local sandboxes: the
+// kubernetes driver's workspaces are reached from every replica.
+func TestPlacementOnlySharedAndLocal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		want bool
+	}{
+		{"shared, local", map[string]string{"BULLPEN_DATABASE_URL": "postgres://x/y", "BULLPEN_SHARED_DATABASE": "on"}, true},
+		{"shared, kubernetes", map[string]string{"BULLPEN_DATABASE_URL": "postgres://x/y", "BULLPEN_SHARED_DATABASE": "on", "BULLPEN_SANDBOX_RUNTIME": "kubernetes",
+			"BULLPEN_KUBE_NAMESPACE": "sb", "BULLPEN_KUBE_INIT_IMAGE": "init:1"}, false},
+		{"shared, no sandboxes", map[string]string{"BULLPEN_DATABASE_URL": "postgres://x/y", "BULLPEN_SHARED_DATABASE": "on", "BULLPEN_SANDBOXES": "off"}, false},
+		{"not shared", map[string]string{"BULLPEN_DATABASE_URL": "postgres://x/y"}, false},
+		{"SQLite", map[string]string{"BULLPEN_SHARED_DATABASE": "on"}, false},
+	} {
+		var c Config
+		if err := c.Parse("serve", nil, env(tc.vars)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := c.Placement(); got != tc.want {
+			t.Errorf("%s: Placement() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

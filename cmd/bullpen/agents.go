@@ -41,7 +41,7 @@ func (m *Main) openAgents(ctx context.Context) error {
 	}
 	cfg := agents.Config{Office: m.Office, DB: m.DB, Catalog: cat, Providers: ps, DefaultProvider: def,
 		Simulation: m.Demo, Logger: m.Logger, Timeouts: m.timeouts,
-		SharedDatabase: m.Shared(), Tasks: m.Tasks, Memory: m.Memory, Wiki: m.Wiki, TurnRetention: m.Recording.Retention}
+		SharedDatabase: m.Shared(), Placement: m.Placement(), ReplicaDir: m.DataDir, Tasks: m.Tasks, Memory: m.Memory, Wiki: m.Wiki, TurnRetention: m.Recording.Retention}
 	if !m.Demo {
 		cfg.ProviderSource = m.Settings // the providers set up in Settings, read at each turn
 	}
