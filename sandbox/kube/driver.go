@@ -70,6 +70,13 @@ type Config struct {
 	// ReconcileInterval is how often Reconcile runs besides at start and
 	// at each restart of the Pod watch; default 30 s.
 	ReconcileInterval time.Duration
+	// WarmPool is the number of pre-started Pods kept per template (0:
+	// no pool). WarmPoolImages are the templates' images, each with the
+	// default limits, workdir and network none (default: "host"): a
+	// create with only such an image (and a name, tags, timeouts) claims
+	// a member instead of starting a Pod.
+	WarmPool       int
+	WarmPoolImages []string
 	// Sandbox carries OnEvent, Now and the default limits
 	// (DefaultCPU, DefaultMemoryBytes, DefaultDiskBytes, RunOutputLimit,
 	// CheckInterval).
@@ -88,6 +95,8 @@ type Driver struct {
 	mu   sync.Mutex
 	recs map[string]*record // by id: this replica's cache of the records
 
+	pool *pool
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -97,7 +106,8 @@ const Name = "kubernetes"
 
 // New opens the driver: it reloads the office's sandboxes from their
 // Secrets, deletes the objects no sandbox owns, marks sandboxes whose Pod
-// vanished, and starts watching the Pods and the records.
+// vanished, and starts watching the Pods and the records and filling the
+// warm pool.
 func New(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Client == nil || cfg.Namespace == "" || cfg.InitImage == "" {
 		return nil, fmt.Errorf("kube: a client, a namespace and an init image are required")
@@ -154,13 +164,19 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 	default:
 		return nil, fmt.Errorf("kube: transport %q: want auto, pod or apiserver", cfg.Transport)
 	}
+	p, err := d.newPool(cfg.WarmPool, cfg.WarmPoolImages)
+	if err != nil {
+		return nil, err
+	}
+	d.pool = p
 	if err := d.Reconcile(ctx); err != nil {
 		return nil, err
 	}
-	d.wg.Add(3)
+	d.wg.Add(4)
 	go d.recordsLoop()
 	go d.watchLoop()
 	go d.timeoutLoop()
+	go d.poolLoop()
 	return d, nil
 }
 

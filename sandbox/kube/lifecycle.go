@@ -124,7 +124,9 @@ func allowed(p sandbox.NetworkPolicy) ([]string, error) {
 }
 
 // Create makes the sandbox's Secret, claim, NetworkPolicy and Pod and
-// waits for the Pod to run. On failure nothing it made is left.
+// waits for the Pod to run; a spec the warm pool serves claims a member
+// and writes only the record. On failure nothing it made (or claimed) is
+// left.
 func (d *Driver) Create(ctx context.Context, sp sandbox.Spec) (sandbox.Info, error) {
 	r, secrets, err := d.newRecord(sp)
 	if err != nil {
@@ -144,9 +146,20 @@ func (d *Driver) Create(ctx context.Context, sp sandbox.Spec) (sandbox.Info, err
 	}
 	var tok [32]byte
 	_, _ = rand.Read(tok[:])
+	warm := ""
+	if poolable(sp) {
+		warm = d.claim(ctx, r, image)
+	}
+	if warm != "" {
+		r.Info.ID = warm // a pool member's id names its objects
+	}
 	id := r.Info.ID
 	d.put(r)
-	err = d.makeObjects(ctx, r, secrets, hex.EncodeToString(tok[:]), image)
+	if warm != "" {
+		err = d.makeRecord(ctx, r)
+	} else {
+		err = d.makeObjects(ctx, r, secrets, hex.EncodeToString(tok[:]), image)
+	}
 	if err == nil {
 		err = d.waitRunning(ctx, id)
 	}
@@ -164,6 +177,24 @@ func (d *Driver) Create(ctx context.Context, sp sandbox.Spec) (sandbox.Info, err
 	}
 	d.emit(sandbox.EventCreated, id, "")
 	return d.Get(ctx, id)
+}
+
+// makeRecord writes the record into the Secret of a claimed pool member
+// (which holds the token its Pod started with), making it the sandbox's.
+func (d *Driver) makeRecord(ctx context.Context, r *record) error {
+	sec, err := d.c.CoreV1().Secrets(d.ns).Get(ctx, objName(r.Info.ID), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("kube: read the secret of %s: %w", r.Info.ID, err)
+	}
+	delete(sec.Labels, LabelPool)
+	if sec.Annotations == nil {
+		sec.Annotations = map[string]string{}
+	}
+	sec.Annotations[AnnotationRecord] = r.encode()
+	if _, err := d.c.CoreV1().Secrets(d.ns).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("kube: write the record of %s: %w", r.Info.ID, err)
+	}
+	return nil
 }
 
 func (d *Driver) makeObjects(ctx context.Context, r *record, secrets []sandbox.Secret, token, image string) error {

@@ -17,9 +17,10 @@ import (
 // Reconcile makes the cluster agree with the records: objects of the
 // office whose sandbox has no record are deleted, sandboxes left half
 // made by a crashed create (older than twice the start timeout) and those
-// a crashed terminate left are deleted, and running sandboxes whose
-// Pod vanished are marked stopped with a "crashed" event ("lost"). New
-// runs it; so does every (re)start of the watch.
+// a crashed terminate left are deleted, running sandboxes whose Pod
+// vanished are marked stopped with a "crashed" event ("lost"), and the
+// warm pool is trimmed (trimPool). New runs it; so does every (re)start
+// of the watch.
 func (d *Driver) Reconcile(ctx context.Context) error {
 	if err := d.load(ctx); err != nil {
 		return err
@@ -34,8 +35,8 @@ func (d *Driver) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for id := range owners {
-		if known[id] == nil && !d.hasRecord(ctx, id) {
+	for id, kinds := range owners {
+		if known[id] == nil && !kinds["pool"] && !d.hasRecord(ctx, id) {
 			d.log.Info("kube: delete the objects of an unknown sandbox", "sandbox", id)
 			if err := d.deleteAll(ctx, id); err != nil {
 				return err
@@ -61,18 +62,25 @@ func (d *Driver) Reconcile(ctx context.Context) error {
 			d.lost(ctx, id)
 		}
 	}
+	if err := d.trimPool(ctx); err != nil {
+		return fmt.Errorf("kube: the warm pool: %w", err)
+	}
 	return nil
 }
 
-// hasRecord says whether the sandbox's Secret exists now: a create that
-// began after the records were read has made it before anything else.
+// hasRecord says whether the sandbox's Secret exists now with a record
+// (a warm pool member's has none): a create that began after the records
+// were read has made it before anything else.
 func (d *Driver) hasRecord(ctx context.Context, id string) bool {
-	_, err := d.c.CoreV1().Secrets(d.ns).Get(ctx, objName(id), metav1.GetOptions{})
-	return !apierrors.IsNotFound(err)
+	sec, err := d.c.CoreV1().Secrets(d.ns).Get(ctx, objName(id), metav1.GetOptions{})
+	if err != nil {
+		return !apierrors.IsNotFound(err)
+	}
+	return !isPoolSecret(sec)
 }
 
 // ownersInCluster returns, per sandbox id, the kinds of object labelled
-// with it (the Secrets aside).
+// with it (the Secrets aside), and "pool" for the warm pool's.
 func (d *Driver) ownersInCluster(ctx context.Context) (map[string]map[string]bool, error) {
 	sel := metav1.ListOptions{LabelSelector: d.selector("")}
 	out := map[string]map[string]bool{}
@@ -85,6 +93,9 @@ func (d *Driver) ownersInCluster(ctx context.Context) (map[string]map[string]boo
 			out[id] = map[string]bool{}
 		}
 		out[id][kind] = true
+		if d.poolHeld(kind, m) {
+			out[id]["pool"] = true
+		}
 	}
 	pods, err := d.c.CoreV1().Pods(d.ns).List(ctx, sel)
 	if err != nil {
@@ -173,6 +184,10 @@ func (d *Driver) watchLoop() {
 func (d *Driver) onPod(ctx context.Context, ev watch.Event) {
 	pod, isPod := ev.Object.(*corev1.Pod)
 	if !isPod || ev.Type != watch.Deleted {
+		return
+	}
+	if pod.Labels[LabelPool] != "" {
+		d.kickFill() // a member went: make another
 		return
 	}
 	id := pod.Labels[LabelSandbox]

@@ -95,6 +95,9 @@ func (d *Driver) load(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i := range secs.Items {
+		if isPoolSecret(&secs.Items[i]) {
+			continue
+		}
 		r, err := recordOf(&secs.Items[i])
 		if err != nil {
 			d.log.Warn("kube: skip a secret", "secret", secs.Items[i].Name, "err", err)
