@@ -127,6 +127,7 @@ func TestClusterSandbox(t *testing.T) {
 		t.Errorf("after stop and start the file holds %q, want kept", b)
 	}
 
+	overPodNetwork(t, d)
 	if err := d.Terminate(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +206,7 @@ func TestClusterBigFile(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(r.Stdout), hex.EncodeToString(hin.Sum(nil))) {
 		t.Errorf("sha256sum in the sandbox = %q, %v", r.Stdout, err)
 	}
+	overPodNetwork(t, d)
 }
 
 // TestClusterNetworkNone: a process in a sandbox with network none

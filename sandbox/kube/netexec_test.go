@@ -127,7 +127,7 @@ func TestPodTransport(t *testing.T) {
 			ref = &c.Env[i]
 		}
 	}
-	if ref == nil || ref.Value != "" || ref.ValueFrom.SecretKeyRef.Name != objName(id) || c.Command[1] != "serve" ||
+	if ref == nil || ref.Value != "" || ref.ValueFrom.SecretKeyRef.Name != objName(id) || ref.ValueFrom.SecretKeyRef.Key != tokenKey || c.Command[1] != "serve" ||
 		c.Ports[0].ContainerPort != podinit.Port {
 		t.Errorf("sandbox container: command %v, token variable %+v, ports %v", c.Command, ref, c.Ports)
 	}
