@@ -3,7 +3,14 @@ package config
 import (
 	"flag"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 )
+
+// maxWarmPool bounds --kube-warm-pool: each member holds a Pod and a
+// workspace claim.
+const maxWarmPool = 50
 
 // Sandbox runtimes (--sandbox-runtime).
 const (
@@ -34,6 +41,23 @@ type SandboxRuntime struct {
 	// Transport of commands and files: "auto" (the pod network, the
 	// apiserver's exec where it does not answer), "pod" or "apiserver".
 	Transport string
+	// WarmPool is the number of pre-started sandbox Pods the kubernetes
+	// runtime keeps per template (0: no pool); WarmPoolImages lists the
+	// templates' images, comma-separated (each with the default limits
+	// and network none).
+	WarmPool       int
+	WarmPoolImages string
+}
+
+// PoolImages returns WarmPoolImages as a list.
+func (r *SandboxRuntime) PoolImages() []string {
+	var out []string
+	for _, s := range strings.Split(r.WarmPoolImages, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // RegisterFlags registers the runtime flags on fs, defaulting to their
@@ -57,7 +81,17 @@ func (r *SandboxRuntime) RegisterFlags(fs *flag.FlagSet, getenv func(string) str
 		"imagePullPolicy of the sandbox pods' containers: Always, IfNotPresent (empty) or Never (env BULLPEN_KUBE_IMAGE_PULL_POLICY)")
 	fs.StringVar(&r.Transport, "kube-transport", envOr(getenv, "BULLPEN_KUBE_TRANSPORT", "auto"),
 		"how commands and files reach kubernetes sandboxes: pod (their init over the pod network), apiserver (pods/exec) or auto (env BULLPEN_KUBE_TRANSPORT)")
-	return r.check
+	fs.IntVar(&r.WarmPool, "kube-warm-pool", envInt(getenv, "BULLPEN_KUBE_WARM_POOL", 0),
+		"pre-started sandbox pods kept per template of the kubernetes runtime, claimed by a create that fits one; 0: none (env BULLPEN_KUBE_WARM_POOL)")
+	fs.StringVar(&r.WarmPoolImages, "kube-warm-pool-images", envOr(getenv, "BULLPEN_KUBE_WARM_POOL_IMAGES", "host"),
+		"images of the warm pool's templates, comma-separated, each with the default limits and network none (env BULLPEN_KUBE_WARM_POOL_IMAGES)")
+	rawPool := getenv("BULLPEN_KUBE_WARM_POOL")
+	return func() error {
+		if _, err := strconv.Atoi(rawPool); rawPool != "" && err != nil {
+			return fmt.Errorf("BULLPEN_KUBE_WARM_POOL=%q: want a whole number", rawPool)
+		}
+		return r.check()
+	}
 }
 
 func (r *SandboxRuntime) check() error {
@@ -77,6 +111,15 @@ func (r *SandboxRuntime) check() error {
 	case "auto", "pod", "apiserver":
 	default:
 		return fmt.Errorf("--kube-transport=%q: want auto, pod or apiserver", r.Transport)
+	}
+	if r.WarmPool < 0 || r.WarmPool > maxWarmPool {
+		return fmt.Errorf("--kube-warm-pool=%d: want 0 (none) to %d", r.WarmPool, maxWarmPool)
+	}
+	if r.WarmPool > 0 && len(r.PoolImages()) == 0 {
+		return fmt.Errorf("--kube-warm-pool=%d needs at least one image in --kube-warm-pool-images", r.WarmPool)
+	}
+	if r.WarmPool > 0 && slices.Contains(r.PoolImages(), "host") && r.HostImage == "" {
+		return fmt.Errorf("--kube-warm-pool-images includes \"host\": set --kube-host-image, or list other images")
 	}
 	if r.Namespace == "" || r.InitImage == "" {
 		return fmt.Errorf("--sandbox-runtime=kubernetes needs --kube-namespace and --kube-init-image")
