@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bullpen-hq/bullpen/sandbox/kube/podinit"
@@ -40,9 +41,10 @@ const unroutableFor = time.Minute
 // because nothing was sent yet.
 type netExecer struct {
 	d        *Driver
-	fallback execer // nil: pod mode
-	dial     time.Duration
-	port     int // podinit.Port; tests change it
+	fallback execer        // nil: pod mode
+	dial     time.Duration // a dial's timeout
+	settle   time.Duration // how long an init may refuse before it listens
+	port     int           // podinit.Port; tests change it
 
 	mu         sync.Mutex
 	targets    map[string]target // by Pod name
@@ -60,7 +62,7 @@ func newNetExecer(d *Driver, fallback execer) *netExecer {
 	if fallback != nil {
 		dial = 2 * time.Second
 	}
-	return &netExecer{d: d, fallback: fallback, dial: dial, port: podinit.Port, targets: map[string]target{}}
+	return &netExecer{d: d, fallback: fallback, dial: dial, settle: 5 * time.Second, port: podinit.Port, targets: map[string]target{}}
 }
 
 func (n *netExecer) stream(ctx context.Context, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -101,16 +103,37 @@ func (n *netExecer) connect(ctx context.Context, pod string) (net.Conn, target, 
 	if err != nil {
 		return nil, t, err
 	}
-	dialer := net.Dialer{Timeout: n.dial}
-	conn, err := dialer.DialContext(ctx, "tcp", t.addr)
-	if err != nil && cached {
+	if cached {
+		dialer := net.Dialer{Timeout: n.dial}
+		if conn, err := dialer.DialContext(ctx, "tcp", t.addr); err == nil {
+			return conn, t, nil
+		}
 		n.forget(pod)
 		if t, _, err = n.target(ctx, pod); err != nil {
 			return nil, t, err
 		}
-		conn, err = dialer.DialContext(ctx, "tcp", t.addr)
 	}
+	conn, err := n.dialInit(ctx, t.addr)
 	return conn, t, err
+}
+
+// dialInit dials an init, again while it refuses for up to n.settle:
+// the init of a Pod that has just started (or restarted) listens
+// moments after its container runs.
+func (n *netExecer) dialInit(ctx context.Context, addr string) (net.Conn, error) {
+	dialer := net.Dialer{Timeout: n.dial}
+	deadline := time.Now().Add(n.settle)
+	for {
+		conn, err := dialer.DialContext(ctx, "tcp", addr)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // target returns the Pod's init address and token, cached until the

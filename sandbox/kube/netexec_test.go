@@ -51,6 +51,7 @@ func podNet(t *testing.T, serve bool, fallback execer) (*fakeCluster, string, *n
 		t.Fatal(err)
 	}
 	n := newNetExecer(f.d, fallback)
+	n.settle = 300 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0") // a free port, nothing listening once closed
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestPodTransportFallback(t *testing.T) {
 // deadPort is a pod-mode netExecer on a port nothing listens on.
 func deadPort(d *Driver, port int) *netExecer {
 	n := newNetExecer(d, nil)
-	n.port = port
+	n.port, n.settle = port, 300*time.Millisecond
 	return n
 }
 
@@ -179,5 +180,31 @@ func TestPodTransportWrongToken(t *testing.T) {
 	}
 	if _, serr := os.Stat(marker); !os.IsNotExist(serr) || api.n.Load() != 0 {
 		t.Errorf("the command ran (stat %v, apiserver streams %d)", serr, api.n.Load())
+	}
+}
+
+// TestPodTransportInitStarting: an init that starts listening only after
+// the first dial (a Pod just started) still gets the command over the
+// pod network, not through the apiserver.
+func TestPodTransportInitStarting(t *testing.T) {
+	api := &countingExecer{}
+	f, id, n := podNet(t, false, api)
+	n.settle = time.Minute
+	sec, err := f.c.CoreV1().Secrets(testNS).Get(context.Background(), objName(id), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan sandbox.RunResult, 1)
+	go func() {
+		r, err := f.d.Run(context.Background(), id, sandbox.ExecRequest{Cmd: []string{"echo", "late"}})
+		if err != nil {
+			r.Stderr = []byte(err.Error())
+		}
+		done <- r
+	}()
+	time.Sleep(200 * time.Millisecond) // the driver is dialling meanwhile
+	startServe(t, string(sec.Data[tokenKey]), n.port)
+	if r := <-done; string(r.Stdout) != "late\n" || api.n.Load() != 0 {
+		t.Errorf("Run = %q (%s), apiserver streams %d; want late over the pod network", r.Stdout, r.Stderr, api.n.Load())
 	}
 }

@@ -183,10 +183,9 @@ func (d *Driver) env(r *record) []corev1.EnvVar {
 }
 
 // tokenEnv gives the init its token from the Secret secret (last in the
-// environment, so that no spec variable overrides it). It is optional: a
-// Pod started before its Secret exists (a warm pool member) runs, and
-// its init, without a token, does not serve (auto mode then uses
-// pods/exec).
+// environment, so that no spec variable overrides it). It is optional:
+// a Pod whose Secret is missing still runs, and its init, without a
+// token, serves nothing (auto mode then uses pods/exec).
 func tokenEnv(secret string) corev1.EnvVar {
 	return corev1.EnvVar{Name: podinit.TokenEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: tokenKey, Optional: ptr(true)}}}
