@@ -29,11 +29,12 @@ func buildTools(ctx context.Context, dir string, selected []step) error {
 	return nil
 }
 
-// fixtures are what the selected steps need: a PostgreSQL server and the
-// agent CLIs. env goes to every step.
+// fixtures are what the selected steps need: a PostgreSQL server, the
+// agent CLIs and the Kubernetes test cluster. env goes to every step.
 type fixtures struct {
-	env   []string
-	pgDir string
+	env     []string
+	pgDir   string
+	kubeDir string // the test cluster this bench started
 }
 
 func startFixtures(ctx context.Context, selected []step, log io.Writer) (*fixtures, error) {
@@ -57,7 +58,37 @@ func startFixtures(ctx context.Context, selected []step, log io.Writer) (*fixtur
 			return nil, err
 		}
 	}
+	if needs["kube"] {
+		if err := fx.kube(ctx, log); err != nil {
+			fx.stop()
+			return nil, err
+		}
+	}
 	return fx, nil
+}
+
+// kube uses the test cluster BULLPEN_TEST_KUBECONFIG names when set;
+// otherwise it starts one with scripts/kube/cluster.sh up (as root; its
+// binaries are built once per machine) and stop takes it down.
+func (fx *fixtures) kube(ctx context.Context, log io.Writer) error {
+	if os.Getenv("BULLPEN_TEST_KUBECONFIG") != "" {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "bash", "scripts/kube/cluster.sh", "up")
+	cmd.Stderr = log
+	out, err := cmd.Output()
+	vars := exports(out)
+	fx.kubeDir = vars["BULLPEN_KUBE_DIR"]
+	if err != nil {
+		return fmt.Errorf("Kubernetes test cluster (scripts/kube/cluster.sh up): %w", err)
+	}
+	if vars["BULLPEN_TEST_KUBECONFIG"] == "" || fx.kubeDir == "" {
+		return fmt.Errorf("Kubernetes test cluster: scripts/kube/cluster.sh up printed no kubeconfig")
+	}
+	for _, k := range []string{"BULLPEN_TEST_KUBECONFIG", "BULLPEN_KUBE_DIR", "BULLPEN_TEST_KUBE_IMAGE", "BULLPEN_TEST_CONTAINERD"} {
+		fx.env = append(fx.env, k+"="+vars[k])
+	}
+	return nil
 }
 
 // ensureCrun installs Debian's crun for the REST bench's OCI reference when
@@ -105,6 +136,13 @@ func (fx *fixtures) postgres(ctx context.Context, log io.Writer) error {
 func (fx *fixtures) stop() {
 	if fx.pgDir != "" {
 		exec.Command("bash", "scripts/pg.sh", "stop", fx.pgDir).Run()
+	}
+	if fx.kubeDir != "" {
+		cmd := exec.Command("bash", "scripts/kube/cluster.sh", "down", fx.kubeDir)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop the Kubernetes test cluster:", err)
+		}
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // A step is one bench command, run `runs` times; its figure lines feed the
-// table. needs names a fixture the step requires ("postgres", "clis").
+// table. needs names a fixture the step requires ("postgres", "clis",
+// "kube").
 type step struct {
 	name  string
 	argv  []string
@@ -71,6 +72,9 @@ func steps(o options) []step {
 		withNeeds(gobench("claude-code", "BenchmarkClaudeCodeTurns", "1x", "./cmd/bullpen/"), "clis"),
 		// Each run starts an office and runs every CLI runtime for real.
 		withNeeds(gobench("cli-runtimes", "BenchmarkCLIRuntimes", "1x", "./cmd/bullpen/"), "clis"),
+		// create → first output on the kubernetes driver, cold and from
+		// its warm pool, beside the local driver, on the test cluster.
+		withNeeds(gobench("kube", "^BenchmarkKubeFirstOutput$", "1x", "./sandbox/kube/"), "kube"),
 	}, flatSteps(o)...)
 }
 
