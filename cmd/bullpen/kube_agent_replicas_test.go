@@ -68,7 +68,8 @@ func wakeReason(req llmtest.CapturedRequest) string {
 // workspace; A is stopped (SIGTERM), and the second turn, posted to B,
 // runs on B and reads the token back from the same workspace. Afterwards
 // the office has exactly one sandbox for the agent and the cluster one
-// Pod: no replica made a second workspace.
+// Pod: no replica made a second workspace. No agent is placed on a
+// replica (placement is for the local driver's workspaces only).
 func TestKubeAgentTurnsOnTwoReplicas(t *testing.T) {
 	env := kubetest.Cluster(t)
 	img := kubetest.InitImage(t)
@@ -121,6 +122,11 @@ func TestKubeAgentTurnsOnTwoReplicas(t *testing.T) {
 	g.Raw("SELECT owner FROM agent_turns WHERE agent_id = ? ORDER BY id", hired.Agent.ID).Scan(&owners)
 	if len(owners) != 2 || owners[0] == owners[1] {
 		t.Errorf("turn owners = %q, want two turns on two different replicas", owners)
+	}
+	var placed int64
+	g.Raw("SELECT COUNT(*) FROM agent_placements WHERE agent_id = ?", hired.Agent.ID).Scan(&placed)
+	if placed != 0 {
+		t.Errorf("the agent was placed on a replica (%d rows): placement is for the local driver only, every replica reaches a kubernetes workspace", placed)
 	}
 	assertOneWorkspace(t, env, b, token, office, hired.Agent.ID)
 }
