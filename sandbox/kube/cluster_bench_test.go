@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen/internal/kubetest"
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandbox/kube"
 )
 
 // firstOutputer is what the benchmark needs of a driver.
@@ -35,8 +37,11 @@ func BenchmarkKubeFirstOutput(b *testing.B) {
 	env.RecycleVolumes(b)
 	const samples = 7
 	office := fmt.Sprintf("bench%d", rand.Uint32())
-	warm := poolDriver(b, env, office+"w", 2)
-	cold := poolDriver(b, env, office+"c", 0)
+	// go test prints the binary's stderr on its stdout: a log line in
+	// the middle of a result line would hide the figures from make bench.
+	quiet := func(c *kube.Config) { c.Logger = slog.New(slog.DiscardHandler) }
+	warm := poolDriver(b, env, office+"w", 2, quiet)
+	cold := poolDriver(b, env, office+"c", 0, quiet)
 	local := localDriver(b)
 	for b.Loop() {
 		var tl, tc, tw []time.Duration

@@ -20,7 +20,7 @@ import (
 // cluster, in an office of its own. Cleanup terminates the sandboxes,
 // and a replica of the office opened without a pool retires the
 // members (as a restart with the pool turned off would).
-func poolDriver(t testing.TB, env *kubetest.Env, office string, size int) *kube.Driver {
+func poolDriver(t testing.TB, env *kubetest.Env, office string, size int, opts ...func(*kube.Config)) *kube.Driver {
 	t.Helper()
 	cfg := kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace, Office: office,
 		InitImage: kubetest.InitImage(t), HostImage: env.Image, PullPolicy: corev1.PullNever,
@@ -29,6 +29,9 @@ func poolDriver(t testing.TB, env *kubetest.Env, office string, size int) *kube.
 		// cluster's 2-core node, 1 cpu each would leave no room for a
 		// stopped sandbox's new Pod beside the refilled pool.
 		Sandbox: sandbox.Config{DefaultCPU: 0.25, DefaultMemoryBytes: 128 << 20}}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	d, err := kube.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
