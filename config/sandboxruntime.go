@@ -47,6 +47,9 @@ type SandboxRuntime struct {
 	// and network none).
 	WarmPool       int
 	WarmPoolImages string
+	// SnapshotClass is the VolumeSnapshotClass of sandbox snapshots
+	// ("" for the cluster's default).
+	SnapshotClass string
 }
 
 // PoolImages returns WarmPoolImages as a list.
@@ -79,6 +82,8 @@ func (r *SandboxRuntime) RegisterFlags(fs *flag.FlagSet, getenv func(string) str
 		"storage class of the sandboxes' workspace claims; empty: the cluster's default (env BULLPEN_KUBE_STORAGE_CLASS)")
 	fs.StringVar(&r.PullPolicy, "kube-image-pull-policy", envOr(getenv, "BULLPEN_KUBE_IMAGE_PULL_POLICY", ""),
 		"imagePullPolicy of the sandbox pods' containers: Always, IfNotPresent (empty) or Never (env BULLPEN_KUBE_IMAGE_PULL_POLICY)")
+	fs.StringVar(&r.SnapshotClass, "kube-snapshot-class", envOr(getenv, "BULLPEN_KUBE_SNAPSHOT_CLASS", ""),
+		"VolumeSnapshotClass of kubernetes sandbox snapshots (CSI); empty: the cluster's default (env BULLPEN_KUBE_SNAPSHOT_CLASS)")
 	fs.StringVar(&r.Transport, "kube-transport", envOr(getenv, "BULLPEN_KUBE_TRANSPORT", "auto"),
 		"how commands and files reach kubernetes sandboxes: pod (their init over the pod network), apiserver (pods/exec) or auto (env BULLPEN_KUBE_TRANSPORT)")
 	fs.IntVar(&r.WarmPool, "kube-warm-pool", envInt(getenv, "BULLPEN_KUBE_WARM_POOL", 0),

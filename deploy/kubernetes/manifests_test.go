@@ -141,6 +141,7 @@ func TestRBACOnlyInSandboxNamespace(t *testing.T) {
 		"pods": {"create", "delete", "get", "list", "watch"}, "pods/exec": {"create", "get"},
 		"secrets": {"create", "delete", "get"}, "services": {"create", "delete", "get"},
 		"networkpolicies": {"create", "delete", "get"}, "persistentvolumeclaims": {"create", "delete", "get"},
+		"volumesnapshots": {"create", "get"},
 	}
 	for res, verbs := range want {
 		for _, v := range verbs {

@@ -11,7 +11,9 @@
 // Commands and files go to the Pod's init over the pod network (package
 // podinit's serve, authenticated with the sandbox's token), or through
 // the apiserver's pods/exec subresource where this server does not reach
-// Pod IPs (Config.Transport): see docs/kubernetes-driver.md. Pause, snapshots, host mounts and bridges are refused with
+// Pod IPs (Config.Transport): see docs/kubernetes-driver.md. Snapshots
+// are CSI VolumeSnapshots of the workspace where the cluster has them
+// (snapshot.go). Pause, host mounts and bridges are refused with
 // bullpen.EUNSUPPORTED naming the driver.
 //
 // Only cmd/bullpen imports this package; package sandboxes sees it as a
@@ -27,6 +29,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen/sandbox"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -59,6 +62,11 @@ type Config struct {
 	// DiskBytes when larger).
 	StorageClassName string
 	WorkspaceBytes   int64
+	// Dynamic reaches the VolumeSnapshot API (snapshots); default: made
+	// from REST. SnapshotClassName is the snapshots' class; "" for the
+	// cluster's default.
+	Dynamic           dynamic.Interface
+	SnapshotClassName string
 	// StartTimeout bounds a create or a start (the Pod Running);
 	// default 2 minutes.
 	StartTimeout time.Duration
@@ -90,6 +98,7 @@ type Driver struct {
 	c    kubernetes.Interface
 	ns   string
 	exec execer
+	dyn  dynamic.Interface // nil: snapshots are refused
 	log  *slog.Logger
 
 	mu   sync.Mutex
@@ -169,6 +178,14 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d.pool = p
+	d.dyn = cfg.Dynamic
+	if d.dyn == nil && cfg.REST != nil {
+		dyn, err := dynamic.NewForConfig(cfg.REST)
+		if err != nil {
+			return nil, fmt.Errorf("kube: a client for VolumeSnapshots: %w", err)
+		}
+		d.dyn = dyn
+	}
 	if err := d.Reconcile(ctx); err != nil {
 		return nil, err
 	}

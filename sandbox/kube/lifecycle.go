@@ -132,7 +132,7 @@ func (d *Driver) Create(ctx context.Context, sp sandbox.Spec) (sandbox.Info, err
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	image, err := d.imageOf(r.Info.Image)
+	image, err := d.createImage(ctx, r)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
@@ -147,7 +147,7 @@ func (d *Driver) Create(ctx context.Context, sp sandbox.Spec) (sandbox.Info, err
 	var tok [32]byte
 	_, _ = rand.Read(tok[:])
 	warm := ""
-	if poolable(sp) {
+	if poolable(sp) && r.Snapshot == "" { // a pool member's claim is empty
 		warm = d.claim(ctx, r, image)
 	}
 	if warm != "" {
@@ -314,7 +314,7 @@ func (d *Driver) Start(ctx context.Context, id string) error {
 	if r.Info.State == sandbox.StateRunning {
 		return nil
 	}
-	image, err := d.imageOf(r.Info.Image)
+	image, err := d.podImage(r)
 	if err != nil {
 		return err
 	}

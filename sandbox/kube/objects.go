@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"sort"
 
 	"github.com/bullpen-hq/bullpen/sandbox"
@@ -59,6 +60,9 @@ func (d *Driver) claimObject(r *record) *corev1.PersistentVolumeClaim {
 	}
 	if d.cfg.StorageClassName != "" {
 		pvc.Spec.StorageClassName = ptr(d.cfg.StorageClassName)
+	}
+	if r.Snapshot != "" {
+		pvc.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: ptr(snapGroup), Kind: "VolumeSnapshot", Name: r.Snapshot}
 	}
 	return pvc
 }
@@ -201,6 +205,31 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // imageOf maps the spec's image to the container's.
+// podImage is the container image of a sandbox's Pods.
+func (d *Driver) podImage(r *record) (string, error) {
+	if r.Image != "" {
+		return r.Image, nil
+	}
+	return d.imageOf(r.Info.Image)
+}
+
+// createImage resolves a new sandbox's container image, noting in r the
+// snapshot it is made from, if any.
+func (d *Driver) createImage(ctx context.Context, r *record) (string, error) {
+	img, snap, ok, err := d.fromSnapshot(ctx, r.Info.Image)
+	if err != nil || !ok {
+		if err == nil {
+			return d.imageOf(r.Info.Image)
+		}
+		return "", err
+	}
+	if r.Image, err = d.imageOf(img); err != nil {
+		return "", err
+	}
+	r.Snapshot = snap
+	return r.Image, nil
+}
+
 func (d *Driver) imageOf(ref string) (string, error) {
 	if ref == "" || ref == imageHost {
 		if d.cfg.HostImage == "" {

@@ -33,6 +33,13 @@ type record struct {
 	// Creating is set until the Pod of a new sandbox first runs: a
 	// record left so by a crashed replica is deleted by Reconcile.
 	Creating bool `json:"creating,omitempty"`
+	// Image is the container image when it is not Info.Image's: a
+	// sandbox made from a snapshot (Info.Image "snapshot/N") runs the
+	// image of the sandbox the snapshot was taken of.
+	Image string `json:"image,omitempty"`
+	// Snapshot is the VolumeSnapshot its workspace claim was restored
+	// from, if any.
+	Snapshot string `json:"snapshot,omitempty"`
 	// stopping is set while this replica stops or terminates the Pod, so
 	// that the watch does not take its deletion for a loss.
 	stopping bool

@@ -20,11 +20,6 @@ func (d *Driver) Pause(context.Context, string) error { return refuse("pause a s
 // Resume is refused: nothing is ever paused.
 func (d *Driver) Resume(context.Context, string) error { return refuse("resume a sandbox") }
 
-// Snapshot is refused: no snapshot of a Pod's files or memory yet.
-func (d *Driver) Snapshot(context.Context, string, string) (string, error) {
-	return "", refuse("snapshot a sandbox")
-}
-
 // Stats reads the sandbox container's cgroup usage from inside it,
 // through the helper (no metrics API needed).
 func (d *Driver) Stats(ctx context.Context, id string) (sandbox.Usage, error) {
