@@ -13,6 +13,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandbox/kube/podinit"
 )
 
 // TestClusterPorts: a port published by a sandbox, even one with network
@@ -48,7 +49,7 @@ func TestClusterPorts(t *testing.T) {
 	if line, err := bufio.NewReader(p.Stdout()).ReadString('\n'); err != nil || line != "listening\n" {
 		t.Fatalf("echo server: %q, %v", line, err)
 	}
-	for _, bad := range []int{0, -1, 65536} {
+	for _, bad := range []int{0, -1, 65536, podinit.Port} {
 		if _, err := d.PublishPort(ctx, in.ID, bad); !bullpen.IsCode(err, bullpen.EINVALID) {
 			t.Fatalf("publish port %d: %v", bad, err)
 		}

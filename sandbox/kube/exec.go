@@ -88,14 +88,6 @@ func (d *Driver) running(ctx context.Context, id, what string) (*record, error) 
 	return r, nil
 }
 
-func (d *Driver) touch(id string) {
-	d.mu.Lock()
-	if r := d.recs[id]; r != nil {
-		r.Info.LastActivity = d.cfg.Sandbox.Now()
-	}
-	d.mu.Unlock()
-}
-
 // Exec starts a command as the sandbox user, through the helper (its
 // directory, environment, process group); cancelling ctx kills it. A
 // command that does not exist exits 127 rather than failing Exec.

@@ -199,7 +199,8 @@ func (d *Driver) onPod(ctx context.Context, ev watch.Event) {
 }
 
 // timeoutLoop terminates sandboxes whose lifetime passed and applies the
-// idle action to those idle too long (activity as this replica saw it),
+// idle action to those idle too long (activity as every replica saw it:
+// activity.go),
 // and reconciles every ReconcileInterval.
 func (d *Driver) timeoutLoop() {
 	defer d.wg.Done()
@@ -248,6 +249,9 @@ func (d *Driver) checkTimeouts() {
 		}
 	}
 	for _, r := range idle {
+		if !d.stillIdle(ctx, r.Info.ID) {
+			continue
+		}
 		var err error
 		if r.Info.IdleAction == sandbox.IdleTerminate {
 			err = d.Terminate(ctx, r.Info.ID)

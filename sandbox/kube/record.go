@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bullpen-hq/bullpen/sandbox"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,9 @@ type record struct {
 	// stopping is set while this replica stops or terminates the Pod, so
 	// that the watch does not take its deletion for a loss.
 	stopping bool
+	// saved is when this replica last wrote its activity into the
+	// record (activity.go).
+	saved time.Time
 	// version is the Secret's resourceVersion the record was read from.
 	version string
 }

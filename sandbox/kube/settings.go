@@ -11,6 +11,7 @@ import (
 
 	"github.com/bullpen-hq/bullpen"
 	"github.com/bullpen-hq/bullpen/sandbox"
+	"github.com/bullpen-hq/bullpen/sandbox/kube/podinit"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -107,6 +108,9 @@ func (d *Driver) SetNetwork(ctx context.Context, id string, p sandbox.NetworkPol
 func (d *Driver) PublishPort(ctx context.Context, id string, port int) (sandbox.PortInfo, error) {
 	if port < 1 || port > 65535 {
 		return sandbox.PortInfo{}, bullpen.Errorf(bullpen.EINVALID, "invalid port %d", port)
+	}
+	if port == podinit.Port {
+		return sandbox.PortInfo{}, bullpen.Errorf(bullpen.EINVALID, "port %d is the sandbox init's, on the kubernetes driver; publish another", port)
 	}
 	r, err := d.running(ctx, id, "publish a port of")
 	if err != nil {

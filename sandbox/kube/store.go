@@ -31,7 +31,7 @@ func (d *Driver) mergeLocked(r *record) {
 	if !old.newer(r.version) {
 		return
 	}
-	r.stopping = old.stopping
+	r.stopping, r.saved = old.stopping, old.saved
 	if old.Info.LastActivity.After(r.Info.LastActivity) {
 		r.Info.LastActivity = old.Info.LastActivity // kept in memory only
 	}
