@@ -80,10 +80,10 @@ func (fx *fixtures) kube(ctx context.Context, log io.Writer) error {
 	vars := exports(out)
 	fx.kubeDir = vars["BULLPEN_KUBE_DIR"]
 	if err != nil {
-		return fmt.Errorf("Kubernetes test cluster (scripts/kube/cluster.sh up): %w", err)
+		return fmt.Errorf("the Kubernetes test cluster (scripts/kube/cluster.sh up): %w", err)
 	}
 	if vars["BULLPEN_TEST_KUBECONFIG"] == "" || fx.kubeDir == "" {
-		return fmt.Errorf("Kubernetes test cluster: scripts/kube/cluster.sh up printed no kubeconfig")
+		return fmt.Errorf("the Kubernetes test cluster: scripts/kube/cluster.sh up printed no kubeconfig")
 	}
 	for _, k := range []string{"BULLPEN_TEST_KUBECONFIG", "BULLPEN_KUBE_DIR", "BULLPEN_TEST_KUBE_IMAGE", "BULLPEN_TEST_CONTAINERD"} {
 		fx.env = append(fx.env, k+"="+vars[k])
