@@ -48,7 +48,8 @@ func TestClusterTransports(t *testing.T) {
 	d, env := clusterDriver(t)
 	ctx := context.Background()
 	api, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace, Office: d.Office(),
-		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever, Transport: kube.TransportAPIServer})
+		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever, Transport: kube.TransportAPIServer,
+		Sandbox: smallSandboxes})
 	if err != nil {
 		t.Fatal(err)
 	}

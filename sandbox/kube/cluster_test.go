@@ -23,6 +23,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// smallSandboxes are the cluster tests' default limits: the one node has
+// 2 CPUs, and packages run their cluster tests at the same time, so a
+// default of 1 CPU each would leave Pods unschedulable.
+var smallSandboxes = sandbox.Config{DefaultCPU: 0.25, DefaultMemoryBytes: 256 << 20}
+
 // clusterDriver opens a driver on the test cluster, in an office of the
 // test's own so that its reconciliation touches no other test's objects;
 // cleanup terminates what the test left.
@@ -34,7 +39,7 @@ func clusterDriver(t *testing.T) (*kube.Driver, *kubetest.Env) {
 	ctx := context.Background()
 	d, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace,
 		Office: fmt.Sprintf("t%d", rand.Uint32()), InitImage: img, HostImage: env.Image, PullPolicy: corev1.PullNever,
-		GracePeriod: time.Second, StartTimeout: time.Minute})
+		GracePeriod: time.Second, StartTimeout: time.Minute, Sandbox: smallSandboxes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +333,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 	var lost atomic.Int32
 	b, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace, Office: a.Office(),
 		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever, GracePeriod: time.Second,
-		Sandbox: sandbox.Config{OnEvent: func(ev sandbox.Event) {
+		Sandbox: sandbox.Config{DefaultCPU: smallSandboxes.DefaultCPU, DefaultMemoryBytes: smallSandboxes.DefaultMemoryBytes, OnEvent: func(ev sandbox.Event) {
 			if ev.Type == sandbox.EventCrashed {
 				lost.Add(1)
 			}

@@ -25,7 +25,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	env := kubetest.Cluster(t)
 	d, err := kube.New(context.Background(), kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace, Office: office,
-		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever})
+		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever, Sandbox: smallSandboxes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestClusterCrashMidCreate(t *testing.T) {
 	d, err := kube.New(ctx, kube.Config{Client: env.Client, REST: env.Config, Namespace: env.Namespace, Office: office,
 		InitImage: kubetest.InitImageName, HostImage: env.Image, PullPolicy: corev1.PullNever, GracePeriod: time.Second,
 		StartTimeout: 8 * time.Second, ReconcileInterval: 500 * time.Millisecond,
-		Sandbox: sandbox.Config{OnEvent: func(ev sandbox.Event) { evc <- ev }}})
+		Sandbox: sandbox.Config{DefaultCPU: smallSandboxes.DefaultCPU, DefaultMemoryBytes: smallSandboxes.DefaultMemoryBytes, OnEvent: func(ev sandbox.Event) { evc <- ev }}})
 	if err != nil {
 		t.Fatal(err)
 	}
