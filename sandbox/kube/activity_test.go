@@ -46,3 +46,15 @@ func TestIdleSeesOtherReplicasActivity(t *testing.T) {
 	}
 	t.Fatal("an idle sandbox was never stopped")
 }
+
+// TestCloseTwice: closing a driver twice is harmless (a deferred Close
+// after an explicit one).
+func TestCloseTwice(t *testing.T) {
+	f := newFake(t)
+	if err := f.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -106,8 +106,9 @@ type Driver struct {
 
 	pool *pool
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop      chan struct{}
+	closeOnce sync.Once // Close may be called more than once
+	wg        sync.WaitGroup
 }
 
 // Name is how the driver names itself in refusals.
@@ -200,7 +201,7 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 // Close stops the watch and the timeout checks; the sandboxes keep
 // running and the next New takes them over.
 func (d *Driver) Close() error {
-	close(d.stop)
+	d.closeOnce.Do(func() { close(d.stop) })
 	d.wg.Wait()
 	return nil
 }
