@@ -12,7 +12,8 @@ import (
 // routerLockKey is the PostgreSQL session advisory lock whose holder runs
 // the database's one wake router. The other advisory lock keys: 7410 the
 // event writers (store/tx.go), 7413 the Telegram bridge's leader
-// (bridge/telegram/leader.go).
+// (bridge/telegram/leader.go), 7414<<32 | member id an agent's
+// workspace create (sandboxes/agents.go).
 const routerLockKey = 7412
 
 // routerLockWait is how long a process that does not share the database

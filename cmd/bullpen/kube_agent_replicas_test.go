@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"github.com/bullpen-hq/bullpen/internal/kubetest"
 	"gorm.io/gorm"
@@ -26,41 +24,9 @@ var kubeTokenRE = regexp.MustCompile(`kube-token-[0-9a-f]{16}`)
 // driver's workdir, on the workspace claim), the token is kept.
 const kubeTokenFile = "/home/sandbox/kube-replicas-token.txt"
 
-// workspaceModel is the fake model of TestKubeAgentTurnsOnTwoReplicas: a
-// wake saying "store-token TOKEN" makes the agent store TOKEN in its
-// workspace, one saying "show-token" makes it print the file back; once it has the tool's
-// result it answers with it, so the agent's reply quotes what its
-// workspace held.
-func workspaceModel(req llmtest.CapturedRequest) llmtest.Reply {
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
-		return llmtest.Reply{Text: "the workspace said: " + req.Messages[n-1].Content}
-	}
-	why := wakeReason(req)
-	cmd := ""
-	switch tok := kubeTokenRE.FindString(why); {
-	case strings.Contains(why, "show-token"): // first: a read must never write the token itself
-		cmd = "cat " + kubeTokenFile
-	case strings.Contains(why, "store-token") && tok != "":
-		cmd = fmt.Sprintf("echo %s > %s && cat %s", tok, kubeTokenFile, kubeTokenFile)
-	default:
-		return llmtest.Reply{Text: "no instruction in the work packet"}
-	}
-	args, _ := json.Marshal(map[string]string{"command": cmd})
-	return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "sandbox_exec", Arguments: args}}}
-}
-
-// wakeReason returns the "Why" section of the work packet: the messages
-// that woke the agent (not the channel's history, which quotes earlier
-// wakes too).
-func wakeReason(req llmtest.CapturedRequest) string {
-	for _, m := range req.Messages {
-		if _, why, ok := strings.Cut(m.Content, "## Why\n"); m.Role == "user" && ok {
-			why, _, _ = strings.Cut(why, "\n## ")
-			return why
-		}
-	}
-	return ""
-}
+// workspaceModel is the fake model of TestKubeAgentTurnsOnTwoReplicas
+// ("store-token TOKEN" stores the token, "show-token" prints it).
+var workspaceModel = tokenModel(kubeTokenRE, kubeTokenFile, "store-token")
 
 // Two server processes on one PostgreSQL (shared mode), both with
 // --sandbox-runtime=kubernetes on the test cluster: one built-in agent's

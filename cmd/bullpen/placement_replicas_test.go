@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bullpen-hq/bullpen/agents"
-	"github.com/bullpen-hq/bullpen/agents/llm"
 	"github.com/bullpen-hq/bullpen/agents/llm/llmtest"
 	"gorm.io/gorm"
 )
@@ -24,33 +22,9 @@ var placedTokenRE = regexp.MustCompile(`placed-token-[0-9a-f]{16}`)
 // keeps the token between turns.
 const placedTokenFile = "placed-token.txt"
 
-// placedModel is the fake model of TestLocalAgentTurnsStayOnItsReplica: a
-// wake saying "keep-token TOKEN" stores TOKEN in the agent's workspace,
-// one saying "show-token" prints the file; with the tool's result in hand it
-// answers with it, so each reply quotes what the workspace held.
-func placedModel(req llmtest.CapturedRequest) llmtest.Reply {
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
-		return llmtest.Reply{Text: "the workspace said: " + req.Messages[n-1].Content}
-	}
-	why := ""
-	for _, m := range req.Messages {
-		if _, w, ok := strings.Cut(m.Content, "## Why\n"); m.Role == "user" && ok {
-			why, _, _ = strings.Cut(w, "\n## ")
-			break
-		}
-	}
-	cmd := ""
-	switch tok := placedTokenRE.FindString(why); {
-	case strings.Contains(why, "show-token"): // a read never writes the token itself
-		cmd = "cat " + placedTokenFile
-	case strings.Contains(why, "keep-token") && tok != "":
-		cmd = fmt.Sprintf("echo %s > %s && cat %s", tok, placedTokenFile, placedTokenFile)
-	default:
-		return llmtest.Reply{Text: "no instruction in the work packet"}
-	}
-	args, _ := json.Marshal(map[string]string{"command": cmd})
-	return llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "sandbox_exec", Arguments: args}}}
-}
+// placedModel is the fake model of TestLocalAgentTurnsStayOnItsReplica
+// ("keep-token TOKEN" stores the token, "show-token" prints it).
+var placedModel = tokenModel(placedTokenRE, placedTokenFile, "keep-token")
 
 // Two server processes on one PostgreSQL database, each with the local
 // sandbox driver on its own data dir: an agent's first turn writes a file

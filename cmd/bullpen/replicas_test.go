@@ -103,15 +103,11 @@ var taskRE = regexp.MustCompile(`task-\d+`)
 // messages that woke the agent (the work packet's "Why" section), so
 // that every reply says which wakes it answers.
 func answerTasks(req llmtest.CapturedRequest) llmtest.Reply {
-	for _, m := range req.Messages {
-		_, why, ok := strings.Cut(m.Content, "## Why\n")
-		if m.Role != "user" || !ok {
-			continue
-		}
-		why, _, _ = strings.Cut(why, "\n## ")
-		return llmtest.Reply{Text: "done " + strings.Join(taskRE.FindAllString(why, -1), " "), Delay: 150 * time.Millisecond}
+	why, ok := wakeReason(req)
+	if !ok {
+		return llmtest.Reply{Text: "no work packet"}
 	}
-	return llmtest.Reply{Text: "no work packet"}
+	return llmtest.Reply{Text: "done " + strings.Join(taskRE.FindAllString(why, -1), " "), Delay: 150 * time.Millisecond}
 }
 
 // Two server processes on one PostgreSQL database share the agents' work:
