@@ -42,6 +42,7 @@ type server struct {
 	log      io.Writer
 	pending  chan struct{}
 	active   chan struct{}
+	bridges  map[int]*bridge // by port
 }
 
 // serveMain is "serve [ADDR]": it reaps orphans as "sleep" does, and
@@ -67,6 +68,7 @@ func serveMain(args []string, stderr io.Writer) int {
 	} else {
 		s := &server{tokenSum: sha256.Sum256([]byte(token)), env: withoutToken(os.Environ()), reaper: r, log: stderr,
 			pending: make(chan struct{}, maxPending), active: make(chan struct{}, maxActive)}
+		s.bridges = listenBridges(os.Getenv(BridgeEnv), stderr) // before any command runs
 		if s.exe, err = os.Executable(); err != nil {
 			s.exe = "/proc/self/exe"
 		}
@@ -122,6 +124,10 @@ func (s *server) handle(c net.Conn) {
 		return
 	case subtle.ConstantTimeCompare(sumOf(req.Token), s.tokenSum[:]) != 1:
 		s.refuse(c, "unauthorized")
+		return
+	case len(req.Argv) > 0 && req.Argv[0] == "bridge":
+		_ = c.SetDeadline(time.Time{})
+		s.serveBridge(c, req.Argv)
 		return
 	case len(req.Argv) == 0 || !served[req.Argv[0]]:
 		s.refuse(c, "not a command this init serves")

@@ -21,10 +21,10 @@ import (
 
 // startServe runs "serve" as its own process (as PID 1 runs it) on a
 // loopback port with token, and returns its address.
-func startServe(t *testing.T, token string) string {
+func startServe(t *testing.T, token string, env ...string) string {
 	t.Helper()
 	c := exec.Command(os.Args[0], "serve", "127.0.0.1:0")
-	c.Env = append(os.Environ(), "PODINIT_MAIN=1", TokenEnv+"="+token)
+	c.Env = append(append(os.Environ(), "PODINIT_MAIN=1", TokenEnv+"="+token), env...)
 	errp, err := c.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +35,9 @@ func startServe(t *testing.T, token string) string {
 	t.Cleanup(func() { c.Process.Signal(syscall.SIGTERM); c.Wait() })
 	br := bufio.NewReader(errp)
 	line, err := br.ReadString('\n')
+	for err == nil && strings.Contains(line, "bridge port") { // a bridge it could not open: not the address
+		line, err = br.ReadString('\n')
+	}
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "bullpen-kube-init: serving on ")
 	if err != nil || !ok {
 		t.Fatalf("serve said %q, %v", line, err)
