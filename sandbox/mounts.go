@@ -184,3 +184,7 @@ func prepareMounts(sys *fsRoot, ms []Mount) error {
 	}
 	return nil
 }
+
+// CheckBridges checks bridges as Create and Attach do, against the
+// sandbox's published ports: for other drivers.
+func CheckBridges(bs []Bridge, ports []int) error { return checkBridges(bs, ports) }

@@ -85,6 +85,11 @@ type Config struct {
 	// a member instead of starting a Pod.
 	WarmPool       int
 	WarmPoolImages []string
+	// Mounts maps a path inside sandboxes to the PersistentVolumeClaim,
+	// in Namespace, that holds the same files as the host directory a
+	// spec mounts there (Spec.Mounts): the agent CLIs' directory, say.
+	// A spec mount of another path is refused.
+	Mounts map[string]string
 	// Sandbox carries OnEvent, Now and the default limits
 	// (DefaultCPU, DefaultMemoryBytes, DefaultDiskBytes, RunOutputLimit,
 	// CheckInterval).
@@ -105,6 +110,9 @@ type Driver struct {
 	recs map[string]*record // by id: this replica's cache of the records
 
 	pool *pool
+
+	bmu     sync.Mutex
+	bridges map[string]*bridgeHold // by sandbox id: bridges this replica serves
 
 	stop      chan struct{}
 	closeOnce sync.Once // Close may be called more than once
@@ -162,7 +170,7 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	d := &Driver{cfg: cfg, c: cfg.Client, ns: cfg.Namespace, log: cfg.Logger, recs: map[string]*record{}, stop: make(chan struct{})}
+	d := &Driver{cfg: cfg, c: cfg.Client, ns: cfg.Namespace, log: cfg.Logger, recs: map[string]*record{}, bridges: map[string]*bridgeHold{}, stop: make(chan struct{})}
 	api := &restExecer{c: cfg.Client, rest: cfg.REST, ns: cfg.Namespace}
 	switch cfg.Transport {
 	case "", TransportAuto:
@@ -201,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 // Close stops the watch and the timeout checks; the sandboxes keep
 // running and the next New takes them over.
 func (d *Driver) Close() error {
-	d.closeOnce.Do(func() { close(d.stop) })
+	d.closeOnce.Do(func() { close(d.stop); d.dropAllBridges() })
 	d.wg.Wait()
 	return nil
 }

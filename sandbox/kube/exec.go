@@ -113,6 +113,7 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 	}
 	argv = append(append(argv, "--"), req.Cmd...)
 	p := &proc{d: d, pod: objName(id), tag: tag, done: make(chan struct{})}
+	release := d.holdBridges(r) // the command's route to Bullpen, if the sandbox has one
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -121,6 +122,7 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 		outW.Close()
 		errW.Close()
 		cancel()
+		release()
 		p.finish(code, err)
 		d.touch(id)
 		d.emit(sandbox.EventExecFinished, id, fmt.Sprintf("%s exit=%d", req.Cmd[0], p.res.Code))

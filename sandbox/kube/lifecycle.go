@@ -43,10 +43,14 @@ func (d *Driver) newRecord(sp sandbox.Spec) (*record, []sandbox.Secret, error) {
 		return nil, nil, invalid("workdir must be an absolute path")
 	case sp.CPU < 0 || sp.MemoryBytes < 0 || sp.DiskBytes < 0 || sp.Timeout < 0 || sp.IdleTimeout < 0:
 		return nil, nil, invalid("limits must not be negative")
-	case len(sp.Mounts) > 0 || len(sp.Bridges) > 0:
-		return nil, nil, refuse("mount host directories or bridge host sockets into a sandbox")
 	case sp.IdleAction == sandbox.IdlePause:
 		return nil, nil, refuse("pause a sandbox")
+	}
+	if err := d.checkMounts(sp.Mounts); err != nil {
+		return nil, nil, err
+	}
+	if err := d.checkBridges(sp.Bridges, sp.Ports); err != nil {
+		return nil, nil, err
 	}
 	if sp.Image == "" {
 		sp.Image = imageHost
@@ -60,7 +64,7 @@ func (d *Driver) newRecord(sp sandbox.Spec) (*record, []sandbox.Secret, error) {
 	now := sc.Now()
 	in := sandbox.Info{ID: newID(), Name: sp.Name, Tags: sp.Tags, Image: sp.Image, State: sandbox.StateRunning,
 		Workdir: path.Clean(sp.Workdir), CPU: sp.CPU, MemoryBytes: sp.MemoryBytes, DiskBytes: sp.DiskBytes,
-		Env: sp.Env, Timeout: sp.Timeout, IdleTimeout: sp.IdleTimeout, IdleAction: sp.IdleAction, Network: sp.Network,
+		Env: sp.Env, Mounts: sp.Mounts, Bridges: sp.Bridges, Timeout: sp.Timeout, IdleTimeout: sp.IdleTimeout, IdleAction: sp.IdleAction, Network: sp.Network,
 		CreatedAt: now, StartedAt: now, LastActivity: now}
 	if in.CPU == 0 {
 		in.CPU = sc.DefaultCPU
@@ -296,6 +300,7 @@ func (d *Driver) Stop(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	d.dropBridges(r.Info.ID)
 	if err := d.deletePod(ctx, r.Info.ID); err != nil {
 		return err
 	}
@@ -375,6 +380,7 @@ func (d *Driver) Terminate(ctx context.Context, id string) error {
 		d.setStopping(r.Info.ID, false)
 		return err
 	}
+	d.dropBridges(r.Info.ID)
 	if err := d.deleteAll(ctx, r.Info.ID); err != nil {
 		d.setStopping(r.Info.ID, false)
 		return err

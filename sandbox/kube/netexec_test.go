@@ -70,10 +70,10 @@ func podNet(t *testing.T, serve bool, fallback execer) (*fakeCluster, string, *n
 }
 
 // startServe runs the helper's serve on a loopback port.
-func startServe(t *testing.T, token string, port int) {
+func startServe(t *testing.T, token string, port int, env ...string) {
 	t.Helper()
 	c := exec.Command(helperBin, "serve", "127.0.0.1:"+strconv.Itoa(port))
-	c.Env = append(os.Environ(), podinit.TokenEnv+"="+token)
+	c.Env = append(append(os.Environ(), podinit.TokenEnv+"="+token), env...)
 	errp, err := c.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

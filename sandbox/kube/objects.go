@@ -118,7 +118,7 @@ func (d *Driver) podObject(r *record, image string) *corev1.Pod {
 	sb := corev1.Container{
 		Name: container, Image: image, ImagePullPolicy: d.cfg.PullPolicy,
 		Command: []string{helperPath, "serve"}, WorkingDir: in.Workdir,
-		Env: append(d.env(r), tokenEnv(name)), Resources: resources(in),
+		Env: append(append(d.env(r), bridgeEnv(r)...), tokenEnv(name)), Resources: resources(in),
 		Ports: []corev1.ContainerPort{{Name: "bullpen-init", ContainerPort: podinit.Port, Protocol: corev1.ProtocolTCP}},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: noEsc, RunAsUser: ptr(sandboxUID),
 			RunAsGroup: ptr(sandboxUID), RunAsNonRoot: ptr(true),
@@ -156,6 +156,9 @@ func (d *Driver) podObject(r *record, image string) *corev1.Pod {
 			},
 		},
 	}
+	vols, mounts := d.mountVolumes(r)
+	pod.Spec.Volumes = append(pod.Spec.Volumes, vols...)
+	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, mounts...)
 	if d.cfg.RuntimeClassName != "" {
 		pod.Spec.RuntimeClassName = ptr(d.cfg.RuntimeClassName)
 	}

@@ -34,7 +34,9 @@ type Options struct {
 	// SnapshotClass is the VolumeSnapshotClass of snapshots; "" for the
 	// cluster's default.
 	SnapshotClass string
-	Logger        *slog.Logger
+	// Mounts are Config's: a sandbox path and the claim that holds it.
+	Mounts map[string]string
+	Logger *slog.Logger
 }
 
 // Open connects to the cluster and opens a Driver with the sandbox
@@ -53,7 +55,7 @@ func (o Options) Open(ctx context.Context, sc sandbox.Config) (*Driver, error) {
 	}
 	return New(ctx, Config{Client: c, REST: rc, Namespace: o.Namespace, Office: LabelValue(o.Office),
 		InitImage: o.InitImage, HostImage: o.HostImage, RuntimeClassName: o.RuntimeClass, StorageClassName: o.StorageClass,
-		PullPolicy: corev1.PullPolicy(o.PullPolicy), Transport: o.Transport, SnapshotClassName: o.SnapshotClass, WarmPool: o.WarmPool, WarmPoolImages: o.WarmPoolImages, Sandbox: sc, Logger: o.Logger})
+		PullPolicy: corev1.PullPolicy(o.PullPolicy), Transport: o.Transport, SnapshotClassName: o.SnapshotClass, Mounts: o.Mounts, WarmPool: o.WarmPool, WarmPoolImages: o.WarmPoolImages, Sandbox: sc, Logger: o.Logger})
 }
 
 func restConfig(path string) (*rest.Config, error) {

@@ -98,7 +98,9 @@ func (d *Driver) templateHash(r *record, image string) string {
 // poolable says whether a spec could come from the pool: no environment
 // and no secrets (they are fixed in a Pod at its start); the template
 // hash decides the rest.
-func poolable(sp sandbox.Spec) bool { return len(sp.Env) == 0 && len(sp.Secrets) == 0 }
+func poolable(sp sandbox.Spec) bool {
+	return len(sp.Env) == 0 && len(sp.Secrets) == 0 && len(sp.Mounts) == 0 && len(sp.Bridges) == 0
+}
 
 func (p *pool) template(hash string) *template {
 	for i := range p.templates {

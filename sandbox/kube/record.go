@@ -117,5 +117,7 @@ func (r *record) clone() *record {
 	c.Info.Env = maps.Clone(r.Info.Env)
 	c.Files = maps.Clone(r.Files)
 	c.Info.Ports = append([]sandbox.PortInfo(nil), r.Info.Ports...)
+	c.Info.Mounts = append([]sandbox.Mount(nil), r.Info.Mounts...)
+	c.Info.Bridges = append([]sandbox.Bridge(nil), r.Info.Bridges...)
 	return &c
 }

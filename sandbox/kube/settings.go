@@ -43,13 +43,47 @@ func (d *Driver) Stats(ctx context.Context, id string) (sandbox.Usage, error) {
 	return u, nil
 }
 
-// Attach accepts only nothing: host directories and host sockets are not
-// on the sandbox's node.
-func (d *Driver) Attach(_ context.Context, _ string, mounts []sandbox.Mount, bridges []sandbox.Bridge) error {
-	if len(mounts) == 0 && len(bridges) == 0 {
+// Attach replaces a sandbox's Mounts and Bridges, as locally: a mount
+// is its path's claim (Config.Mounts), a bridge a loopback port of the
+// Pod's init that this replica serves while it runs commands there
+// (bridge.go). The same mounts and bridge ports again only record the
+// sockets (each replica has its own). Otherwise a running sandbox is
+// stopped and started again, its workspace kept: a Pod's volumes and
+// its init's environment are fixed when it starts.
+func (d *Driver) Attach(ctx context.Context, id string, mounts []sandbox.Mount, bridges []sandbox.Bridge) error {
+	if err := d.checkMounts(mounts); err != nil {
+		return err
+	}
+	r, err := d.record(ctx, id)
+	if err != nil {
+		return err
+	}
+	ports := make([]int, len(r.Info.Ports))
+	for i, p := range r.Info.Ports {
+		ports[i] = p.Port
+	}
+	if err := d.checkBridges(bridges, ports); err != nil {
+		return err
+	}
+	if slices.Equal(r.Info.Mounts, mounts) && slices.Equal(r.Info.Bridges, bridges) {
 		return nil
 	}
-	return refuse("mount host directories or bridge host sockets into a sandbox")
+	restart := !slices.Equal(r.Info.Mounts, mounts) || !sameBridgePorts(r.Info.Bridges, bridges)
+	running := r.Info.State == sandbox.StateRunning
+	if restart && running {
+		if err := d.Stop(ctx, r.Info.ID); err != nil {
+			return err
+		}
+	}
+	if err := d.update(ctx, r.Info.ID, func(in *sandbox.Info) {
+		in.Mounts, in.Bridges = slices.Clone(mounts), slices.Clone(bridges)
+	}); err != nil {
+		return err
+	}
+	if restart && running {
+		return d.Start(ctx, r.Info.ID)
+	}
+	return nil
 }
 
 // SetTimeout moves a sandbox's end to d from now (0: never), as locally.
