@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bullpen-hq/bullpen"
 )
 
 // maxWarmPool bounds --kube-warm-pool: each member holds a Pod and a
@@ -50,6 +52,19 @@ type SandboxRuntime struct {
 	// SnapshotClass is the VolumeSnapshotClass of sandbox snapshots
 	// ("" for the cluster's default).
 	SnapshotClass string
+	// CLIClaim is the PersistentVolumeClaim, in Namespace, that holds the
+	// agent CLIs (what `bullpen install-clis` puts in <data dir>/clis):
+	// agent CLI sandboxes mount it read-only ("" refuses agent CLIs).
+	CLIClaim string
+}
+
+// KubeMounts maps the sandbox paths the kubernetes runtime can mount to
+// their claims: the agent CLIs' directory, when CLIClaim is set.
+func (r *SandboxRuntime) KubeMounts() map[string]string {
+	if r.CLIClaim == "" {
+		return nil
+	}
+	return map[string]string{bullpen.CLIMountDir: r.CLIClaim}
 }
 
 // PoolImages returns WarmPoolImages as a list.
@@ -84,6 +99,8 @@ func (r *SandboxRuntime) RegisterFlags(fs *flag.FlagSet, getenv func(string) str
 		"imagePullPolicy of the sandbox pods' containers: Always, IfNotPresent (empty) or Never (env BULLPEN_KUBE_IMAGE_PULL_POLICY)")
 	fs.StringVar(&r.SnapshotClass, "kube-snapshot-class", envOr(getenv, "BULLPEN_KUBE_SNAPSHOT_CLASS", ""),
 		"VolumeSnapshotClass of kubernetes sandbox snapshots (CSI); empty: the cluster's default (env BULLPEN_KUBE_SNAPSHOT_CLASS)")
+	fs.StringVar(&r.CLIClaim, "kube-cli-claim", envOr(getenv, "BULLPEN_KUBE_CLI_CLAIM", ""),
+		"persistentVolumeClaim in the sandbox namespace holding the agent CLIs (as installed by bullpen install-clis), mounted read-only into agent CLI sandboxes; empty refuses agent CLIs (env BULLPEN_KUBE_CLI_CLAIM)")
 	fs.StringVar(&r.Transport, "kube-transport", envOr(getenv, "BULLPEN_KUBE_TRANSPORT", "auto"),
 		"how commands and files reach kubernetes sandboxes: pod (their init over the pod network), apiserver (pods/exec) or auto (env BULLPEN_KUBE_TRANSPORT)")
 	fs.IntVar(&r.WarmPool, "kube-warm-pool", envInt(getenv, "BULLPEN_KUBE_WARM_POOL", 0),

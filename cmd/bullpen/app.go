@@ -137,7 +137,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.SandboxLimits.Apply(&sbcfg.Sandbox)
 	if rt := m.SandboxRuntime; rt.Runtime == config.RuntimeKubernetes {
 		sbcfg.Driver = sandboxes.Opener(kube.Options{KubeConfig: rt.KubeConfig, Namespace: rt.Namespace, Office: m.OfficeName, InitImage: rt.InitImage,
-			HostImage: rt.HostImage, RuntimeClass: rt.RuntimeClass, StorageClass: rt.StorageClass, PullPolicy: rt.PullPolicy, Transport: rt.Transport, SnapshotClass: rt.SnapshotClass, WarmPool: rt.WarmPool, WarmPoolImages: rt.PoolImages(), Logger: m.Logger}.Open)
+			HostImage: rt.HostImage, RuntimeClass: rt.RuntimeClass, StorageClass: rt.StorageClass, PullPolicy: rt.PullPolicy, Transport: rt.Transport, SnapshotClass: rt.SnapshotClass, WarmPool: rt.WarmPool, WarmPoolImages: rt.PoolImages(), Mounts: rt.KubeMounts(), Logger: m.Logger}.Open)
 	}
 	m.Sandboxes, m.sandboxesDown = sandboxes.OpenOrExplain(ctx, m.DataDir, m.SandboxesOn, sbcfg)
 	if m.Sandboxes != nil {

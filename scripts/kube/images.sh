@@ -91,6 +91,10 @@ test_image() {
 	for f in $(dpkg -L $TEST_PACKAGES | grep -E '^(/usr)?/s?bin/'); do
 		[ -f "$f" ] && [ ! -L "$f" ] && copy_with_libs "$root" "$f"
 	done
+	# the agent CLIs' native programs (Claude Code's, opencode's) load these too
+	for f in librt.so.1 libpthread.so.0 libdl.so.2; do
+		cp -L "/lib/x86_64-linux-gnu/$f" "$root/usr/lib/x86_64-linux-gnu/"
+	done
 	ln -sf dash "$root/usr/bin/sh"
 	printf 'root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh\n' >"$root/etc/passwd"
 	printf 'root:x:0:\nsandbox:x:1000:\n' >"$root/etc/group"
