@@ -22,6 +22,7 @@ type Process struct {
 	stdout, stderr io.ReadCloser
 	conn           *net.UnixConn
 	kill           func() error // a driver's process (NewProcess); nil for the Manager's
+	resize         func(rows, cols int) error
 	pid            int
 	tree           string // KillTree: the exec's cgroup dir
 	treeTasks      string
@@ -52,6 +53,20 @@ func (p *Process) Pid() int { return p.pid }
 func (p *Process) Wait() (ExitResult, error) {
 	<-p.done
 	return p.res, p.err
+}
+
+// ResizePTY resizes the terminal of a command its driver started with a
+// PTY of its own (ProcessHooks.Resize). ok is false for a command whose
+// terminal PTYResizeCommand resizes instead (the Manager's, under
+// script(1)).
+func (p *Process) ResizePTY(rows, cols int) (ok bool, err error) {
+	if p.resize == nil {
+		return false, nil
+	}
+	if err := checkPTYSize(rows, cols); err != nil {
+		return true, err
+	}
+	return true, p.resize(rows, cols)
 }
 
 // Kill kills the command's process group.

@@ -15,12 +15,16 @@ type ProcessHooks struct {
 	Wait func() (ExitResult, error)
 	// Kill kills the command. Required.
 	Kill func() error
+	// Resize resizes the command's terminal, for a driver that runs PTY
+	// commands on a terminal of its own (rows and cols already checked);
+	// nil when PTYResizeCommand does it.
+	Resize func(rows, cols int) error
 }
 
 // NewProcess returns a Process that drives h, so that every driver's
 // Exec returns the same type. Wait is called once, in the background.
 func NewProcess(h ProcessHooks) *Process {
-	p := &Process{stdout: h.Stdout, stderr: h.Stderr, pid: h.Pid, kill: h.Kill, done: make(chan struct{})}
+	p := &Process{stdout: h.Stdout, stderr: h.Stderr, pid: h.Pid, kill: h.Kill, resize: h.Resize, done: make(chan struct{})}
 	go func() {
 		res, err := h.Wait()
 		p.mu.Lock()

@@ -24,6 +24,10 @@ func checkPTYSize(rows, cols int) error {
 	return nil
 }
 
+// CheckPTYSize checks a terminal's size, for drivers that make their own
+// terminals.
+func CheckPTYSize(rows, cols int) error { return checkPTYSize(rows, cols) }
+
 // ptyCommand returns cmd run on a terminal of rows×cols.
 func ptyCommand(cmd []string, rows, cols int) ([]string, error) {
 	if len(cmd) == 0 {

@@ -38,6 +38,12 @@ func (e *Exec) Resize(ctx context.Context, rows, cols int) error {
 	if !e.pty {
 		return bullpen.Errorf(bullpen.EINVALID, "resize: the command has no PTY (start it with \"pty\")")
 	}
+	if ok, err := e.p.ResizePTY(rows, cols); ok { // the driver's own terminal
+		if err == nil && e.screen != nil {
+			e.screen.setWidth(cols)
+		}
+		return err
+	}
 	cmd, err := sandbox.PTYResizeCommand(e.Pid(), rows, cols)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"net"
 	"path"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,8 +91,19 @@ func (d *Driver) running(ctx context.Context, id, what string) (*record, error) 
 
 // Exec starts a command as the sandbox user, through the helper (its
 // directory, environment, process group); cancelling ctx kills it. A
-// command that does not exist exits 127 rather than failing Exec.
+// command that does not exist exits 127 rather than failing Exec. A PTY
+// command gets its terminal from the helper (no script(1) in the image
+// needed); its output all comes on stdout, as a terminal shows it.
 func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (*sandbox.Process, error) {
+	pty := req.PTY
+	req.PTY = nil
+	opts := map[bool]string{true: "1", false: "0"}[req.KillTree]
+	if pty != nil {
+		if err := sandbox.CheckPTYSize(pty.Rows, pty.Cols); err != nil {
+			return nil, err
+		}
+		opts = fmt.Sprintf("%s,pty=%dx%d", map[bool]string{true: "tree", false: "0"}[req.KillTree], pty.Rows, pty.Cols)
+	}
 	if err := sandbox.CheckExec(&req); err != nil {
 		return nil, err
 	}
@@ -107,7 +119,7 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 		dir = path.Join(r.Info.Workdir, dir)
 	}
 	tag := randHex(8)
-	argv := []string{helperPath, "exec", tag, dir, map[bool]string{true: "1", false: "0"}[req.KillTree]}
+	argv := []string{helperPath, "exec", tag, dir, opts}
 	for _, k := range sortedKeys(req.Env) {
 		argv = append(argv, k+"="+req.Env[k])
 	}
@@ -130,7 +142,11 @@ func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (
 	}()
 	go p.watch(ctx, req.Timeout, cancel)
 	d.emit(sandbox.EventExecStarted, id, req.Cmd[0])
-	return sandbox.NewProcess(sandbox.ProcessHooks{Stdout: outR, Stderr: errR, Kill: p.kill, Wait: p.wait}), nil
+	hooks := sandbox.ProcessHooks{Stdout: outR, Stderr: errR, Kill: p.kill, Wait: p.wait}
+	if pty != nil {
+		hooks.Resize = p.resize
+	}
+	return sandbox.NewProcess(hooks), nil
 }
 
 // proc is one exec's state.
@@ -178,6 +194,18 @@ func (p *proc) kill() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := p.d.exec.stream(ctx, p.pod, []string{helperPath, "kill", p.tag}, nil, io.Discard, io.Discard)
+	return err
+}
+
+// resize sets the size of the command's terminal.
+func (p *proc) resize(rows, cols int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errb strings.Builder
+	code, err := p.d.exec.stream(ctx, p.pod, []string{helperPath, "resize", p.tag, strconv.Itoa(rows), strconv.Itoa(cols)}, nil, io.Discard, &errb)
+	if err == nil && code != 0 {
+		err = bullpen.Errorf(bullpen.ECONFLICT, "resize: %s", strings.TrimSpace(errb.String()))
+	}
 	return err
 }
 

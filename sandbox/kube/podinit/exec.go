@@ -12,11 +12,13 @@ import (
 	"time"
 )
 
-// runExec is "exec TAG DIR KILLTREE K=V… -- CMD…": CMD runs in DIR with
+// runExec is "exec TAG DIR OPTS K=V… -- CMD…": CMD runs in DIR with
 // the container's environment (the image's, the spec's, the secrets')
 // and K=V… over it (never the token), in its own process group; stdin, stdout and stderr
-// are the helper's. TAG names the exec for "kill TAG". With KILLTREE
-// "1" the whole group is killed when CMD ends. The helper exits with
+// are the helper's. TAG names the exec for "kill TAG". OPTS is "0",
+// "1" (KILLTREE: the whole group is killed when CMD ends), or
+// comma-separated "tree" and "pty=ROWSxCOLS" (CMD on a terminal of its
+// own: pty.go). The helper exits with
 // CMD's status (128+signal when a signal ended it).
 func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sep := -1
@@ -29,7 +31,12 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if sep < 4 || sep == len(args)-1 {
 		return usage(stderr, "exec TAG DIR KILLTREE [K=V…] -- CMD…")
 	}
-	dir, killTree, argv := args[2], args[3] == "1", args[sep+1:]
+	opts, err := parseExecOpts(args[3])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	dir, killTree, argv := args[2], opts.killTree, args[sep+1:]
 	env := mergeEnv(withoutToken(os.Environ()), args[4:sep])
 	path := argv[0]
 	if !strings.Contains(path, "/") {
@@ -43,11 +50,17 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
-	if err := cmd.Start(); err != nil {
+	wait := cmd.Wait
+	if opts.rows > 0 {
+		wait, err = startOnPTY(cmd, opts.rows, opts.cols, stdin, stdout)
+	} else {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		err = cmd.Start()
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", argv[0], err)
 		return 126
 	}
@@ -56,7 +69,7 @@ func runExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		<-sigs // "kill TAG": the group goes, and so do we
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}()
-	err := cmd.Wait()
+	err = wait()
 	if killTree {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}

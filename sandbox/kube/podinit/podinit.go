@@ -69,8 +69,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return usage(stderr, "kill TAG")
 		}
 		return report(stderr, killExec(args[1]))
+	case "resize":
+		return report(stderr, resizeExec(args))
 	}
-	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | serve [ADDR] | sleep | exec TAG DIR KILLTREE [K=V…] -- CMD… | kill TAG | stats | file OP …")
+	return usage(stderr, "prepare DIR [CIDR…] | install DIR | netlock [CIDR…] | serve [ADDR] | sleep | exec TAG DIR OPTS [K=V…] -- CMD… | kill TAG | resize TAG ROWS COLS | stats | file OP …")
 }
 
 func usage(stderr io.Writer, s string) int {

@@ -31,7 +31,7 @@ const (
 )
 
 // served are the subcommands a request may run.
-var served = map[string]bool{"exec": true, "kill": true, "file": true, "stats": true}
+var served = map[string]bool{"exec": true, "kill": true, "resize": true, "file": true, "stats": true}
 
 // server is "serve": PID 1 of the sandbox container.
 type server struct {
