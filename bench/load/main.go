@@ -6,6 +6,11 @@
 // databases and prints, besides each run, one set of figure lines for
 // the call: the lowest rate, the highest p99 and the median p50.
 //
+// CPU per message is the process's, server and the bench's clients
+// together, and the server's part of it: a CPU profile over the measured
+// window, whose samples the bench's goroutines label bench=client
+// (cpusplit.go), divides it.
+//
 //	go run ./bench/load -clients 100 -rate 2000 -duration 10s -runs 3
 //	go run ./bench/load -db postgres -rate 1000   # server: BULLPEN_BENCH_POSTGRES_URL
 package main
@@ -20,7 +25,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +36,7 @@ import (
 	"github.com/bullpen-hq/bullpen/office"
 	"github.com/bullpen-hq/bullpen/store"
 	"github.com/bullpen-hq/bullpen/web"
+	"github.com/google/pprof/profile"
 	"github.com/gorilla/websocket"
 )
 
@@ -43,21 +48,12 @@ func main() {
 	frameInterval := flag.Duration("frame-interval", 0, "least time between two websocket frames to a busy client (0: the server's default)")
 	frameBudget := flag.Int("frame-budget", 0, "frames per second to all websocket clients together (0: the server's default; negative: no bound)")
 	runs := flag.Int("runs", 1, "runs, each on a fresh database; the figures are the worst rate and p99, the median p50")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs' measured windows to this file (the bench's clients carry the label bench=client: go tool pprof -tagignore bench=client shows the server alone)")
 	dbKind := flag.String("db", "sqlite", "database: sqlite, or postgres (a fresh database on BULLPEN_BENCH_POSTGRES_URL's server)")
 	figures := flag.String("figures", "", "prefix of the figure keys (default office_<db>)")
 	flag.Parse()
 	if *figures == "" {
 		*figures = "office_" + *dbKind
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "loadbench:", err)
-			os.Exit(1)
-		}
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
 	}
 	cfg := config{db: *dbKind, clients: *clients, rate: *rate, posters: *posters, duration: *duration, frameInterval: *frameInterval, frameBudget: *frameBudget}
 	var results []result
@@ -65,7 +61,6 @@ func main() {
 		r, err := run(cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
-			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		fmt.Printf("run %d: ", i+1)
@@ -73,6 +68,12 @@ func main() {
 		results = append(results, r)
 	}
 	printFigures(*figures, results)
+	if *cpuProfile != "" {
+		if err := writeProfile(*cpuProfile, results); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+	}
 }
 
 // config is one call's settings.
@@ -89,13 +90,16 @@ type result struct {
 	posted, delivered float64 // messages/s: posted by all, and delivered to every client
 	p50, p99, max     time.Duration
 	deliveries        int64
-	postP50, postP99  time.Duration // a post's round trip: with -posters it bounds the rate
-	frames, bytes     int64         // websocket frames and their bytes, all clients together
-	framesPerSec      float64       // frames per client per second of the run
-	statements        float64       // SQL statements per post, BEGIN/COMMIT not counted
-	perCommit         float64       // posts per committed transaction
-	cpuPerMsg         time.Duration // CPU time of the process (server and clients) per message
-	idlePerClient     float64       // KiB of heap and stacks per connected, idle client (server and client side)
+	postP50, postP99  time.Duration    // a post's round trip: with -posters it bounds the rate
+	frames, bytes     int64            // websocket frames and their bytes, all clients together
+	framesPerSec      float64          // frames per client per second of the run
+	statements        float64          // SQL statements per post, BEGIN/COMMIT not counted
+	perCommit         float64          // posts per committed transaction
+	cpuPerMsg         time.Duration    // CPU time of the process (server and clients) per message
+	serverCPUPerMsg   time.Duration    // the server's part of cpuPerMsg: its share of the profile's samples
+	serverShare       float64          // the server's share of the profile's samples, 0 to 1
+	profile           *profile.Profile // the measured window's CPU profile
+	idlePerClient     float64          // KiB of heap and stacks per connected, idle client (server and client side)
 }
 
 func (r result) print(cfg config) {
@@ -110,6 +114,8 @@ func (r result) print(cfg config) {
 	fmt.Printf("  store: %.1f SQL statements per post (BEGIN/COMMIT not counted), %.1f posts per transaction\n", r.statements, r.perCommit)
 	fmt.Printf("  cpu: %.0fµs per message, server and its %d clients together (compare these on a busy machine)\n",
 		float64(r.cpuPerMsg)/float64(time.Microsecond), cfg.clients)
+	fmt.Printf("  server: %.0fµs per message (%.1f %% of samples; the unlabeled ones: the server's goroutines and the runtime's, GC background workers included)\n",
+		float64(r.serverCPUPerMsg)/float64(time.Microsecond), 100*r.serverShare)
 	fmt.Printf("  memory: %.1f KiB per idle subscriber (heap and stacks, server and client side together)\n", r.idlePerClient)
 }
 
@@ -130,14 +136,15 @@ func printFigures(prefix string, rs []result) {
 	if len(rs) > 1 {
 		fmt.Printf("%d runs: min rate %.0f messages/s, max p99 %.2fms, median p50 %.2fms\n", len(rs), rate, ms(p99), ms(p50))
 	}
-	cpu, mem := rs[0].cpuPerMsg, rs[0].idlePerClient
+	cpu, serverCPU, mem := rs[0].cpuPerMsg, rs[0].serverCPUPerMsg, rs[0].idlePerClient
 	for _, r := range rs {
-		cpu, mem = max(cpu, r.cpuPerMsg), max(mem, r.idlePerClient)
+		cpu, serverCPU, mem = max(cpu, r.cpuPerMsg), max(serverCPU, r.serverCPUPerMsg), max(mem, r.idlePerClient)
 	}
 	fmt.Printf("figure %s_rate %.0f msg/s\n", prefix, rate)
 	fmt.Printf("figure %s_p99 %.2f ms\n", prefix, ms(p99))
 	fmt.Printf("figure %s_p50 %.2f ms\n", prefix, ms(p50))
 	fmt.Printf("figure %s_cpu_us_per_msg %.0f us\n", prefix, float64(cpu)/float64(time.Microsecond))
+	fmt.Printf("figure %s_server_cpu_us_per_msg %.0f us\n", prefix, float64(serverCPU)/float64(time.Microsecond))
 	fmt.Printf("figure %s_idle_kib_per_subscriber %.1f KiB\n", prefix, mem)
 }
 
@@ -212,29 +219,50 @@ func run(cfg config) (result, error) {
 	// per message); the clients' 64 KiB read buffers are theirs, not the
 	// server's.
 	idle := (float64(memInUse())-float64(mem0))/float64(cfg.clients)/1024 - float64(dialer.ReadBufferSize)/1024
-	for _, conn := range conns {
-		wg.Add(1)
-		go receive(conn, total, lat, &wg)
-	}
+	// The server runs outside the client label (startServer above), the
+	// bench's receivers and posters inside it.
+	asClient(context.Background(), func(context.Context) {
+		for _, conn := range conns {
+			wg.Add(1)
+			go receive(conn, total, lat, &wg)
+		}
+	})
 	stmts0, commits0 := srv.db.Counts()
+	win, err := startCPUWindow()
+	if err != nil {
+		return result{}, err
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	rtt := newLatencies(total)
-	failed := postAll(srv, cfg, total, start, rtt)
+	var failed int64
+	asClient(context.Background(), func(context.Context) { failed = postAll(srv, cfg, total, start, rtt) })
 	postedIn := time.Since(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
+		win.stop()
 		return result{}, fmt.Errorf("clients did not receive every message within 60 s")
 	}
 	deliveredIn := time.Since(start)
+	cpu := cpuTime() - cpu0
+	prof, err := win.stop()
+	if err != nil {
+		return result{}, err
+	}
+	split, err := splitCPU(prof)
+	if err != nil {
+		return result{}, err
+	}
 	if failed > 0 {
 		return result{}, fmt.Errorf("%d posts failed", failed)
 	}
 	stmts, commits := srv.db.Counts()
-	r := result{cpuPerMsg: (cpuTime() - cpu0) / time.Duration(total), posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
+	perMsg := cpu / time.Duration(total)
+	r := result{cpuPerMsg: perMsg, serverCPUPerMsg: time.Duration(split.serverShare() * float64(perMsg)), serverShare: split.serverShare(), profile: prof,
+		posted: float64(total) / postedIn.Seconds(), delivered: float64(total) / deliveredIn.Seconds(),
 		deliveries: lat.n.Load(), frames: lat.frames.Load(), bytes: lat.bytes.Load(),
 		framesPerSec: float64(lat.frames.Load()) / float64(cfg.clients) / deliveredIn.Seconds(), statements: float64(stmts-stmts0) / float64(total),
 		perCommit: float64(total) / float64(max(1, commits-commits0)), idlePerClient: idle}
