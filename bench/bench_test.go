@@ -101,3 +101,41 @@ func TestExportsUnquotesPgSh(t *testing.T) {
 		t.Errorf("exports = %v", m)
 	}
 }
+
+func TestFanoutRatiosPairRunByRun(t *testing.T) {
+	ten := &result{step: step{name: "fanout-10"}, units: map[string]string{},
+		values: map[string][]float64{"fanout10_server_cpu_us_per_msg": {100, 200, 0}, "fanout10_cpu_us_per_msg": {250}}}
+	three := &result{step: step{name: "fanout-300"}, units: map[string]string{},
+		values: map[string][]float64{"fanout300_server_cpu_us_per_msg": {150, 500, 300}, "fanout300_cpu_us_per_msg": {500, 600}}}
+	addFanoutRatios([]*result{ten, three})
+	// The third run at 10 measured nothing: no ratio for it.
+	if got, want := three.values["fanout_server_cpu_ratio_x"], []float64{1.5, 2.5}; !equal(got, want) {
+		t.Errorf("server ratios = %v, want %v", got, want)
+	}
+	if got, want := three.values["fanout_cpu_ratio_x"], []float64{2}; !equal(got, want) {
+		t.Errorf("total ratios = %v, want %v", got, want)
+	}
+	var b bytes.Buffer
+	if missed := printTable(&b, []*result{ten, three}); missed != 1 {
+		t.Errorf("missed = %d, want 1 (2.5 × > 2 ×)", missed)
+	}
+	if want := "| fanout_server_cpu_ratio_x | 1.50–2.50 x | ≤ 2 x | no |"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+	addFanoutRatios([]*result{three}) // the 10-client step did not run
+	if len(three.values["fanout_server_cpu_ratio_x"]) != 2 {
+		t.Errorf("ratios without the 10-client step: %v", three.values["fanout_server_cpu_ratio_x"])
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

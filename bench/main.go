@@ -88,6 +88,7 @@ func run(ctx context.Context, o options, only, logs string, verbose bool) (int, 
 		}
 		results = append(results, res)
 	}
+	addFanoutRatios(results)
 	w := os.Stdout
 	fmt.Fprintf(w, "\n# Bullpen benchmarks, %s\n\n", started.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "machine: %d cores, %s; load average at start %s, at end %s\n", runtime.NumCPU(), memTotal(), loadStart, benchkit.LoadAvg())
