@@ -23,13 +23,32 @@ const localSince = "since"
 // maxFrame bounds the events in one websocket frame.
 const maxFrame = 1000
 
-// A client keeps its frame buffers between frames up to these sizes; a
-// larger frame's are let go, so that memory per idle subscriber stays
+// An idle client keeps its frame buffers up to these sizes; larger ones
+// are let go when it goes idle, so that memory per idle subscriber stays
 // small after a burst.
 const (
 	maxIdleFrameBytes  = 32 << 10
 	maxIdleFrameEvents = 64
 )
+
+// frameBufs are one event websocket's frame buffers. A busy client keeps
+// them from frame to frame, however large: at 300 busy clients a frame is
+// about 30 KiB, and growing it anew for every frame cost the server more
+// CPU than writing it. A client that goes idle lets the large ones go.
+type frameBufs struct {
+	buf []byte          // the encoded frame
+	evs []bullpen.Event // its events
+}
+
+// idle lets go of the buffers larger than an idle client keeps.
+func (b *frameBufs) idle() {
+	if cap(b.buf) > maxIdleFrameBytes {
+		b.buf = nil
+	}
+	if cap(b.evs) > maxIdleFrameEvents {
+		b.evs = nil
+	}
+}
 
 // encodeFrame appends the websocket frame {"events":[...]} holding the
 // events that me may see, and returns it with their count. Events carry
@@ -95,31 +114,34 @@ func (s *Server) frameInterval() time.Duration {
 	return d
 }
 
-// nextFrame returns the events of the next frame, reusing evs: at most
-// one frame per frameInterval to a busy client, and a quiet client's
+// nextFrame puts the events of the next frame in b.evs, reusing it: at
+// most one frame per frameInterval to a busy client, and a quiet client's
 // first event after FrameLinger. It paces before it looks, so that
 // while a frame's interval runs, publishes queue in the hub without
-// waking the writer: one wake-up per frame, not one per publish.
-func (s *Server) nextFrame(ctx context.Context, feed *live.Feed, evs []bullpen.Event, lastWrite time.Time) ([]bullpen.Event, error) {
+// waking the writer: one wake-up per frame, not one per publish. Before
+// it waits for a quiet feed, b lets its large buffers go.
+func (s *Server) nextFrame(ctx context.Context, feed *live.Feed, b *frameBufs, lastWrite time.Time) error {
 	if wait := s.frameInterval() - time.Since(lastWrite); wait > 0 {
 		time.Sleep(wait)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if evs = feed.More(evs[:0], maxFrame); len(evs) > 0 {
-		return evs, nil // queued for a while already: no need to linger
+	if b.evs = feed.More(b.evs[:0], maxFrame); len(b.evs) > 0 {
+		return nil // queued for a while already: no need to linger
 	}
+	b.idle()
 	evs, err := feed.Next(ctx, maxFrame)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if s.cfg.FrameLinger > 0 && len(evs) < maxFrame {
 		// Let a feed that just woke fill the frame: one write for many events.
 		time.Sleep(s.cfg.FrameLinger)
 		evs = feed.More(evs, maxFrame)
 	}
-	return evs, nil
+	b.evs = evs
+	return nil
 }
 
 // websocket streams the events the member may see, from since on, with a
@@ -167,30 +189,21 @@ func (s *Server) websocket() fiber.Handler {
 
 		feed := s.off.Subscribe(since)
 		defer feed.Close()
-		var buf []byte
-		var evs []bullpen.Event
+		var fb frameBufs
 		var lastWrite time.Time
 		for {
-			var err error
-			if evs, err = s.nextFrame(ctx, feed, evs, lastWrite); err != nil {
+			if err := s.nextFrame(ctx, feed, &fb, lastWrite); err != nil {
 				break
 			}
 			var n int
-			if buf, n = encodeFrame(buf[:0], evs, me); n == 0 {
+			if fb.buf, n = encodeFrame(fb.buf[:0], fb.evs, me); n == 0 {
 				continue
 			}
 			wc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			if err := wc.WriteMessage(websocket.TextMessage, buf); err != nil {
+			if err := wc.WriteMessage(websocket.TextMessage, fb.buf); err != nil {
 				break
 			}
 			lastWrite = time.Now()
-			// A burst's large frame need not stay with an idle client.
-			if cap(buf) > maxIdleFrameBytes {
-				buf = nil
-			}
-			if cap(evs) > maxIdleFrameEvents {
-				evs = nil
-			}
 		}
 		if s.ctx.Err() != nil {
 			msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")
