@@ -217,13 +217,19 @@ type probe struct {
 // scanDuringTurn scans the sandbox for the provider key while the CLI
 // runs (it waits on the model), and checks that its turn token works.
 func (o *cliOffice) scanDuringTurn(agent bullpen.Member, p *probe) {
+	o.scanWith(agent, p, "python3", "-c", pyScan)
+}
+
+// scanWith is scanDuringTurn with scan, a command that reads the secret
+// on stdin and prints what pyScan prints.
+func (o *cliOffice) scanWith(agent bullpen.Member, p *probe, scan ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
 		return
 	}
 	p.done = true
-	r := o.inSandbox(agent, providerSecret, "python3", "-c", pyScan)
+	r := o.inSandbox(agent, providerSecret, scan...)
 	for _, line := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n") {
 		if tok, ok := strings.CutPrefix(line, "ENV:"); ok {
 			p.token = tok

@@ -57,7 +57,7 @@ func TestKubeClaudeCodeEndToEnd(t *testing.T) {
 	var eng bullpen.Member
 	p := &probe{}
 	fake := llmtest.NewFakeAnthropic(cliScript("Bash", map[string]any{"command": scriptCommand, "description": "write and run hello.sh"},
-		"mcp__bullpen__post_message", func() { o.shScanDuringTurn(eng, p) }))
+		"mcp__bullpen__post_message", func() { o.scanWith(eng, p, "sh", "-c", shScan) }))
 	defer fake.Close()
 	o = startCLIOffice(t, "anthropic", fake.URL, clis)
 	eng = o.hire(bullpen.RuntimeClaudeCode, "anthropic", "claude-sonnet-4-5", func(r *bullpen.Role) {
@@ -88,23 +88,4 @@ func TestKubeClaudeCodeEndToEnd(t *testing.T) {
 	if r := o.inSandbox(eng, "", "sh", "-c", "touch /opt/bullpen/clis/x 2>&1; echo $?"); !strings.Contains(string(r.Stdout), "Read-only") {
 		t.Fatalf("the CLIs' claim is writable from the sandbox: %q", r.Stdout)
 	}
-}
-
-// shScanDuringTurn is scanDuringTurn with shScan.
-func (o *cliOffice) shScanDuringTurn(agent bullpen.Member, p *probe) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return
-	}
-	p.done = true
-	r := o.inSandbox(agent, providerSecret, "sh", "-c", shScan)
-	for _, line := range strings.Split(strings.TrimSpace(string(r.Stdout)), "\n") {
-		if tok, ok := strings.CutPrefix(line, "ENV:"); ok {
-			p.token = tok
-		} else if line != "" {
-			p.leaks += line + "\n"
-		}
-	}
-	p.mcpStatus = o.socketMCPStatus(agent, p.token)
 }

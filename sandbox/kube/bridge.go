@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -213,22 +212,7 @@ func forward(c net.Conn, sock string) {
 		return
 	}
 	defer up.Close()
-	done := make(chan struct{})
-	go func() { pipe(up, c); close(done) }()
-	pipe(c, up)
-	<-done
-}
-
-// pipe copies src to dst and then closes dst's write side; a broken
-// copy closes both.
-func pipe(dst, src net.Conn) {
-	_, err := io.Copy(dst, src)
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok && err == nil {
-		_ = cw.CloseWrite()
-		return
-	}
-	dst.Close()
-	src.Close()
+	podinit.Relay(c, up)
 }
 
 // sameBridgePorts reports whether two bridge lists listen on the same

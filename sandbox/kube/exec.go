@@ -97,12 +97,12 @@ func (d *Driver) running(ctx context.Context, id, what string) (*record, error) 
 func (d *Driver) Exec(ctx context.Context, id string, req sandbox.ExecRequest) (*sandbox.Process, error) {
 	pty := req.PTY
 	req.PTY = nil
-	opts := map[bool]string{true: "1", false: "0"}[req.KillTree]
+	opts := map[bool]string{true: "1", false: "0"}[req.KillTree] // what helpers before the PTY option read
 	if pty != nil {
 		if err := sandbox.CheckPTYSize(pty.Rows, pty.Cols); err != nil {
 			return nil, err
 		}
-		opts = fmt.Sprintf("%s,pty=%dx%d", map[bool]string{true: "tree", false: "0"}[req.KillTree], pty.Rows, pty.Cols)
+		opts += fmt.Sprintf(",pty=%dx%d", pty.Rows, pty.Cols)
 	}
 	if err := sandbox.CheckExec(&req); err != nil {
 		return nil, err

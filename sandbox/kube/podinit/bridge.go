@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -152,14 +151,21 @@ func (s *server) serveBridge(c net.Conn, argv []string) {
 // therefore starts its stream with one padding byte (bridgePad).
 func splice(in, c net.Conn, gone <-chan struct{}) {
 	<-gone // the padding byte, or the client went
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); copyClose(in, c) }()
-	go func() { defer wg.Done(); copyClose(c, in) }()
-	wg.Wait()
+	Relay(in, c)
 }
 
-// copyClose copies src to dst, then closes dst's write side (or dst).
+// Relay copies bytes both ways between a and b until both directions
+// end (each end's write side is closed after its copy) or either breaks
+// (both are closed).
+func Relay(a, b net.Conn) {
+	done := make(chan struct{})
+	go func() { copyClose(a, b); close(done) }()
+	copyClose(b, a)
+	<-done
+}
+
+// copyClose copies src to dst, then closes dst's write side; a broken
+// copy closes both.
 func copyClose(dst, src net.Conn) {
 	_, err := io.Copy(dst, src)
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok && err == nil {

@@ -128,11 +128,21 @@ func killExec(tag string) error {
 const killWait = 3 * time.Second
 
 func signalTagged(want string) (bool, error) {
+	pids, err := tagged(want)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	return len(pids) > 0, err
+}
+
+// tagged returns the pids of the processes (but this one) whose command
+// line holds want: the helpers running "exec TAG".
+func tagged(want string) ([]int, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	found := false
+	var pids []int
 	for _, e := range ents {
 		pid := 0
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid == os.Getpid() {
@@ -140,11 +150,10 @@ func signalTagged(want string) (bool, error) {
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		if err == nil && strings.Contains(string(b), want) {
-			found = true
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+			pids = append(pids, pid)
 		}
 	}
-	return found, nil
+	return pids, nil
 }
 
 // mergeEnv returns base with over's variables replacing or joining it.

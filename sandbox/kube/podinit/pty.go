@@ -121,10 +121,14 @@ func resizeExec(args []string) error {
 	if err != nil {
 		return codedError{ExitInvalid, err}
 	}
-	helper, err := findTagged("\x00exec\x00" + args[1] + "\x00")
+	pids, err := tagged("\x00exec\x00" + args[1] + "\x00")
 	if err != nil {
 		return err
 	}
+	if len(pids) == 0 {
+		return codedError{ExitNotFound, errors.New("no such exec")}
+	}
+	helper := pids[0]
 	// Each thread lists the children it forked: the helper's are in one
 	// of its threads' lists.
 	tasks, err := filepath.Glob("/proc/" + strconv.Itoa(helper) + "/task/*/children")
@@ -150,22 +154,4 @@ func resizeExec(args []string) error {
 		return unix.IoctlSetWinsize(int(f.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(o.rows), Col: uint16(o.cols)})
 	}
 	return codedError{ExitNotFound, fmt.Errorf("exec %s has no terminal", args[1])}
-}
-
-// findTagged returns the pid of the helper whose command line holds want.
-func findTagged(want string) (int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), want) {
-			return pid, nil
-		}
-	}
-	return 0, codedError{ExitNotFound, errors.New("no such exec")}
 }
