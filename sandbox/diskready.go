@@ -10,7 +10,7 @@ import (
 // and mounting ext4 takes several milliseconds (more under load) that
 // Create then does not wait for. Eight cover bursts and let back-to-back
 // creates (sandbox-bench) outrun the filler less often than two did; each
-// costs about 150 KiB of kernel memory and a few hundred KiB of disk.
+// costs about 150 KiB of kernel memory and about 150 KiB of disk.
 const readyDisks = 8
 
 // takeReadyDisk moves a prepared directory (disk.img and its mounted

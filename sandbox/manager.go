@@ -170,9 +170,15 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			}
 		}
 	}()
-	for _, d := range []string{cfg.StateDir, m.sbDir, filepath.Dir(m.baseDir), m.imgDir, m.tmpDir} {
+	for _, d := range []string{cfg.StateDir, m.sbDir, m.readyDir, filepath.Dir(m.baseDir), m.imgDir, m.tmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: state dir: %w", err)
+		}
+	}
+	// Each sandbox is a directory tree of its own in these.
+	for _, d := range []string{m.sbDir, m.readyDir, m.tmpDir} {
+		if err := spreadChildren(d); err != nil {
+			return nil, err
 		}
 	}
 	// Mount points must be traversable by the sandboxes' (unprivileged on
@@ -184,6 +190,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		if err := os.Chmod(d, 0o711); err != nil {
 			return nil, fmt.Errorf("sandbox: run dir: %w", err)
 		}
+	}
+	if err := spreadChildren(m.runDir); err != nil {
+		return nil, err
 	}
 	var fresh bool
 	if m.mnt, fresh, err = openMountNS(m.runDir); err != nil {
