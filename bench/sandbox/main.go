@@ -405,7 +405,9 @@ func aliveTest(ctx context.Context, m *sandbox.Manager, count int, hc *hostCheck
 		m.Terminate(ctx, id)
 	}
 	fmt.Printf("  terminated all in %v\n", time.Since(t1).Round(time.Millisecond))
-	hc.reportAfter()
+	if err := hc.reportAfter(ctx, m, count); err != nil {
+		return aliveMem{}, err
+	}
 	return mem, nil
 }
 
