@@ -109,7 +109,11 @@ func (m *Manager) adopt(s *sandbox) {
 		}
 		os.Remove(s.sock)
 	}
-	_ = m.mountRootfs(s) // a stopped sandbox's files stay readable; Start retries
+	if alive {
+		_ = m.mountRootfs(s) // remounted where the host rebooted; Start retries
+	} else {
+		_ = m.unmountSandbox(s) // as Stop leaves it; the file API mounts on demand
+	}
 	old := md.Ports
 	md.Ports = nil
 	for _, pi := range old {
