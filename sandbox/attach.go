@@ -62,7 +62,12 @@ func (m *Manager) Attach(ctx context.Context, id string, mounts []Mount, bridges
 
 // restartLocked boots a stopped sandbox, as Start does (caller holds s.mu).
 func (m *Manager) restartLocked(ctx context.Context, s *sandbox) error {
-	if err := m.mountStopped(s); err != nil {
+	if err := m.mnt.do(func() error {
+		if err := m.mountRootfs(s); err != nil {
+			return err
+		}
+		return m.prepareRootfs(s)
+	}); err != nil {
 		return err
 	}
 	if err := m.startLocked(ctx, s, false); err != nil {

@@ -335,12 +335,6 @@ func (m *Manager) fileOp(ctx context.Context, id string, fn func(r *fsRoot, s *s
 	}
 	s.touch(m.now())
 	rootfs := s.rootfs
-	if s.meta.State == StateStopped { // Stop released its mounts
-		if err := m.mountStopped(s); err != nil {
-			s.mu.Unlock()
-			return err
-		}
-	}
 	s.mu.Unlock()
 	// In the mount namespace: the root is the overlay mounted there, and a
 	// mount point in it (a Spec.Mounts bind) is one (EBUSY to remove).

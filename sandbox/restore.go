@@ -109,11 +109,7 @@ func (m *Manager) adopt(s *sandbox) {
 		}
 		os.Remove(s.sock)
 	}
-	if alive {
-		_ = m.mountRootfs(s) // remounted where the host rebooted; Start retries
-	} else {
-		_ = m.unmountSandbox(s) // as Stop leaves it; the file API mounts on demand
-	}
+	_ = m.mountRootfs(s) // a stopped sandbox's files stay readable; Start retries
 	old := md.Ports
 	md.Ports = nil
 	for _, pi := range old {

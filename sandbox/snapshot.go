@@ -56,11 +56,6 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (string, error)
 			skip[strings.TrimPrefix(filepath.Clean(f), "/")] = true
 		}
 		md = s.meta
-		if s.meta.State == StateStopped {
-			if err := m.mountStopped(s); err != nil {
-				return err
-			}
-		}
 		return m.mnt.do(func() error { // the layer is on the sandbox's disk, mounted there
 			if err := m.checkSnapshotSize(&s.meta, skip); err != nil {
 				return err
