@@ -175,12 +175,6 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, fmt.Errorf("sandbox: state dir: %w", err)
 		}
 	}
-	// Each sandbox is a directory tree of its own in these.
-	for _, d := range []string{m.sbDir, m.readyDir, m.tmpDir} {
-		if err := spreadChildren(d); err != nil {
-			return nil, err
-		}
-	}
 	// Mount points must be traversable by the sandboxes' (unprivileged on
 	// the host) root; each sandbox's own directory is owned by it.
 	for _, d := range []string{cfg.RunDir, m.runDir} {
@@ -191,8 +185,11 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 			return nil, fmt.Errorf("sandbox: run dir: %w", err)
 		}
 	}
-	if err := spreadChildren(m.runDir); err != nil {
-		return nil, err
+	// Each sandbox is a directory tree of its own in these.
+	for _, d := range []string{m.sbDir, m.readyDir, m.tmpDir, m.runDir} {
+		if err := spreadChildren(d); err != nil {
+			return nil, err
+		}
 	}
 	var fresh bool
 	if m.mnt, fresh, err = openMountNS(m.runDir); err != nil {
